@@ -1,0 +1,447 @@
+/// RFC 8785 JSON Canonicalization (JCS) with the I-JSON rules of PROTOCOL.md section 2.5.
+///
+/// One pass over the bytes, no intermediate tree: values are written to the output as they are
+/// parsed, and an object's members are reordered in place only when they arrived out of order.
+public enum JSONCanonicalizer {
+    /// The deepest nesting of arrays and objects that is still I-JSON here.
+    public static let maximumDepth = 128
+
+    /// Returns the JCS serialization of `json`, or `nil` when it is not I-JSON: not UTF-8, not JSON,
+    /// a duplicate member name, an escaped lone surrogate, an infinite number, an integer literal
+    /// outside ±(2^53 − 1), or nesting deeper than ``maximumDepth``.
+    public static func canonicalize(_ json: some Collection<UInt8>) -> [UInt8]? {
+        if let result = json.withContiguousStorageIfAvailable({ canonicalize(buffer: $0) }) { return result }
+        let copy = Array(json)
+        return copy.withUnsafeBufferPointer { canonicalize(buffer: $0) }
+    }
+
+    /// Like ``canonicalize(_:)`` over a buffer.
+    public static func canonicalize(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var parser = Parser(input: buffer)
+        return parser.document()
+    }
+}
+
+private struct Member {
+    var keyStart: Int  // range of the decoded key in `keys`
+    var keyEnd: Int
+    var start: Int  // range of `"key":value` in `out`
+    var end: Int
+}
+
+private struct Parser {
+    let input: UnsafeBufferPointer<UInt8>
+    var position = 0
+    var out: [UInt8] = []
+    var depth = 0
+    var members: [Member] = []
+    var keys: [UInt8] = []
+
+    init(input: UnsafeBufferPointer<UInt8>) {
+        self.input = input
+        out.reserveCapacity(input.count)
+    }
+
+    mutating func document() -> [UInt8]? {
+        skipWhitespace()
+        guard value() else { return nil }
+        skipWhitespace()
+        guard position == input.count else { return nil }
+        return out
+    }
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while position < input.count {
+            switch input[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    @inline(__always)
+    func peek() -> UInt8? { position < input.count ? input[position] : nil }
+
+    mutating func value() -> Bool {
+        guard let byte = peek() else { return false }
+        switch byte {
+        case UInt8(ascii: "{"): return object()
+        case UInt8(ascii: "["): return array()
+        case UInt8(ascii: "\""): return string(isKey: false)
+        case UInt8(ascii: "t"): return literal("true")
+        case UInt8(ascii: "f"): return literal("false")
+        case UInt8(ascii: "n"): return literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
+        default: return false
+        }
+    }
+
+    mutating func literal(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard input.count - position >= count else { return false }
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: count)
+        for offset in 0..<count where input[position + offset] != expected[offset] { return false }
+        out.append(contentsOf: expected)
+        position += count
+        return true
+    }
+
+    mutating func array() -> Bool {
+        depth += 1
+        guard depth <= JSONCanonicalizer.maximumDepth else { return false }
+        position += 1
+        out.append(UInt8(ascii: "["))
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard value() else { return false }
+                skipWhitespace()
+                guard let next = peek() else { return false }
+                position += 1
+                if next == UInt8(ascii: "]") { break }
+                guard next == UInt8(ascii: ",") else { return false }
+                out.append(UInt8(ascii: ","))
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        depth -= 1
+        return true
+    }
+
+    mutating func object() -> Bool {
+        depth += 1
+        guard depth <= JSONCanonicalizer.maximumDepth else { return false }
+        position += 1
+        out.append(UInt8(ascii: "{"))
+        let bodyStart = out.count
+        let memberBase = members.count
+        let keyBase = keys.count
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { return false }
+                let start = out.count
+                let keyStart = keys.count
+                guard string(isKey: true) else { return false }
+                let keyEnd = keys.count
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { return false }
+                position += 1
+                out.append(UInt8(ascii: ":"))
+                skipWhitespace()
+                guard value() else { return false }
+                members.append(Member(keyStart: keyStart, keyEnd: keyEnd, start: start, end: out.count))
+                skipWhitespace()
+                guard let next = peek() else { return false }
+                position += 1
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { return false }
+                out.append(UInt8(ascii: ","))
+            }
+        }
+        guard sortMembers(from: memberBase, bodyStart: bodyStart) else { return false }
+        members.removeSubrange(memberBase...)
+        keys.removeSubrange(keyBase...)
+        out.append(UInt8(ascii: "}"))
+        depth -= 1
+        return true
+    }
+
+    /// Orders the members from `base` on by their names' UTF-16 code units, rejecting duplicates.
+    mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
+        let count = members.count - base
+        guard count > 1 else { return true }
+        var inOrder = true
+        for index in (base + 1)..<members.count {
+            let order = compareKeys(members[index - 1], members[index])
+            if order == 0 { return false }
+            if order > 0 { inOrder = false }
+        }
+        if inOrder { return true }
+        var sorted = Array(members[base...])
+        sorted.sort { compareKeys($0, $1) < 0 }
+        for index in 1..<sorted.count where compareKeys(sorted[index - 1], sorted[index]) == 0 { return false }
+        var body = [UInt8]()
+        body.reserveCapacity(out.count - bodyStart)
+        for (offset, member) in sorted.enumerated() {
+            if offset > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: out[member.start..<member.end])
+        }
+        out.replaceSubrange(bodyStart..., with: body)
+        return true
+    }
+
+    /// Compares two decoded (UTF-8) names in UTF-16 code unit order, as RFC 8785 section 3.2.3 asks.
+    func compareKeys(_ lhs: Member, _ rhs: Member) -> Int {
+        let lhsCount = lhs.keyEnd - lhs.keyStart
+        let rhsCount = rhs.keyEnd - rhs.keyStart
+        let shared = min(lhsCount, rhsCount)
+        var offset = 0
+        while offset < shared {
+            let left = keys[lhs.keyStart + offset]
+            let right = keys[rhs.keyStart + offset]
+            if left != right {
+                // UTF-8 byte order equals code point order; it differs from UTF-16 order only between
+                // a supplementary character (4-byte lead 0xF0-0xF4, a surrogate pair in UTF-16) and
+                // U+E000-U+FFFF (3-byte lead 0xEE or 0xEF), where surrogates sort first.
+                if left >= 0xF0 && (right == 0xEE || right == 0xEF) && isLead(lhs, offset) { return -1 }
+                if right >= 0xF0 && (left == 0xEE || left == 0xEF) && isLead(rhs, offset) { return 1 }
+                return left < right ? -1 : 1
+            }
+            offset += 1
+        }
+        return lhsCount == rhsCount ? 0 : (lhsCount < rhsCount ? -1 : 1)
+    }
+
+    /// Whether the byte at `offset` of the member's name starts a character (both names share the
+    /// bytes before it, so a lead byte there is a lead byte in both).
+    func isLead(_ member: Member, _ offset: Int) -> Bool {
+        keys[member.keyStart + offset] & 0xC0 != 0x80
+    }
+
+    /// Parses a string and writes its JCS form; a member name is also kept decoded in `keys`.
+    mutating func string(isKey: Bool) -> Bool {
+        position += 1  // opening quote
+        out.append(UInt8(ascii: "\""))
+        while true {
+            // Copy the longest run of bytes that need no attention.
+            let runStart = position
+            while position < input.count {
+                let byte = input[position]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
+                position += 1
+            }
+            if position > runStart {
+                let run = UnsafeBufferPointer(rebasing: input[runStart..<position])
+                out.append(contentsOf: run)
+                if isKey { keys.append(contentsOf: run) }
+            }
+            guard position < input.count else { return false }
+            let byte = input[position]
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                out.append(UInt8(ascii: "\""))
+                return true
+            }
+            if byte < 0x20 { return false }  // unescaped control character
+            if byte >= 0x80 {
+                let length = utf8SequenceLength(at: position)
+                guard length > 0 else { return false }
+                let sequence = UnsafeBufferPointer(rebasing: input[position..<(position + length)])
+                out.append(contentsOf: sequence)
+                if isKey { keys.append(contentsOf: sequence) }
+                position += length
+                continue
+            }
+            // A backslash escape.
+            guard position + 1 < input.count else { return false }
+            let escape = input[position + 1]
+            position += 2
+            var scalar: UInt32
+            switch escape {
+            case UInt8(ascii: "\""): scalar = 0x22
+            case UInt8(ascii: "\\"): scalar = 0x5C
+            case UInt8(ascii: "/"): scalar = 0x2F
+            case UInt8(ascii: "b"): scalar = 0x08
+            case UInt8(ascii: "f"): scalar = 0x0C
+            case UInt8(ascii: "n"): scalar = 0x0A
+            case UInt8(ascii: "r"): scalar = 0x0D
+            case UInt8(ascii: "t"): scalar = 0x09
+            case UInt8(ascii: "u"):
+                guard let unit = hex4() else { return false }
+                scalar = UInt32(unit)
+                if (0xD800...0xDBFF).contains(unit) {
+                    guard position + 1 < input.count, input[position] == UInt8(ascii: "\\"),
+                        input[position + 1] == UInt8(ascii: "u")
+                    else { return false }
+                    position += 2
+                    guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return false }
+                    scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(unit) {
+                    return false  // lone low surrogate
+                }
+            default:
+                return false
+            }
+            writeScalar(scalar, isKey: isKey)
+        }
+    }
+
+    mutating func hex4() -> UInt16? {
+        guard input.count - position >= 4 else { return nil }
+        var value: UInt16 = 0
+        for offset in 0..<4 {
+            guard let digit = PercentEncoding.hexValue(input[position + offset]) else { return nil }
+            value = value << 4 | UInt16(digit)
+        }
+        position += 4
+        return value
+    }
+
+    /// Writes a decoded character in its JCS form (RFC 8785 section 3.2.2.2).
+    mutating func writeScalar(_ scalar: UInt32, isKey: Bool) {
+        var utf8: [UInt8] = []
+        if scalar < 0x80 {
+            utf8 = [UInt8(scalar)]
+        } else if scalar < 0x800 {
+            utf8 = [UInt8(0xC0 | scalar >> 6), UInt8(0x80 | scalar & 0x3F)]
+        } else if scalar < 0x10000 {
+            utf8 = [UInt8(0xE0 | scalar >> 12), UInt8(0x80 | scalar >> 6 & 0x3F), UInt8(0x80 | scalar & 0x3F)]
+        } else {
+            utf8 = [
+                UInt8(0xF0 | scalar >> 18), UInt8(0x80 | scalar >> 12 & 0x3F), UInt8(0x80 | scalar >> 6 & 0x3F),
+                UInt8(0x80 | scalar & 0x3F),
+            ]
+        }
+        if isKey { keys.append(contentsOf: utf8) }
+        switch scalar {
+        case 0x22: out.append(contentsOf: [0x5C, 0x22])
+        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(scalar >> 4)], hex[Int(scalar & 0xF)]])
+        default:
+            out.append(contentsOf: utf8)
+        }
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `index`, or 0 (overlong forms, surrogates and
+    /// code points past U+10FFFF are ill-formed).
+    func utf8SequenceLength(at index: Int) -> Int {
+        let lead = input[index]
+        let length: Int
+        var lowerBound: UInt8 = 0x80
+        var upperBound: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; lowerBound = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; upperBound = 0x9F
+        case 0xF0: length = 4; lowerBound = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; upperBound = 0x8F
+        default: return 0
+        }
+        guard index + length <= input.count else { return 0 }
+        let second = input[index + 1]
+        guard second >= lowerBound && second <= upperBound else { return 0 }
+        for offset in 2..<max(2, length) where input[index + offset] & 0xC0 != 0x80 { return 0 }
+        return length
+    }
+
+    mutating func number() -> Bool {
+        let start = position
+        var negative = false
+        if input[position] == UInt8(ascii: "-") {
+            negative = true
+            position += 1
+        }
+        let integerStart = position
+        guard let first = peek(), isDigit(first) else { return false }
+        if first == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while let byte = peek(), isDigit(byte) { position += 1 }
+        }
+        let integerEnd = position
+        var isInteger = true
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard let byte = peek(), isDigit(byte) else { return false }
+            while let byte = peek(), isDigit(byte) { position += 1 }
+        }
+        if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
+            guard let digit = peek(), isDigit(digit) else { return false }
+            while let byte = peek(), isDigit(byte) { position += 1 }
+        }
+        if isInteger {
+            let digits = UnsafeBufferPointer(rebasing: input[integerStart..<integerEnd])
+            guard isSafeInteger(digits) else { return false }
+            if negative && !(digits.count == 1 && digits[0] == UInt8(ascii: "0")) { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: digits)
+            return true
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { return false }
+        out.append(contentsOf: ECMAScriptNumber.serialize(value).utf8)
+        return true
+    }
+
+    @inline(__always)
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// Whether an integer literal's digits are at most 2^53 − 1 = 9007199254740991.
+    func isSafeInteger(_ digits: UnsafeBufferPointer<UInt8>) -> Bool {
+        if digits.count < 16 { return true }
+        if digits.count > 16 { return false }
+        return !"9007199254740991".utf8.lexicographicallyPrecedes(digits)
+    }
+}
+
+/// Number serialization of ECMAScript's `Number.prototype.toString` (ECMA-262 Number::toString),
+/// which RFC 8785 section 3.2.2.3 requires.
+public enum ECMAScriptNumber {
+    /// Serializes a finite double; `-0` is `0`.
+    public static func serialize(_ value: Double) -> String {
+        if value == 0 { return "0" }
+        // Swift's description gives the shortest digits that round-trip, closest to the value.
+        let text = value.magnitude.description
+        var digits = [UInt8]()
+        var pointPosition = 0
+        var seenPoint = false
+        var exponent = 0
+        let utf8 = Array(text.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+                exponent = Int(String(decoding: utf8[(index + 1)...], as: UTF8.self)) ?? 0
+                break
+            } else {
+                digits.append(byte)
+                if !seenPoint { pointPosition += 1 }
+            }
+            index += 1
+        }
+        var n = pointPosition + exponent
+        while let first = digits.first, first == UInt8(ascii: "0") {
+            digits.removeFirst()
+            n -= 1
+        }
+        while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
+        let k = digits.count
+        let s = String(decoding: digits, as: UTF8.self)
+        let sign = value < 0 ? "-" : ""
+        if k <= n && n <= 21 {
+            return sign + s + String(repeating: "0", count: n - k)
+        }
+        if 0 < n && n <= 21 {
+            return sign + String(s.prefix(n)) + "." + String(s.dropFirst(n))
+        }
+        if -6 < n && n <= 0 {
+            return sign + "0." + String(repeating: "0", count: -n) + s
+        }
+        let e = n - 1
+        let exponentText = (e < 0 ? "-" : "+") + String(e.magnitude)
+        if k == 1 { return sign + s + "e" + exponentText }
+        return sign + String(s.prefix(1)) + "." + String(s.dropFirst()) + "e" + exponentText
+    }
+}

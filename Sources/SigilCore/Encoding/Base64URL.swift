@@ -1,0 +1,93 @@
+/// Base64url without padding (RFC 4648 section 5), the encoding of `X-Signature`.
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Encodes bytes as base64url without padding.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let input = Array(bytes)
+        var out = [UInt8]()
+        out.reserveCapacity((input.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= input.count {
+            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(alphabet[Int(value >> 6 & 63)])
+            out.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        let rest = input.count - index
+        if rest == 1 {
+            let value = UInt32(input[index]) << 16
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+        } else if rest == 2 {
+            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(alphabet[Int(value >> 6 & 63)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes strict base64url without padding.
+    ///
+    /// Returns `nil` for any other form: padding, the standard alphabet, whitespace, a length that
+    /// cannot occur, or non-zero bits after the last byte (so every byte string has one encoding).
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var utf8 = Array(text.utf8)
+        return utf8.withUnsafeMutableBufferPointer { decode(UnsafeBufferPointer($0)) }
+    }
+
+    /// Decodes strict base64url without padding from raw bytes; see ``decode(_:)-swift.type.method``.
+    public static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let count = input.count
+        if count % 4 == 1 { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        let table = decodeTable
+        for byte in input {
+            let value = table[Int(byte)]
+            if value == 0xFF { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        // Leftover bits must be zero for a canonical encoding.
+        if bits > 0 && accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
+        return out
+    }
+}
+
+/// Lowercase hexadecimal.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Encodes bytes as lowercase hex.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out = [UInt8]()
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the lowercase hex of `bytes` to `out`.
+    public static func append(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+    }
+}

@@ -1,0 +1,116 @@
+/// An error raised by Sigil, carrying one of the wire protocol's error codes (PROTOCOL.md section 4).
+///
+/// Two errors are equal when their codes are equal; the ``detail`` is for people and never carries
+/// key material.
+public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A PROTOCOL.md section 4 error code.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The code as it appears on the wire, for example `replayed-nonce`.
+        public let rawValue: String
+
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// No signature headers at all.
+        public static let missingSignature = Code("missing-signature")
+        /// Signature headers present but incomplete, repeated or ill-formed.
+        public static let malformedSignature = Code("malformed-signature")
+        /// An algorithm Sigil does not implement.
+        public static let unsupportedAlgorithm = Code("unsupported-algorithm")
+        /// An `alg` that disagrees with the registered key, or a key used for the wrong algorithm.
+        public static let algorithmMismatch = Code("algorithm-mismatch")
+        /// A key ID nobody registered.
+        public static let unknownKey = Code("unknown-key")
+        /// A key that was revoked.
+        public static let revokedKey = Code("revoked-key")
+        /// A timestamp outside the accepted window.
+        public static let timestampOutOfWindow = Code("timestamp-out-of-window")
+        /// An rfc9421 signature past its `expires`.
+        public static let expired = Code("expired")
+        /// A signature that does not verify.
+        public static let invalidSignature = Code("invalid-signature")
+        /// A Content-Digest that does not match the body.
+        public static let digestMismatch = Code("digest-mismatch")
+        /// A component the policy requires is not covered, or a covered component is absent.
+        public static let missingComponent = Code("missing-component")
+        /// A nonce seen before within its retention.
+        public static let replayedNonce = Code("replayed-nonce")
+        /// A body over the configured limit.
+        public static let bodyTooLarge = Code("body-too-large")
+        /// The nonce store did not answer; the request is refused.
+        public static let storeUnavailable = Code("store-unavailable")
+
+        /// Every code, in the order of PROTOCOL.md section 4.
+        public static let all: [Code] = [
+            .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
+            .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
+            .replayedNonce, .bodyTooLarge, .storeUnavailable,
+        ]
+
+        /// Looks a code up by its wire name.
+        public init?(rawValue: String) {
+            guard let code = Code.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = code
+        }
+
+        /// The HTTP status a refusal with this code carries.
+        public var httpStatus: Int {
+            switch self {
+            case .bodyTooLarge: return 413
+            case .storeUnavailable: return 503
+            default: return 401
+            }
+        }
+
+        /// A short human title for problem+json.
+        public var title: String {
+            switch self {
+            case .missingSignature: return "Signature missing"
+            case .malformedSignature: return "Signature malformed"
+            case .unsupportedAlgorithm: return "Algorithm not supported"
+            case .algorithmMismatch: return "Algorithm does not match the key"
+            case .unknownKey: return "Unknown key"
+            case .revokedKey: return "Key revoked"
+            case .timestampOutOfWindow: return "Timestamp outside the accepted window"
+            case .expired: return "Signature expired"
+            case .invalidSignature: return "Signature invalid"
+            case .digestMismatch: return "Content digest does not match"
+            case .missingComponent: return "Required component not signed"
+            case .replayedNonce: return "Nonce already used"
+            case .bodyTooLarge: return "Body too large"
+            case .storeUnavailable: return "Nonce store unavailable"
+            default: return rawValue
+            }
+        }
+
+        public var description: String { rawValue }
+    }
+
+    /// The protocol error code.
+    public let code: Code
+    /// A human explanation. Never contains key material.
+    public let detail: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public static func == (lhs: SigilError, rhs: SigilError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    public var description: String { "\(code.rawValue): \(detail)" }
+}
+
+/// An input Sigil cannot use at all: a key file, an argument or a raw message that does not parse.
+///
+/// Unlike ``SigilError`` it is not a verdict about a request; the `sigil` command exits 2 on it.
+public struct SigilInputError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, for people; never contains key material.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

@@ -1,0 +1,152 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// A key that checks signatures of one algorithm: a public key, or an HMAC secret.
+///
+/// The key decides the algorithm (PROTOCOL.md section 1): a verifier looks the key up by key ID
+/// and never lets the message choose. An HMAC secret is never tried as a public key or the reverse.
+public struct VerificationKey: Sendable {
+    enum Material: Sendable {
+        case hmac(SymmetricKey)
+        case p256(P256.Signing.PublicKey)
+        case p384(P384.Signing.PublicKey)
+        case ed25519(Curve25519.Signing.PublicKey)
+        case rsa(_RSA.Signing.PublicKey)
+        case mlDSA65(MLDSA65.PublicKey)
+        case mlDSA87(MLDSA87.PublicKey)
+    }
+
+    let material: Material
+    /// The one algorithm this key verifies.
+    public let algorithm: SignatureAlgorithm
+
+    init(material: Material, algorithm: SignatureAlgorithm) throws {
+        guard Self.algorithms(for: material).contains(algorithm) else {
+            throw SigilError(.algorithmMismatch, "a \(Self.kindName(material)) key cannot verify \(algorithm)")
+        }
+        self.material = material
+        self.algorithm = algorithm
+    }
+
+    /// Creates an HMAC-SHA256 verification key from a shared secret of at least 32 bytes.
+    ///
+    /// - Throws: ``SigilInputError`` when the secret is shorter than 32 bytes.
+    public init(hmacSecret secret: some ContiguousBytes) throws {
+        let key = SymmetricKey(data: secret)
+        guard key.bitCount >= 256 else { throw SigilInputError("an HMAC secret must be at least 32 bytes") }
+        try self.init(material: .hmac(key), algorithm: .hmacSHA256)
+    }
+
+    /// The algorithms a key of this kind can be registered for, the default first.
+    static func algorithms(for material: Material) -> [SignatureAlgorithm] {
+        switch material {
+        case .hmac: return [.hmacSHA256]
+        case .p256: return [.ecdsaP256SHA256, .ecdsaP256SHA512]
+        case .p384: return [.ecdsaP384SHA384]
+        case .ed25519: return [.ed25519]
+        case .rsa: return [.rsaPSSSHA512, .rsaV15SHA256]
+        case .mlDSA65: return [.mlDSA65]
+        case .mlDSA87: return [.mlDSA87]
+        }
+    }
+
+    static func kindName(_ material: Material) -> String {
+        switch material {
+        case .hmac: return "HMAC secret"
+        case .p256: return "P-256"
+        case .p384: return "P-384"
+        case .ed25519: return "Ed25519"
+        case .rsa: return "RSA"
+        case .mlDSA65: return "ML-DSA-65"
+        case .mlDSA87: return "ML-DSA-87"
+        }
+    }
+
+    /// Returns this key registered for another algorithm its kind supports.
+    ///
+    /// - Throws: `algorithm-mismatch` when the key cannot verify `algorithm`.
+    public func registered(for algorithm: SignatureAlgorithm) throws -> VerificationKey {
+        try VerificationKey(material: material, algorithm: algorithm)
+    }
+
+    /// The public key's raw encoding (section 1), or `nil` for an HMAC secret.
+    public var rawPublicKey: [UInt8]? {
+        switch material {
+        case .hmac: return nil
+        case .p256(let key): return Array(key.rawRepresentation)
+        case .p384(let key): return Array(key.rawRepresentation)
+        case .ed25519(let key): return Array(key.rawRepresentation)
+        case .rsa(let key): return Array(key.pkcs1DERRepresentation)
+        case .mlDSA65(let key): return Array(key.rawRepresentation)
+        case .mlDSA87(let key): return Array(key.rawRepresentation)
+        }
+    }
+
+    /// The derived key ID of section 1, or `nil` for an HMAC secret (whose ID is assigned).
+    public var derivedKeyID: String? {
+        rawPublicKey.map { KeyID.derive(fromRawPublicKey: $0) }
+    }
+
+    /// Checks a signature over `message` as encoded by `profile`.
+    ///
+    /// Returns `false` for a signature of the wrong length or encoding; never throws. HMAC tags are
+    /// compared in constant time.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], profile: SignatureProfile) -> Bool {
+        switch (material, algorithm) {
+        case (.hmac(let key), _):
+            return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: key)
+        case (.p256(let key), .ecdsaP256SHA512):
+            guard let parsed = Self.p256Signature(signature, profile: profile) else { return false }
+            return key.isValidSignature(parsed, for: SHA512.hash(data: message))
+        case (.p256(let key), _):
+            guard let parsed = Self.p256Signature(signature, profile: profile) else { return false }
+            return key.isValidSignature(parsed, for: SHA256.hash(data: message))
+        case (.p384(let key), _):
+            let parsed: P384.Signing.ECDSASignature?
+            switch profile {
+            case .sigilV1: parsed = try? P384.Signing.ECDSASignature(derRepresentation: signature)
+            case .rfc9421: parsed = try? P384.Signing.ECDSASignature(rawRepresentation: signature)
+            }
+            guard let parsed else { return false }
+            return key.isValidSignature(parsed, for: SHA384.hash(data: message))
+        case (.ed25519(let key), _):
+            return key.isValidSignature(signature, for: message)
+        case (.rsa(let key), .rsaV15SHA256):
+            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
+            return key.isValidSignature(parsed, for: SHA256.hash(data: message), padding: .insecurePKCS1v1_5)
+        case (.rsa(let key), _):
+            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
+            return key.isValidSignature(parsed, for: SHA512.hash(data: message), padding: .PSS)
+        case (.mlDSA65(let key), _):
+            return key.isValidSignature(signature, for: message)
+        case (.mlDSA87(let key), _):
+            return key.isValidSignature(signature, for: message)
+        }
+    }
+
+    private static func p256Signature(
+        _ signature: [UInt8],
+        profile: SignatureProfile
+    ) -> P256.Signing.ECDSASignature? {
+        switch profile {
+        case .sigilV1: return try? P256.Signing.ECDSASignature(derRepresentation: signature)
+        case .rfc9421: return try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+        }
+    }
+}
+
+/// Key IDs (PROTOCOL.md section 1).
+public enum KeyID {
+    /// Lowercase hex of the first 8 bytes of SHA-256 over the raw public key.
+    public static func derive(fromRawPublicKey raw: some DataProtocol) -> String {
+        Hex.encode(SHA256.hash(data: raw).prefix(8))
+    }
+
+    /// Whether `id` matches `[A-Za-z0-9._~-]{1,128}`.
+    public static func isValid(_ id: some StringProtocol) -> Bool {
+        let utf8 = id.utf8
+        guard (1...128).contains(utf8.count) else { return false }
+        return utf8.allSatisfy(PercentEncoding.isUnreserved)
+    }
+}

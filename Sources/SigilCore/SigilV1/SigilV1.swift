@@ -1,0 +1,188 @@
+import HTTPTypes
+
+/// The sigil-v1 header profile (PROTOCOL.md section 2).
+public enum SigilV1 {
+    /// `X-Timestamp`.
+    public static let timestampField = HTTPField.Name("X-Timestamp")!
+    /// `X-Nonce`.
+    public static let nonceField = HTTPField.Name("X-Nonce")!
+    /// `X-Key-ID`.
+    public static let keyIDField = HTTPField.Name("X-Key-ID")!
+    /// `X-Signature`.
+    public static let signatureField = HTTPField.Name("X-Signature")!
+
+    /// The longest `X-Signature` accepted: the base64url of an ML-DSA-87 signature is 6,170 characters.
+    static let maximumSignatureLength = 8192
+
+    /// The four signature headers of a request, parsed and checked (section 2.6 step 1).
+    public struct RequestHeaders: Sendable, Hashable {
+        /// The `X-Timestamp` text, as signed.
+        public let timestampText: String
+        /// The timestamp in Unix seconds.
+        public let timestamp: Int64
+        /// The nonce.
+        public let nonce: String
+        /// The key ID.
+        public let keyID: String
+        /// The decoded signature bytes.
+        public let signature: [UInt8]
+    }
+
+    /// Parses and checks the four headers.
+    ///
+    /// - Throws: `missing-signature` when none is present; `malformed-signature` when some are
+    ///   missing, repeated or ill-formed.
+    public static func parseRequestHeaders(_ fields: HTTPFields) throws -> RequestHeaders {
+        let timestamps = fields[values: timestampField]
+        let nonces = fields[values: nonceField]
+        let keyIDs = fields[values: keyIDField]
+        let signatures = fields[values: signatureField]
+        if timestamps.isEmpty && nonces.isEmpty && keyIDs.isEmpty && signatures.isEmpty {
+            throw SigilError(.missingSignature, "the request carries no X-Timestamp, X-Nonce, X-Key-ID or X-Signature")
+        }
+        func single(_ values: [String], _ name: String) throws -> String {
+            guard values.count == 1 else {
+                throw SigilError(.malformedSignature, values.isEmpty ? "\(name) is missing" : "\(name) is repeated")
+            }
+            return values[0]
+        }
+        let timestampText = try single(timestamps, "X-Timestamp")
+        let nonce = try single(nonces, "X-Nonce")
+        let keyID = try single(keyIDs, "X-Key-ID")
+        let signatureText = try single(signatures, "X-Signature")
+        guard let timestamp = parseTimestamp(timestampText) else {
+            throw SigilError(.malformedSignature, "X-Timestamp must be 1 to 12 decimal digits")
+        }
+        guard isValidNonce(nonce) else {
+            throw SigilError(.malformedSignature, "X-Nonce must match [A-Za-z0-9._~-]{16,128}")
+        }
+        guard KeyID.isValid(keyID) else {
+            throw SigilError(.malformedSignature, "X-Key-ID must match [A-Za-z0-9._~-]{1,128}")
+        }
+        guard !signatureText.isEmpty, signatureText.utf8.count <= maximumSignatureLength,
+            let signature = Base64URL.decode(signatureText), !signature.isEmpty
+        else {
+            throw SigilError(.malformedSignature, "X-Signature must be base64url without padding")
+        }
+        return RequestHeaders(
+            timestampText: timestampText,
+            timestamp: timestamp,
+            nonce: nonce,
+            keyID: keyID,
+            signature: signature
+        )
+    }
+
+    /// Parses `[0-9]{1,12}`.
+    public static func parseTimestamp(_ text: String) -> Int64? {
+        let utf8 = text.utf8
+        guard (1...12).contains(utf8.count) else { return nil }
+        var value: Int64 = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// Whether `nonce` matches `[A-Za-z0-9._~-]{16,128}`.
+    public static func isValidNonce(_ nonce: String) -> Bool {
+        let utf8 = nonce.utf8
+        return (16...128).contains(utf8.count) && utf8.allSatisfy(PercentEncoding.isUnreserved)
+    }
+
+    /// The request signature base of section 2.2.
+    public static func requestBase(
+        timestamp: String,
+        nonce: String,
+        method: String,
+        canonicalTarget: [UInt8],
+        bodyHash: [UInt8]
+    ) -> [UInt8] {
+        var base = [UInt8]()
+        base.reserveCapacity(timestamp.utf8.count + nonce.utf8.count + method.utf8.count + canonicalTarget.count + 70)
+        base += timestamp.utf8
+        base.append(0x0A)
+        base += nonce.utf8
+        base.append(0x0A)
+        base += method.utf8
+        base.append(0x0A)
+        base += canonicalTarget
+        base.append(0x0A)
+        base += bodyHash
+        return base
+    }
+
+    /// The request signature base of a request and its body.
+    public static func requestBase(
+        for request: HTTPRequest,
+        body: some Collection<UInt8>,
+        timestamp: String,
+        nonce: String,
+        canonicalJSON: Bool = true
+    ) -> [UInt8] {
+        requestBase(
+            timestamp: timestamp,
+            nonce: nonce,
+            method: request.method.rawValue,
+            canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
+            bodyHash: BodyHash.bytes(body, contentType: request.headerFields[.contentType], canonicalJSON: canonicalJSON)
+        )
+    }
+
+    /// The response signature base of section 2.7.
+    public static func responseBase(
+        timestamp: String,
+        requestNonce: String,
+        status: Int,
+        bodyHash: [UInt8]
+    ) -> [UInt8] {
+        var base = [UInt8]()
+        base += timestamp.utf8
+        base.append(0x0A)
+        base += requestNonce.utf8
+        base.append(0x0A)
+        base += String(status).utf8
+        base.append(0x0A)
+        base += bodyHash
+        return base
+    }
+
+    /// Signs a request: returns the four headers to add.
+    ///
+    /// - Parameters:
+    ///   - request: the request; its method, path and Content-Type are signed.
+    ///   - body: the exact body bytes that will be sent.
+    ///   - signer: the key.
+    ///   - keyID: the key ID the server knows the key by.
+    ///   - timestamp: Unix seconds, server-corrected.
+    ///   - nonce: a fresh nonce matching `[A-Za-z0-9._~-]{16,128}`.
+    public static func sign(
+        _ request: HTTPRequest,
+        body: some Collection<UInt8>,
+        signer: some SignatureProvider,
+        keyID: String,
+        timestamp: Int64,
+        nonce: String,
+        canonicalJSON: Bool = true
+    ) throws -> HTTPFields {
+        guard KeyID.isValid(keyID) else { throw SigilInputError("key ID must match [A-Za-z0-9._~-]{1,128}") }
+        guard isValidNonce(nonce) else { throw SigilInputError("nonce must match [A-Za-z0-9._~-]{16,128}") }
+        guard (0...999_999_999_999).contains(timestamp) else { throw SigilInputError("timestamp out of range") }
+        let timestampText = String(timestamp)
+        let base = requestBase(
+            for: request,
+            body: body,
+            timestamp: timestampText,
+            nonce: nonce,
+            canonicalJSON: canonicalJSON
+        )
+        let signature = try signer.signature(for: base, profile: .sigilV1)
+        return HTTPFields([
+            HTTPField(name: timestampField, value: timestampText),
+            HTTPField(name: nonceField, value: nonce),
+            HTTPField(name: keyIDField, value: keyID),
+            HTTPField(name: signatureField, value: Base64URL.encode(signature)),
+        ])
+    }
+}
