@@ -90,10 +90,15 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A human explanation. Never contains key material.
     public let detail: String
 
+    /// The signature base the verifier computed, when it got that far; shown only with the debug
+    /// option, so a developer can diff it with the base the client signed. Never contains key material.
+    public var signatureBase: String?
+
     /// Creates an error.
-    public init(_ code: Code, _ detail: String) {
+    public init(_ code: Code, _ detail: String, signatureBase: String? = nil) {
         self.code = code
         self.detail = detail
+        self.signatureBase = signatureBase
     }
 
     public static func == (lhs: SigilError, rhs: SigilError) -> Bool { lhs.code == rhs.code }

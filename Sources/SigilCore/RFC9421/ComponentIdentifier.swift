@@ -1,0 +1,105 @@
+import Foundation
+import RawStructuredFieldValues
+
+/// A covered component of an RFC 9421 signature: a derived component (`@method`) or a field name,
+/// with its parameters (`;sf`, `;key`, `;bs`, `;req`, `;tr`, `;name`).
+public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
+    /// The component name: `@`-prefixed for derived components, a lowercase field name otherwise.
+    public let name: String
+    /// The parameters, in order.
+    public let parameters: [(String, RFC9651BareItem)]
+
+    /// Creates an identifier.
+    public init(_ name: String, parameters: [(String, RFC9651BareItem)] = []) {
+        self.name = name.hasPrefix("@") ? name : name.lowercased()
+        self.parameters = parameters
+    }
+
+    /// Whether the component is derived (`@…`).
+    public var isDerived: Bool { name.hasPrefix("@") }
+
+    /// The value of a parameter.
+    public func parameter(_ key: String) -> RFC9651BareItem? { parameters.first { $0.0 == key }?.1 }
+
+    /// Whether a boolean parameter (`;sf`, `;bs`, `;req`, `;tr`) is set.
+    public func flag(_ key: String) -> Bool {
+        if case .bool(true) = parameter(key) { return true }
+        return false
+    }
+
+    /// The structured item this identifier is in Signature-Input.
+    public var item: Item {
+        var map = OrderedMap<String, RFC9651BareItem>()
+        for (key, value) in parameters { map[key] = value }
+        return Item(bareItem: .string(name), parameters: map)
+    }
+
+    /// The identifier's serialization, as it starts a signature base line: `"@query-param";name="Pet"`.
+    public var serialized: String {
+        var serializer = StructuredFieldValueSerializer()
+        let bytes = (try? serializer.writeItemFieldValue(item)) ?? Array("\"\(name)\"".utf8)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public var description: String { serialized }
+
+    public static func == (lhs: ComponentIdentifier, rhs: ComponentIdentifier) -> Bool {
+        lhs.serialized == rhs.serialized
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(serialized) }
+
+    /// Parses an inner-list member of Signature-Input.
+    init(item: Item) throws {
+        guard case .string(let name) = item.rfc9651BareItem, !name.isEmpty else {
+            throw SigilError(.malformedSignature, "covered components must be strings")
+        }
+        guard name.hasPrefix("@") || name == name.lowercased() else {
+            throw SigilError(.malformedSignature, "field names in covered components must be lowercase")
+        }
+        var parameters: [(String, RFC9651BareItem)] = []
+        for (key, value) in item.rfc9651Parameters { parameters.append((key, value)) }
+        self.init(name, parameters: parameters)
+    }
+}
+
+extension ComponentIdentifier {
+    /// `@method`.
+    public static let method = ComponentIdentifier("@method")
+    /// `@target-uri`.
+    public static let targetURI = ComponentIdentifier("@target-uri")
+    /// `@authority`.
+    public static let authority = ComponentIdentifier("@authority")
+    /// `@scheme`.
+    public static let scheme = ComponentIdentifier("@scheme")
+    /// `@request-target`.
+    public static let requestTarget = ComponentIdentifier("@request-target")
+    /// `@path`.
+    public static let path = ComponentIdentifier("@path")
+    /// `@query`.
+    public static let query = ComponentIdentifier("@query")
+    /// `@status`.
+    public static let status = ComponentIdentifier("@status")
+    /// `content-digest`.
+    public static let contentDigest = ComponentIdentifier("content-digest")
+
+    /// `@query-param;name="…"` with an already-encoded name.
+    public static func queryParam(_ encodedName: String) -> ComponentIdentifier {
+        ComponentIdentifier("@query-param", parameters: [("name", .string(encodedName))])
+    }
+
+    /// Parses the text form used on the command line: `@method`, `content-type`,
+    /// `"@query-param";name="a"`, `example-dict;key="a"`, `content-digest;req`.
+    public static func parse(_ text: String) throws -> ComponentIdentifier {
+        var source = text.trimmingCharacters(in: .whitespaces)
+        if !source.hasPrefix("\"") {
+            let nameEnd = source.firstIndex(of: ";") ?? source.endIndex
+            source = "\"" + source[..<nameEnd] + "\"" + source[nameEnd...]
+        }
+        var parser = StructuredFieldValueParser(Array(source.utf8))
+        guard let item = try? parser.parseItemFieldValue() else {
+            throw SigilInputError("component '\(text.prefix(80))' is not a valid component identifier")
+        }
+        return try ComponentIdentifier(item: item)
+    }
+}

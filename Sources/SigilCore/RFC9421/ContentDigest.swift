@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import RawStructuredFieldValues
+
+/// Content-Digest (RFC 9530) with `sha-256` and `sha-512`.
+public enum ContentDigest {
+    /// A digest algorithm.
+    public enum Algorithm: String, Sendable, CaseIterable {
+        /// SHA-256.
+        case sha256 = "sha-256"
+        /// SHA-512.
+        case sha512 = "sha-512"
+
+        func digest(_ body: some DataProtocol) -> [UInt8] {
+            switch self {
+            case .sha256: return Array(SHA256.hash(data: body))
+            case .sha512: return Array(SHA512.hash(data: body))
+            }
+        }
+    }
+
+    /// The field value for a body: `sha-256=:…:`.
+    public static func fieldValue(for body: some DataProtocol, algorithm: Algorithm = .sha256) -> String {
+        "\(algorithm.rawValue)=:\(Data(algorithm.digest(body)).base64EncodedString()):"
+    }
+
+    /// Checks the Content-Digest fields against `body`: every supported algorithm present must
+    /// match, and at least one must be present.
+    ///
+    /// - Throws: `missing-component` when there is no Content-Digest, `digest-mismatch` when it
+    ///   does not match, names no supported algorithm, or does not parse.
+    public static func verify(_ fields: HTTPFields, body: some DataProtocol) throws {
+        let values = fields[values: MessageSignatures.contentDigestField]
+        guard !values.isEmpty else { throw SigilError(.missingComponent, "Content-Digest is missing") }
+        var parser = StructuredFieldValueParser(Array(values.joined(separator: ", ").utf8))
+        guard let dictionary = try? parser.parseDictionaryFieldValue() else {
+            throw SigilError(.digestMismatch, "Content-Digest is not a valid Structured Field dictionary")
+        }
+        var checked = 0
+        for (name, member) in dictionary {
+            guard let algorithm = Algorithm(rawValue: name) else { continue }
+            guard case .item(let item) = member, case .undecodedByteSequence(let base64) = item.rfc9651BareItem,
+                let expected = Data(base64Encoded: base64)
+            else {
+                throw SigilError(.digestMismatch, "Content-Digest \(name) is not a byte sequence")
+            }
+            guard Array(expected) == algorithm.digest(body) else {
+                throw SigilError(.digestMismatch, "Content-Digest \(name) does not match the body")
+            }
+            checked += 1
+        }
+        guard checked > 0 else {
+            throw SigilError(.digestMismatch, "Content-Digest names no supported algorithm (sha-256, sha-512)")
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import HTTPTypes
+import RawStructuredFieldValues
+
+/// An HTTP message as RFC 9421 sees it: a request, or a response with the request it answers.
+public struct RFC9421Message: Sendable {
+    /// The request, or for a response the request it answers (for `;req` components); may be absent for a response.
+    public var request: HTTPRequest?
+    /// The response, when the message is one.
+    public var response: HTTPResponse?
+    /// Trailer fields of the message, for `;tr`.
+    public var trailers: HTTPFields?
+
+    /// A request.
+    public init(request: HTTPRequest, trailers: HTTPFields? = nil) {
+        self.request = request
+        self.response = nil
+        self.trailers = trailers
+    }
+
+    /// A response, optionally with the request it answers.
+    public init(response: HTTPResponse, answering request: HTTPRequest? = nil, trailers: HTTPFields? = nil) {
+        self.request = request
+        self.response = response
+        self.trailers = trailers
+    }
+
+    /// The message's own fields.
+    var fields: HTTPFields { response?.headerFields ?? request?.headerFields ?? HTTPFields() }
+}
+
+/// RFC 9421 signature bases and component values.
+public enum RFC9421 {
+    /// The signature base of section 2.5: one line per covered component, then `@signature-params`,
+    /// lines joined by LF, no trailing newline.
+    ///
+    /// - Throws: `missing-component` when a covered component is absent from the message,
+    ///   `malformed-signature` when an identifier or its parameters are not usable.
+    public static func signatureBase(for input: SignatureInput, message: RFC9421Message) throws -> [UInt8] {
+        var base = [UInt8]()
+        for component in input.components {
+            if component.name == "@signature-params" {
+                throw SigilError(.malformedSignature, "@signature-params cannot be a covered component")
+            }
+            base += component.serialized.utf8
+            base += ": ".utf8
+            base += try componentValue(component, message: message).utf8
+            base.append(0x0A)
+        }
+        base += "\"@signature-params\": ".utf8
+        do {
+            base += try input.serializedParameters().utf8
+        } catch {
+            throw SigilError(.malformedSignature, "signature parameters cannot be serialized")
+        }
+        return base
+    }
+
+    /// The value of one component in `message` (section 2.1 and 2.2).
+    public static func componentValue(_ component: ComponentIdentifier, message: RFC9421Message) throws -> String {
+        let known: Set<String> = ["sf", "key", "bs", "req", "tr", "name"]
+        for (key, _) in component.parameters where !known.contains(key) {
+            throw SigilError(.malformedSignature, "component parameter '\(key)' is not supported")
+        }
+        let fromRequest = component.flag("req")
+        if fromRequest && message.response == nil {
+            throw SigilError(.malformedSignature, ";req is only meaningful on a response")
+        }
+        if component.isDerived {
+            return try derivedValue(component, message: message, fromRequest: fromRequest)
+        }
+        let fields: HTTPFields?
+        if component.flag("tr") {
+            fields = fromRequest ? nil : message.trailers
+        } else {
+            fields = fromRequest ? message.request?.headerFields : message.fields
+        }
+        return try fieldValue(component, fields: fields ?? HTTPFields())
+    }
+
+    static func missing(_ component: ComponentIdentifier) -> SigilError {
+        SigilError(.missingComponent, "covered component \(component.serialized) is not in the message")
+    }
+
+    static func fieldValue(_ component: ComponentIdentifier, fields: HTTPFields) throws -> String {
+        if component.parameter("name") != nil {
+            throw SigilError(.malformedSignature, ";name is only defined for @query-param")
+        }
+        guard let name = HTTPField.Name(component.name) else {
+            throw SigilError(.malformedSignature, "'\(component.name.prefix(64))' is not a field name")
+        }
+        let lines = fields[values: name].map { trimWhitespace($0) }
+        guard !lines.isEmpty else { throw missing(component) }
+        let structured = component.flag("sf")
+        let key = component.parameter("key")
+        let byteSequence = component.flag("bs")
+        if byteSequence {
+            guard !structured && key == nil else {
+                throw SigilError(.malformedSignature, ";bs cannot be combined with ;sf or ;key")
+            }
+            return lines.map { ":" + Data($0.utf8).base64EncodedString() + ":" }.joined(separator: ", ")
+        }
+        let combined = lines.joined(separator: ", ")
+        if let key {
+            guard case .string(let memberName) = key else {
+                throw SigilError(.malformedSignature, ";key must be a string")
+            }
+            var parser = StructuredFieldValueParser(Array(combined.utf8))
+            guard let dictionary = try? parser.parseDictionaryFieldValue() else {
+                throw SigilError(.malformedSignature, "field \(component.name) is not a Structured Field dictionary")
+            }
+            guard let member = dictionary[memberName] else { throw missing(component) }
+            var serializer = StructuredFieldValueSerializer()
+            let bytes: [UInt8]
+            switch member {
+            case .item(let item): bytes = try serializer.writeItemFieldValue(item)
+            case .innerList: bytes = try serializer.writeListFieldValue([member])
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        if structured {
+            return try reserializeStructured(combined, fieldName: component.name)
+        }
+        return combined
+    }
+
+    /// Field names whose Structured Field type is known; other fields are tried as item, list, then dictionary.
+    static let dictionaryFields: Set<String> = [
+        "signature-input", "signature", "accept-signature", "content-digest", "repr-digest", "want-content-digest",
+        "want-repr-digest", "priority", "example-dict", "cache-status", "proxy-status",
+    ]
+
+    static func reserializeStructured(_ value: String, fieldName: String) throws -> String {
+        let bytes = Array(value.utf8)
+        var serializer = StructuredFieldValueSerializer()
+        if !dictionaryFields.contains(fieldName) {
+            var itemParser = StructuredFieldValueParser(bytes)
+            if let item = try? itemParser.parseItemFieldValue() {
+                return String(decoding: try serializer.writeItemFieldValue(item), as: UTF8.self)
+            }
+            var listParser = StructuredFieldValueParser(bytes)
+            if let list = try? listParser.parseListFieldValue() {
+                return String(decoding: try serializer.writeListFieldValue(list), as: UTF8.self)
+            }
+        }
+        var dictionaryParser = StructuredFieldValueParser(bytes)
+        guard let dictionary = try? dictionaryParser.parseDictionaryFieldValue() else {
+            throw SigilError(.malformedSignature, "field \(fieldName) is not a Structured Field")
+        }
+        return String(decoding: try serializer.writeDictionaryFieldValue(dictionary), as: UTF8.self)
+    }
+
+    static func trimWhitespace(_ value: String) -> String {
+        var utf8 = Substring(value).utf8[...]
+        while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
+        while let last = utf8.last, last == 0x20 || last == 0x09 { utf8 = utf8.dropLast() }
+        return String(Substring(utf8))
+    }
+
+    static func derivedValue(
+        _ component: ComponentIdentifier,
+        message: RFC9421Message,
+        fromRequest: Bool
+    ) throws -> String {
+        for flag in ["sf", "key", "bs", "tr"] where component.parameter(flag) != nil {
+            throw SigilError(.malformedSignature, ";\(flag) is not defined for derived components")
+        }
+        if component.name == "@status" {
+            guard let response = message.response, !fromRequest else {
+                throw SigilError(.malformedSignature, "@status is only defined for responses")
+            }
+            return String(response.status.code)
+        }
+        if message.response != nil && !fromRequest {
+            throw SigilError(.malformedSignature, "\(component.name) on a response needs ;req")
+        }
+        guard let request = message.request else { throw missing(component) }
+        if component.name != "@query-param" && component.parameter("name") != nil {
+            throw SigilError(.malformedSignature, ";name is only defined for @query-param")
+        }
+        let target = request.path ?? ""
+        let questionMark = target.firstIndex(of: "?")
+        let path = String(target[..<(questionMark ?? target.endIndex)])
+        let query = questionMark.map { String(target[target.index(after: $0)...]) }
+        switch component.name {
+        case "@method":
+            return request.method.rawValue
+        case "@authority":
+            guard let authority = request.authority else { throw missing(component) }
+            return normalizedAuthority(authority, scheme: request.scheme)
+        case "@scheme":
+            guard let scheme = request.scheme else { throw missing(component) }
+            return scheme.lowercased()
+        case "@target-uri":
+            guard let scheme = request.scheme, let authority = request.authority else { throw missing(component) }
+            return scheme.lowercased() + "://" + normalizedAuthority(authority, scheme: scheme) + target
+        case "@request-target":
+            return target
+        case "@path":
+            return path.isEmpty ? "/" : path
+        case "@query":
+            return "?" + (query ?? "")
+        case "@query-param":
+            guard case .string(let name)? = component.parameter("name") else {
+                throw SigilError(.malformedSignature, "@query-param needs a ;name string parameter")
+            }
+            let matches = queryParameters(query ?? "").filter { $0.name == name }
+            guard !matches.isEmpty else { throw missing(component) }
+            guard matches.count == 1 else {
+                throw SigilError(.malformedSignature, "query parameter '\(name)' occurs more than once")
+            }
+            return matches[0].value
+        default:
+            throw SigilError(.malformedSignature, "unknown derived component \(component.name)")
+        }
+    }
+
+    /// Lowercase host, default port removed.
+    static func normalizedAuthority(_ authority: String, scheme: String?) -> String {
+        let lowered = authority.lowercased()
+        switch scheme?.lowercased() {
+        case "https" where lowered.hasSuffix(":443"): return String(lowered.dropLast(4))
+        case "http" where lowered.hasSuffix(":80"): return String(lowered.dropLast(3))
+        default: return lowered
+        }
+    }
+
+    /// Query parameters parsed as `application/x-www-form-urlencoded` and re-encoded (section 2.2.8):
+    /// `+` and `%20` are spaces, and names and values come back percent-encoded with space as `%20`.
+    static func queryParameters(_ query: String) -> [(name: String, value: String)] {
+        var result: [(String, String)] = []
+        for piece in Array(query.utf8).split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = piece.firstIndex(of: UInt8(ascii: "="))
+            let name = equals.map { piece[..<$0] } ?? piece
+            let value = equals.map { piece[($0 + 1)...] } ?? []
+            result.append((formEncode(formDecode(name)), formEncode(formDecode(value))))
+        }
+        return result
+    }
+
+    static func formDecode(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        PercentEncoding.decode(ArraySlice(bytes.map { $0 == UInt8(ascii: "+") ? 0x20 : $0 }))
+    }
+
+    static func formEncode(_ bytes: [UInt8]) -> String {
+        var out = [UInt8]()
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"):
+                out.append(byte)
+            default:
+                PercentEncoding.appendEscaped(byte, to: &out)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Signs a message: returns the `Signature-Input` and `Signature` members for `label`.
+    public static func sign(
+        _ message: RFC9421Message,
+        input: SignatureInput,
+        label: String,
+        signer: some SignatureProvider
+    ) throws -> (signatureInput: String, signature: String) {
+        let base = try signatureBase(for: input, message: message)
+        let signature = try signer.signature(for: base, profile: .rfc9421)
+        return (
+            try MessageSignatures.signatureInputMember(label: label, input: input),
+            try MessageSignatures.signatureMember(label: label, signature: signature)
+        )
+    }
+}

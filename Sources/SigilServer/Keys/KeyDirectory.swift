@@ -1,0 +1,91 @@
+import SigilCore
+
+/// A registered key: the verification key (which fixes the algorithm) and its state.
+public struct RegisteredKey: Sendable {
+    /// Whether the key may be used.
+    public enum State: String, Sendable, Hashable {
+        /// In use.
+        case active
+        /// Being replaced; still accepted until its grace period ends.
+        case rotating
+        /// Refused (`revoked-key`).
+        case revoked
+    }
+
+    /// The key ID.
+    public let keyID: String
+    /// The key; it decides the algorithm.
+    public let key: VerificationKey
+    /// The state.
+    public var state: State
+    /// The device the key belongs to, if known.
+    public var deviceID: String?
+    /// The user the device belongs to, if known.
+    public var userID: String?
+    /// When a rotating key stops being accepted (Unix seconds), if it does.
+    public var validUntil: Int64?
+
+    /// Creates a registered key.
+    public init(
+        keyID: String,
+        key: VerificationKey,
+        state: State = .active,
+        deviceID: String? = nil,
+        userID: String? = nil,
+        validUntil: Int64? = nil
+    ) {
+        self.keyID = keyID
+        self.key = key
+        self.state = state
+        self.deviceID = deviceID
+        self.userID = userID
+        self.validUntil = validUntil
+    }
+
+    /// Whether the key is accepted at `now`.
+    public func isUsable(at now: Int64) -> Bool {
+        if state == .revoked { return false }
+        if let validUntil, now >= validUntil { return false }
+        return true
+    }
+}
+
+/// Looks keys up by key ID, in the style of jwt-kit's `JWTKeyCollection`, except that an unknown key
+/// ID is a hard failure and never falls back to a default key.
+public protocol KeyDirectory: Sendable {
+    /// The key registered under `keyID`, or `nil` when there is none.
+    ///
+    /// - Throws: when the directory cannot answer; the verifier refuses the request.
+    func key(for keyID: String) async throws -> RegisteredKey?
+}
+
+/// An in-memory ``KeyDirectory`` for tests and single processes.
+public actor MemoryKeyDirectory: KeyDirectory {
+    private var keys: [String: RegisteredKey] = [:]
+
+    /// Creates a directory holding `keys`.
+    public init(_ keys: [RegisteredKey] = []) {
+        for key in keys { self.keys[key.keyID] = key }
+    }
+
+    /// Registers or replaces a key.
+    public func add(_ key: RegisteredKey) { keys[key.keyID] = key }
+
+    /// Registers a verification key under `keyID` (for HMAC secrets, whose IDs are assigned) or under
+    /// its derived key ID.
+    ///
+    /// - Returns: the key ID used.
+    @discardableResult
+    public func add(_ key: VerificationKey, keyID: String? = nil) throws -> String {
+        guard let id = keyID ?? key.derivedKeyID, KeyID.isValid(id) else {
+            throw SigilInputError("a key ID matching [A-Za-z0-9._~-]{1,128} is required")
+        }
+        keys[id] = RegisteredKey(keyID: id, key: key)
+        return id
+    }
+
+    /// Marks a key revoked, effective for the next lookup.
+    public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
+
+    public func key(for keyID: String) -> RegisteredKey? { keys[keyID] }
+}

@@ -1,0 +1,19 @@
+import SigilCore
+
+/// Records nonces so each is accepted once (PROTOCOL.md section 2.6 step 6).
+///
+/// The shape is hummingbird's `PersistDriver.create(key:value:expires:)`: an insert that fails on a
+/// duplicate, atomically. A store that cannot answer throws; the verifier then refuses the request.
+public protocol NonceStore: Sendable {
+    /// Records `(keyID, nonce)` until `expiresAt` (Unix seconds) unless it is already recorded.
+    ///
+    /// - Returns: `true` when the pair was new and is now recorded, `false` when it was already there.
+    /// - Throws: when the store cannot answer; the verifier turns that into `store-unavailable`.
+    func insert(keyID: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool
+
+    /// The earliest request timestamp the store can vouch for, or `nil` when it remembers across restarts.
+    ///
+    /// A store that keeps nonces only in memory returns the time it started: requests dated before
+    /// it are refused (`timestamp-out-of-window`), so a restart reopens no replay window.
+    var oldestAcceptableTimestamp: Int64? { get }
+}

@@ -1,0 +1,48 @@
+import SigilCore
+
+/// What a ``RequestVerifier`` accepts.
+public struct VerifierConfiguration: Sendable {
+    /// The largest accepted `|now − timestamp|`, in seconds (default 300).
+    public var maxSkew: Int64 = 300
+    /// Extra retention of a nonce after its timestamp can no longer be accepted (PROTOCOL.md: 60 s).
+    public var nonceGrace: Int64 = 60
+    /// The largest body read (default 8 MiB); larger bodies get `body-too-large`.
+    public var bodyLimit: Int = 8 << 20
+    /// Whether sigil-v1 body hashes canonicalize JSON (RFC 8785); on by default.
+    public var canonicalJSON = true
+    /// The profiles accepted.
+    public var profiles: Set<SignatureProfile> = [.sigilV1, .rfc9421]
+    /// rfc9421: components every signature must cover (`content-digest` is added when there is a body).
+    public var requiredComponents: [ComponentIdentifier] = [.method, .authority, .path, .query]
+    /// rfc9421: the label to verify; `nil` verifies the first signature of `Signature-Input`.
+    public var label: String?
+
+    /// The default configuration.
+    public init() {}
+
+    /// The `Accept-Signature` value that names what this verifier requires (RFC 9421 section 5.1).
+    public var acceptSignature: String {
+        let components = (requiredComponents + [.contentDigest]).map(\.serialized).joined(separator: " ")
+        return "\(label ?? "sig1")=(\(components));created;keyid;nonce"
+    }
+}
+
+/// A request that passed verification: who signed it and how.
+public struct VerifiedRequest: Sendable, Hashable {
+    /// The key ID that signed.
+    public let keyID: String
+    /// The algorithm, as the registered key decides.
+    public let algorithm: SignatureAlgorithm
+    /// The profile used.
+    public let profile: SignatureProfile
+    /// The signed timestamp (`X-Timestamp` or `created`).
+    public let timestamp: Int64
+    /// The nonce recorded.
+    public let nonce: String
+    /// The device of the key, if registered.
+    public let deviceID: String?
+    /// The user of the device, if registered.
+    public let userID: String?
+    /// The rfc9421 label verified.
+    public let label: String?
+}
