@@ -1,0 +1,123 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import SigilCore
+
+/// Signs an app's requests with either profile, with server-corrected time and fresh nonces.
+///
+/// ```swift
+/// let signer = RequestSigner(key: key, keyID: keyID)
+/// var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/echo")
+/// request.headerFields[.contentType] = "application/json"
+/// let nonce = try signer.sign(&request, body: body)
+/// ```
+public struct RequestSigner: Sendable {
+    /// The signing key (in memory, a Secure Enclave key, or an HMAC secret).
+    public let key: any SignatureProvider
+    /// The key ID the server knows the key by.
+    public let keyID: String
+    /// The profile used.
+    public var profile: SignatureProfile
+    /// Server-corrected time.
+    public let clock: any UnixClock
+    /// Nonces.
+    public let nonces: any NonceSource
+    /// sigil-v1: whether JSON bodies are canonicalized before hashing (must match the server).
+    public var canonicalJSON = true
+    /// rfc9421: the label.
+    public var label = "sig1"
+    /// rfc9421: the covered components (content-digest is added when there is a body).
+    public var components: [ComponentIdentifier] = [.method, .authority, .path, .query]
+    /// rfc9421: whether to send `alg`.
+    public var includeAlgorithm = false
+
+    /// Creates a signer.
+    public init(
+        key: any SignatureProvider,
+        keyID: String,
+        profile: SignatureProfile = .sigilV1,
+        clock: any UnixClock = SystemUnixClock(),
+        nonces: any NonceSource = RandomNonceSource()
+    ) {
+        self.key = key
+        self.keyID = keyID
+        self.profile = profile
+        self.clock = clock
+        self.nonces = nonces
+    }
+
+    /// Signs `request` in place, adding the profile's headers (and `Content-Digest` for rfc9421 with a body).
+    ///
+    /// - Returns: the nonce sent, which a signed response must echo.
+    @discardableResult
+    public func sign(_ request: inout HTTPRequest, body: [UInt8]) throws -> String {
+        let nonce = nonces.next()
+        let timestamp = clock.now()
+        switch profile {
+        case .sigilV1:
+            for name in [SigilV1.timestampField, SigilV1.nonceField, SigilV1.keyIDField, SigilV1.signatureField] {
+                request.headerFields[name] = nil
+            }
+            request.headerFields.append(
+                contentsOf: try SigilV1.sign(
+                    request,
+                    body: body,
+                    signer: key,
+                    keyID: keyID,
+                    timestamp: timestamp,
+                    nonce: nonce,
+                    canonicalJSON: canonicalJSON
+                )
+            )
+        case .rfc9421:
+            var covered = components
+            if !body.isEmpty {
+                request.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: body)
+                if !covered.contains(.contentDigest) { covered.append(.contentDigest) }
+            }
+            let input = SignatureInput(
+                components: covered,
+                created: timestamp,
+                keyID: keyID,
+                nonce: nonce,
+                algorithm: includeAlgorithm ? key.algorithm : nil
+            )
+            let (inputMember, signatureMember) = try RFC9421.sign(
+                RFC9421Message(request: request),
+                input: input,
+                label: label,
+                signer: key
+            )
+            request.headerFields[MessageSignatures.signatureInputField] = inputMember
+            request.headerFields[MessageSignatures.signatureField] = signatureMember
+        }
+        return nonce
+    }
+
+    /// Signs a Foundation `URLRequest` in place (its `httpBody` is the body).
+    @discardableResult
+    public func sign(_ urlRequest: inout URLRequest) throws -> String {
+        guard let url = urlRequest.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let scheme = components.scheme, let host = components.percentEncodedHost
+        else { throw SigilInputError("the URLRequest has no absolute URL") }
+        guard let method = HTTPRequest.Method(urlRequest.httpMethod ?? "GET") else {
+            throw SigilInputError("the URLRequest's method is not a valid token")
+        }
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let authority = components.port.map { "\(host):\($0)" } ?? host
+        var request = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path)
+        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
+            if let fieldName = HTTPField.Name(name) { request.headerFields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let body = urlRequest.httpBody.map(Array.init) ?? []
+        let before = request.headerFields
+        let nonce = try sign(&request, body: body)
+        for field in request.headerFields where !before.contains(field) {
+            urlRequest.setValue(field.value, forHTTPHeaderField: field.name.rawName)
+        }
+        return nonce
+    }
+}

@@ -1,0 +1,92 @@
+import HTTPTypes
+import SigilCore
+
+/// Checks a server's signed response: the key is the server key the app trusts, the timestamp is in
+/// the window, and the signature covers the nonce (sigil-v1) or the request (rfc9421) it answers.
+public struct ResponseVerifier: Sendable {
+    /// The trusted server key.
+    public let key: VerificationKey
+    /// The key ID the server signs with.
+    public let keyID: String
+    /// The accepted `|now − timestamp|`.
+    public var maxSkew: Int64 = 300
+    let clock: any UnixClock
+    /// sigil-v1: whether JSON bodies are canonicalized (must match the server).
+    public var canonicalJSON = true
+
+    /// Creates a verifier for one trusted server key.
+    public init(key: VerificationKey, keyID: String, clock: any UnixClock = SystemUnixClock()) {
+        self.key = key
+        self.keyID = keyID
+        self.clock = clock
+    }
+
+    /// Verifies a sigil-v1 signed response to the request that sent `requestNonce`.
+    ///
+    /// - Throws: ``SigilError``: `missing-signature`, `malformed-signature`, `unknown-key` (another key),
+    ///   `timestamp-out-of-window`, `invalid-signature`.
+    public func verifySigilV1(_ response: HTTPResponse, body: [UInt8], requestNonce: String) throws {
+        let fields = response.headerFields
+        let timestamps = fields[values: SigilV1.timestampField]
+        let keyIDs = fields[values: SigilV1.keyIDField]
+        let signatures = fields[values: SigilV1.signatureField]
+        if timestamps.isEmpty && keyIDs.isEmpty && signatures.isEmpty {
+            throw SigilError(.missingSignature, "the response is not signed")
+        }
+        guard timestamps.count == 1, keyIDs.count == 1, signatures.count == 1,
+            let timestamp = SigilV1.parseTimestamp(timestamps[0]),
+            let signature = Base64URL.decode(signatures[0]), !signature.isEmpty
+        else { throw SigilError(.malformedSignature, "the response's signature headers are malformed") }
+        guard keyIDs[0] == keyID else {
+            throw SigilError(.unknownKey, "the response is signed by \(keyIDs[0].prefix(128)), not the trusted \(keyID)")
+        }
+        try checkWindow(timestamp)
+        let base = SigilV1.responseBase(
+            timestamp: timestamps[0],
+            requestNonce: requestNonce,
+            status: response.status.code,
+            bodyHash: BodyHash.bytes(body, contentType: fields[.contentType], canonicalJSON: canonicalJSON)
+        )
+        guard key.isValidSignature(signature, for: base, profile: .sigilV1) else {
+            throw SigilError(.invalidSignature, "the response signature does not verify")
+        }
+    }
+
+    /// Verifies an rfc9421 signed response to `request`, which must cover `@status` and, with a body,
+    /// `content-digest`, plus at least one `;req` component.
+    public func verifyRFC9421(_ response: HTTPResponse, body: [UInt8], answering request: HTTPRequest) throws {
+        let signatures = try MessageSignatures(response.headerFields)
+        guard let entry = signatures.entries.first(where: { (try? $0.input.keyID) == keyID }) else {
+            throw SigilError(.unknownKey, "no response signature by the trusted key \(keyID)")
+        }
+        let input = entry.input
+        guard input.components.contains(.status) else {
+            throw SigilError(.missingComponent, "the response signature must cover @status")
+        }
+        guard input.components.contains(where: { $0.flag("req") }) else {
+            throw SigilError(.missingComponent, "the response signature must cover the request (;req)")
+        }
+        if !body.isEmpty || response.headerFields[MessageSignatures.contentDigestField] != nil {
+            guard input.components.contains(.contentDigest) else {
+                throw SigilError(.missingComponent, "the response signature must cover content-digest")
+            }
+            try ContentDigest.verify(response.headerFields, body: body)
+        }
+        guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
+        try checkWindow(created)
+        if let expires = try input.expires, expires <= clock.now() {
+            throw SigilError(.expired, "the response signature expired")
+        }
+        let base = try RFC9421.signatureBase(for: input, message: RFC9421Message(response: response, answering: request))
+        guard key.isValidSignature(entry.signature, for: base, profile: .rfc9421) else {
+            throw SigilError(.invalidSignature, "the response signature does not verify")
+        }
+    }
+
+    func checkWindow(_ timestamp: Int64) throws {
+        let now = clock.now()
+        guard abs(now - timestamp) <= maxSkew else {
+            throw SigilError(.timestampOutOfWindow, "the response timestamp is \(abs(now - timestamp)) s off")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import SigilCore
+import Synchronization
+
+/// The client's idea of the server's time: its own clock plus an offset learnt from the server's
+/// `Date` headers or a `serverTime` in an error (PROTOCOL.md section 2.8).
+public final class ServerClock: UnixClock {
+    private let local: any UnixClock
+    private let offset = Mutex<Int64>(0)
+
+    /// Creates a clock over the local clock, with no offset yet.
+    public init(local: any UnixClock = SystemUnixClock()) { self.local = local }
+
+    /// Server-corrected Unix seconds.
+    public func now() -> Int64 { local.now() + offset.withLock { $0 } }
+
+    /// The current offset (server minus local), in seconds.
+    public var offsetSeconds: Int64 { offset.withLock { $0 } }
+
+    /// Learns the offset from a server's Unix time.
+    public func synchronize(serverTime: Int64) {
+        let difference = serverTime - local.now()
+        offset.withLock { $0 = difference }
+    }
+
+    /// Learns the offset from an HTTP `Date` header (IMF-fixdate); ignores values that do not parse.
+    @discardableResult
+    public func synchronize(dateHeader: String) -> Bool {
+        guard let date = Self.parseHTTPDate(dateHeader) else { return false }
+        synchronize(serverTime: Int64(date.timeIntervalSince1970))
+        return true
+    }
+
+    static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
+    }
+}
+
+/// Where nonces come from: the system CSPRNG by default, something fixed in tests.
+public protocol NonceSource: Sendable {
+    /// A fresh nonce matching `[A-Za-z0-9._~-]{16,128}`.
+    func next() -> String
+}
+
+/// 128-bit nonces from the system's cryptographically secure generator, as lowercase UUID-shaped text.
+public struct RandomNonceSource: NonceSource {
+    /// Creates the source.
+    public init() {}
+
+    public func next() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let hex = Hex.encode(bytes)
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
+                     hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+}

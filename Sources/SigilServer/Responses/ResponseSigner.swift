@@ -1,0 +1,71 @@
+import HTTPTypes
+import SigilCore
+
+/// Signs responses so the app can check them, bound to the request they answer.
+public struct ResponseSigner: Sendable {
+    let signer: any SignatureProvider
+    /// The key ID clients know the response key by.
+    public let keyID: String
+    let clock: any UnixClock
+    /// Whether response body hashes canonicalize JSON (sigil-v1).
+    public var canonicalJSON = true
+
+    /// Creates a signer.
+    public init(signer: any SignatureProvider, keyID: String, clock: any UnixClock = SystemUnixClock()) {
+        self.signer = signer
+        self.keyID = keyID
+        self.clock = clock
+    }
+
+    /// sigil-v1 (PROTOCOL.md section 2.7): the `X-Timestamp`, `X-Key-ID` and `X-Signature` to add to
+    /// a response to a request that carried `requestNonce`.
+    public func sigilV1Fields(for response: HTTPResponse, body: [UInt8], requestNonce: String) throws -> HTTPFields {
+        let timestamp = String(clock.now())
+        let base = SigilV1.responseBase(
+            timestamp: timestamp,
+            requestNonce: requestNonce,
+            status: response.status.code,
+            bodyHash: BodyHash.bytes(body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
+        )
+        let signature = try signer.signature(for: base, profile: .sigilV1)
+        return HTTPFields([
+            HTTPField(name: SigilV1.timestampField, value: timestamp),
+            HTTPField(name: SigilV1.keyIDField, value: keyID),
+            HTTPField(name: SigilV1.signatureField, value: Base64URL.encode(signature)),
+        ])
+    }
+
+    /// rfc9421: signs `response` with `;req` components of `request` and the request's own signature
+    /// (`"signature";req;key="<label>"`), so the response is bound to that request.
+    ///
+    /// Adds `Content-Digest` when there is a body, then `Signature-Input` and `Signature`.
+    public func signRFC9421(
+        _ response: inout HTTPResponse,
+        body: [UInt8],
+        answering request: HTTPRequest,
+        requestLabel: String?,
+        label: String = "sig1"
+    ) throws {
+        var components: [ComponentIdentifier] = [.status]
+        if !body.isEmpty {
+            response.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: body)
+            components.append(.contentDigest)
+        }
+        if response.headerFields[.contentType] != nil { components.append(ComponentIdentifier("content-type")) }
+        components += [
+            ComponentIdentifier("@method", parameters: [("req", .bool(true))]),
+            ComponentIdentifier("@authority", parameters: [("req", .bool(true))]),
+            ComponentIdentifier("@path", parameters: [("req", .bool(true))]),
+        ]
+        if let requestLabel {
+            components.append(
+                ComponentIdentifier("signature", parameters: [("req", .bool(true)), ("key", .string(requestLabel))])
+            )
+        }
+        let input = SignatureInput(components: components, created: clock.now(), keyID: keyID)
+        let message = RFC9421Message(response: response, answering: request)
+        let (inputMember, signatureMember) = try RFC9421.sign(message, input: input, label: label, signer: signer)
+        response.headerFields[MessageSignatures.signatureInputField] = inputMember
+        response.headerFields[MessageSignatures.signatureField] = signatureMember
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import SigilCore
+import Testing
+
+@Suite("sigil-v1 canonical forms")
+struct CanonicalTests {
+    static let targets = Vectors.cases("sigil-v1-canonical.json", "targets", nameKey: "note")
+    static let bodies = Vectors.cases("sigil-v1-canonical.json", "bodies", nameKey: "note")
+
+    @Test func vectorsLoaded() {
+        #expect(Self.targets.count >= 38)
+        #expect(Self.bodies.count >= 25)
+    }
+
+    @Test("canonical target", arguments: targets)
+    func target(_ vector: VectorCase) {
+        let target = vector["requestTarget"]?.string ?? ""
+        #expect(CanonicalTarget.canonicalize(target) == vector["canonicalTarget"]?.string)
+    }
+
+    @Test("body hash and JCS", arguments: bodies)
+    func body(_ vector: VectorCase) {
+        let body = Array((vector["body"]?.string ?? "").utf8)
+        let contentType = vector["contentType"]?.string
+        #expect(BodyHash.compute(body, contentType: contentType) == vector["bodyHash"]?.string)
+        #expect(
+            BodyHash.compute(body, contentType: contentType, canonicalJSON: false)
+                == vector["bodyHashWithCanonicalJSONOff"]?.string
+        )
+        if let expected = vector["canonicalJSON"]?.string {
+            #expect(JSONCanonicalizer.canonicalize(body).map { String(decoding: $0, as: UTF8.self) } == expected)
+        } else if !body.isEmpty && BodyHash.isJSONMediaType(contentType) {
+            #expect(JSONCanonicalizer.canonicalize(body) == nil)
+        }
+    }
+
+    @Test("ECMAScript number serialization", arguments: [
+        (1e21, "1e+21"), (1e-7, "1e-7"), (333333333.33333329, "333333333.3333333"), (1e20, "100000000000000000000"),
+        (0.000001, "0.000001"), (123e-20, "1.23e-18"), (-1.5, "-1.5"), (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"), (9007199254740992, "9007199254740992"), (-0.0, "0"),
+        (0.1, "0.1"), (100, "100"), (1e-6, "0.000001"), (1.5e-7, "1.5e-7"), (4.35, "4.35"),
+    ])
+    func number(_ value: Double, _ expected: String) {
+        #expect(ECMAScriptNumber.serialize(value) == expected)
+    }
+
+    @Test func deepNestingIsRawNotACrash() {
+        let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000) + [UInt8](repeating: UInt8(ascii: "]"), count: 100_000)
+        #expect(JSONCanonicalizer.canonicalize(deep) == nil)
+        let hash = BodyHash.compute(deep, contentType: "application/json")
+        #expect(hash == BodyHash.compute(deep, contentType: "text/plain"))
+    }
+
+    @Test func supplementaryCharactersSortByUTF16() {
+        // U+1F600 (surrogates D83D DE00) sorts before U+FB33 in UTF-16 order, after it in code point order.
+        let json = Array("{\"\u{FB33}\":1,\"\u{1F600}\":2}".utf8)
+        let canonical = JSONCanonicalizer.canonicalize(json).map { String(decoding: $0, as: UTF8.self) }
+        #expect(canonical == "{\"\u{1F600}\":2,\"\u{FB33}\":1}")
+    }
+
+    @Test func tenThousandQueryPairs() {
+        let query = (0..<10_000).map { "k\(9_999 - $0)=v" }.joined(separator: "&")
+        let canonical = CanonicalTarget.canonicalize("/p?" + query)
+        #expect(canonical.hasPrefix("/p?k0=v&k1=v&k10=v"))
+    }
+}
