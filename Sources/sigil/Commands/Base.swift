@@ -1,0 +1,57 @@
+import ArgumentParser
+import SigilCore
+
+struct Base: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the signature base a signed message's signature covers.")
+
+    @Option(name: .long, help: "sigil-v1 or rfc9421 (default: whichever the message carries).")
+    var profile: SignatureProfile?
+
+    @Option(name: .long, help: "rfc9421: the label (default: the first).")
+    var label: String?
+
+    @Option(name: .long, help: "The scheme of the request (default https).")
+    var scheme: String = "https"
+
+    func run() throws {
+        let message = try RawHTTPMessage(parsing: try IO.readStandardInput())
+        guard !message.isResponse else { throw SigilInputError("base reads a request; this is a response") }
+        let request = try message.request(scheme: scheme)
+        let useRFC9421 = profile == .rfc9421 || (profile == nil && request.headerFields[SigilV1.signatureField] == nil)
+        do {
+            if useRFC9421 {
+                let signatures = try MessageSignatures(request.headerFields)
+                guard let entry = label.map({ signatures.entry(label: $0) }) ?? signatures.entries.first else {
+                    throw SigilInputError("no signature labelled '\(label ?? "")'")
+                }
+                IO.write(try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request)))
+            } else {
+                let headers = try SigilV1.parseRequestHeaders(request.headerFields)
+                IO.write(
+                    SigilV1.requestBase(
+                        for: request,
+                        body: message.body,
+                        timestamp: headers.timestampText,
+                        nonce: headers.nonce
+                    )
+                )
+            }
+        } catch let error as SigilError {
+            throw SigilInputError("\(error.code): \(error.detail)")
+        }
+    }
+}
+
+struct Pin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print sha256/<base64 of SHA-256(SPKI DER)> for each certificate."
+    )
+
+    @Option(name: .long, help: "A PEM file of one or more certificates.")
+    var cert: String
+
+    func run() throws {
+        let text = String(decoding: try IO.readFile(cert), as: UTF8.self)
+        for pin in try SPKIPin.pins(certificatePEM: text) { print(pin) }
+    }
+}

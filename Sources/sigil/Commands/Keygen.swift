@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import SigilCore
+
+struct Keygen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a new key; prints {\"alg\":…,\"keyId\":…}.",
+        discussion: "Without --out the private key is written to standard output and the JSON line to standard error."
+    )
+
+    @Option(name: .long, help: "One of: \(SignatureAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var alg: String
+
+    @Option(name: .long, help: "Where to write the private key (PKCS#8 PEM, or the base64 secret), mode 0600.")
+    var out: String?
+
+    @Option(name: .customLong("public-out"), help: "Where to write the public key (SubjectPublicKeyInfo PEM).")
+    var publicOut: String?
+
+    func run() throws {
+        guard let algorithm = SignatureAlgorithm(rawValue: alg) else {
+            throw SigilInputError("unknown algorithm '\(alg.prefix(40))'")
+        }
+        let key = try SigningKey.generate(algorithm)
+        let verificationKey = try key.verificationKey
+        let keyID = verificationKey.derivedKeyID ?? "hmac-" + RandomHex.make(bytes: 8)
+        if let publicOut {
+            guard let publicPEM = KeyFile.publicKeyFile(for: verificationKey) else {
+                throw SigilInputError("an HMAC secret has no public key")
+            }
+            try IO.writeSecret(publicPEM, to: publicOut, mode: 0o644)
+        }
+        let summary = "{\"alg\":\"\(algorithm.rawValue)\",\"keyId\":\"\(keyID)\"}\n"
+        if let out {
+            try IO.writeSecret(try KeyFile.privateKeyFile(for: key), to: out)
+            IO.write(Array(summary.utf8))
+        } else {
+            IO.write(Array(try KeyFile.privateKeyFile(for: key).utf8))
+            FileHandle.standardError.write(Data(summary.utf8))
+        }
+    }
+}
+
+enum RandomHex {
+    static func make(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Hex.encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+}

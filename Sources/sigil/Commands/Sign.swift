@@ -1,0 +1,64 @@
+import ArgumentParser
+import HTTPTypes
+import SigilClient
+import SigilCore
+
+struct Sign: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Read a raw HTTP request on standard input; write it signed.")
+
+    @OptionGroup var keyOptions: KeyOptions
+
+    @Option(name: .long, help: "sigil-v1 or rfc9421.")
+    var profile: SignatureProfile = .sigilV1
+
+    @Option(name: .long, help: "Unix seconds (default: now).")
+    var timestamp: Int64?
+
+    @Option(name: .long, help: "The nonce (default: 128 random bits).")
+    var nonce: String?
+
+    @Option(name: .long, help: "rfc9421: comma-separated covered components (default @method,@authority,@path,@query and content-digest with a body).")
+    var components: String?
+
+    @Option(name: .long, help: "rfc9421: the signature label.")
+    var label: String = "sig1"
+
+    @Option(name: .long, help: "The scheme of the request (default https).")
+    var scheme: String = "https"
+
+    func run() throws {
+        let (loaded, keyID) = try keyOptions.load()
+        guard let signer = loaded.signingKey else { throw SigilInputError("signing needs a private key or a secret") }
+        var message = try RawHTTPMessage(parsing: try IO.readStandardInput())
+        guard !message.isResponse else { throw SigilInputError("sign reads a request; this is a response") }
+        var request = try message.request(scheme: scheme)
+        let timestamp = timestamp ?? SystemUnixClock().now()
+        let nonce = nonce ?? RandomNonceSource().next()
+        switch profile {
+        case .sigilV1:
+            message.append(
+                try SigilV1.sign(request, body: message.body, signer: signer, keyID: keyID, timestamp: timestamp, nonce: nonce)
+            )
+        case .rfc9421:
+            var covered = try components.map { list in
+                try list.split(separator: ",").map { try ComponentIdentifier.parse(String($0)) }
+            } ?? [.method, .authority, .path, .query]
+            if !message.body.isEmpty && request.headerFields[MessageSignatures.contentDigestField] == nil {
+                let digest = ContentDigest.fieldValue(for: message.body)
+                message.headers.append(("Content-Digest", digest))
+                request.headerFields[MessageSignatures.contentDigestField] = digest
+                if components == nil { covered.append(.contentDigest) }
+            }
+            let input = SignatureInput(components: covered, created: timestamp, keyID: keyID, nonce: nonce)
+            let (inputMember, signatureMember) = try RFC9421.sign(
+                RFC9421Message(request: request),
+                input: input,
+                label: label,
+                signer: signer
+            )
+            message.appendDictionaryMember("Signature-Input", inputMember)
+            message.appendDictionaryMember("Signature", signatureMember)
+        }
+        IO.write(message.serialized)
+    }
+}
