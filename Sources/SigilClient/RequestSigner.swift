@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import SigilCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Signs an app's requests with either profile, with server-corrected time and fresh nonces.
 ///
@@ -110,7 +111,9 @@ public struct RequestSigner: Sendable {
         let authority = components.port.map { "\(host):\($0)" } ?? host
         var request = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path)
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
-            if let fieldName = HTTPField.Name(name) { request.headerFields.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) {
+                request.headerFields.append(HTTPField(name: fieldName, value: value))
+            }
         }
         let body = urlRequest.httpBody.map(Array.init) ?? []
         let before = request.headerFields

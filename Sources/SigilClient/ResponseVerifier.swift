@@ -38,7 +38,8 @@ public struct ResponseVerifier: Sendable {
             let signature = Base64URL.decode(signatures[0]), !signature.isEmpty
         else { throw SigilError(.malformedSignature, "the response's signature headers are malformed") }
         guard keyIDs[0] == keyID else {
-            throw SigilError(.unknownKey, "the response is signed by \(keyIDs[0].prefix(128)), not the trusted \(keyID)")
+            throw SigilError(
+                .unknownKey, "the response is signed by \(keyIDs[0].prefix(128)), not the trusted \(keyID)")
         }
         try checkWindow(timestamp)
         let base = SigilV1.responseBase(
@@ -77,7 +78,8 @@ public struct ResponseVerifier: Sendable {
         if let expires = try input.expires, expires <= clock.now() {
             throw SigilError(.expired, "the response signature expired")
         }
-        let base = try RFC9421.signatureBase(for: input, message: RFC9421Message(response: response, answering: request))
+        let base = try RFC9421.signatureBase(
+            for: input, message: RFC9421Message(response: response, answering: request))
         guard key.isValidSignature(entry.signature, for: base, profile: .rfc9421) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }

@@ -55,8 +55,10 @@ public struct RandomNonceSource: NonceSource {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let hex = Hex.encode(bytes)
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
-                     hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        let parts = [
+            hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
+            hex.dropFirst(16).prefix(4), hex.dropFirst(20),
+        ]
         return parts.joined(separator: "-")
     }
 }

@@ -58,12 +58,15 @@ enum IO {
     /// Writes a file with owner-only permissions, all or nothing (a temporary file renamed into place).
     static func writeSecret(_ text: String, to path: String, mode: Int = 0o600) throws {
         let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
-        guard FileManager.default.createFile(
-            atPath: temporary.path,
-            contents: Data(text.utf8),
-            attributes: [.posixPermissions: mode]
-        ) else { throw SigilInputError("cannot write \(path)") }
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).tmp-\(getpid())")
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path,
+                contents: Data(text.utf8),
+                attributes: [.posixPermissions: mode]
+            )
+        else { throw SigilInputError("cannot write \(path)") }
         guard rename(temporary.path, url.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
             throw SigilInputError("cannot write \(path)")
@@ -78,7 +81,8 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .long, help: "The algorithm the key is registered for.")
     var alg: String?
 
-    @Option(name: .customLong("key-id"), help: "The key ID (default: derived from the public key; required for a secret).")
+    @Option(
+        name: .customLong("key-id"), help: "The key ID (default: derived from the public key; required for a secret).")
     var keyID: String?
 
     func load() throws -> (LoadedKey, String) {

@@ -34,18 +34,22 @@ struct CanonicalTests {
         }
     }
 
-    @Test("ECMAScript number serialization", arguments: [
-        (1e21, "1e+21"), (1e-7, "1e-7"), (333333333.33333329, "333333333.3333333"), (1e20, "100000000000000000000"),
-        (0.000001, "0.000001"), (123e-20, "1.23e-18"), (-1.5, "-1.5"), (5e-324, "5e-324"),
-        (1.7976931348623157e308, "1.7976931348623157e+308"), (9007199254740992, "9007199254740992"), (-0.0, "0"),
-        (0.1, "0.1"), (100, "100"), (1e-6, "0.000001"), (1.5e-7, "1.5e-7"), (4.35, "4.35"),
-    ])
+    @Test(
+        "ECMAScript number serialization",
+        arguments: [
+            (1e21, "1e+21"), (1e-7, "1e-7"), (333333333.33333329, "333333333.3333333"), (1e20, "100000000000000000000"),
+            (0.000001, "0.000001"), (123e-20, "1.23e-18"), (-1.5, "-1.5"), (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"), (9007199254740992, "9007199254740992"), (-0.0, "0"),
+            (0.1, "0.1"), (100, "100"), (1e-6, "0.000001"), (1.5e-7, "1.5e-7"), (4.35, "4.35"),
+        ])
     func number(_ value: Double, _ expected: String) {
         #expect(ECMAScriptNumber.serialize(value) == expected)
     }
 
     @Test func deepNestingIsRawNotACrash() {
-        let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000) + [UInt8](repeating: UInt8(ascii: "]"), count: 100_000)
+        let deep =
+            [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
+            + [UInt8](repeating: UInt8(ascii: "]"), count: 100_000)
         #expect(JSONCanonicalizer.canonicalize(deep) == nil)
         let hash = BodyHash.compute(deep, contentType: "application/json")
         #expect(hash == BodyHash.compute(deep, contentType: "text/plain"))

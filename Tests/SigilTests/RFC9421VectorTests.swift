@@ -97,7 +97,8 @@ struct RFC9421VectorTests {
         let signature = Array(Data(base64Encoded: vector["signature_base64"]?.string ?? "") ?? Data())
         #expect(key.verificationKey.isValidSignature(signature, for: base, profile: .rfc9421))
         if vector["deterministic"]?.bool == true {
-            let signer = try Self.loadedKey(vector["keyid"]?.string ?? "", vector["alg"]?.string ?? "", privateKey: true)
+            let signer = try Self.loadedKey(
+                vector["keyid"]?.string ?? "", vector["alg"]?.string ?? "", privateKey: true)
             #expect(try signer.signingKey?.signature(for: base, profile: .rfc9421) == signature)
         }
     }
@@ -131,7 +132,8 @@ struct RFC9421VectorTests {
             #expect(line == example["base_line"]?.string)
         }
         for example in examples?["query_param"]?.array ?? [] {
-            let request = HTTPRequest(method: .get, scheme: "https", authority: "h", path: example["request_target"]?.string)
+            let request = HTTPRequest(
+                method: .get, scheme: "https", authority: "h", path: example["request_target"]?.string)
             for expected in example["base_lines"]?.array.compactMap(\.string) ?? [] {
                 let identifier = try ComponentIdentifier.parse(String(expected.prefix { $0 != ":" }))
                 let value = try RFC9421.componentValue(identifier, message: RFC9421Message(request: request))
@@ -145,6 +147,7 @@ struct RFC9421VectorTests {
         let body = Array((examples?["body_19_bytes_with_LF"]?.string ?? "").utf8)
         #expect(ContentDigest.fieldValue(for: body, algorithm: .sha256) == examples?["sha-256"]?.string)
         #expect(ContentDigest.fieldValue(for: body, algorithm: .sha512) == examples?["sha-512"]?.string)
-        #expect(ContentDigest.fieldValue(for: [UInt8](), algorithm: .sha256) == examples?["empty_content_sha-256"]?.string)
+        #expect(
+            ContentDigest.fieldValue(for: [UInt8](), algorithm: .sha256) == examples?["empty_content_sha-256"]?.string)
     }
 }

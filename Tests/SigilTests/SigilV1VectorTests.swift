@@ -69,7 +69,8 @@ struct SigilV1VectorTests {
         }
         let message = try Fixtures.message(vector["message"]?.string ?? "")
         let expected = message.headers.first { $0.name == "X-Signature" }?.value
-        let signature = try signer.signature(for: Array((vector["signatureBase"]?.string ?? "").utf8), profile: .sigilV1)
+        let signature = try signer.signature(
+            for: Array((vector["signatureBase"]?.string ?? "").utf8), profile: .sigilV1)
         #expect(Base64URL.encode(signature) == expected)
     }
 
@@ -114,6 +115,7 @@ struct SigilV1VectorTests {
             #expect(try KeyFile.load(try Vectors.keyFile(file)).verificationKey.derivedKeyID == id)
         }
         // A private key derives the same ID as its public key.
-        #expect(try KeyFile.load(try Vectors.keyFile("ml-dsa-65.pem")).verificationKey.derivedKeyID == "7686f00d8bd4834f")
+        #expect(
+            try KeyFile.load(try Vectors.keyFile("ml-dsa-65.pem")).verificationKey.derivedKeyID == "7686f00d8bd4834f")
     }
 }

@@ -46,6 +46,7 @@ public enum BodyHash {
         let prefix = Array("application/".utf8)
         guard lowered.starts(with: prefix) else { return false }
         let subtype = lowered[prefix.count...]
-        return subtype.elementsEqual("json".utf8) || (subtype.count > 5 && subtype.suffix(5).elementsEqual("+json".utf8))
+        return subtype.elementsEqual("json".utf8)
+            || (subtype.count > 5 && subtype.suffix(5).elementsEqual("+json".utf8))
     }
 }

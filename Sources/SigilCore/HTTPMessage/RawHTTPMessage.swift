@@ -66,7 +66,9 @@ public struct RawHTTPMessage: Sendable {
                 throw SigilInputError("header \(name) is not valid UTF-8")
             }
             let trimmed = RFC9421.trimWhitespace(value)
-            guard HTTPField.isValidValue(trimmed) else { throw SigilInputError("header \(name) has invalid characters") }
+            guard HTTPField.isValidValue(trimmed) else {
+                throw SigilInputError("header \(name) has invalid characters")
+            }
             headers.append((name, trimmed))
         }
         self.startLine = startLine
@@ -76,7 +78,8 @@ public struct RawHTTPMessage: Sendable {
     }
 
     /// Creates a message from parts.
-    public init(startLine: String, headers: [(name: String, value: String)], body: [UInt8], lineEnding: String = "\r\n") {
+    public init(startLine: String, headers: [(name: String, value: String)], body: [UInt8], lineEnding: String = "\r\n")
+    {
         self.startLine = startLine
         self.headers = headers
         self.body = body

@@ -37,7 +37,9 @@ public enum KeyFile {
     ///     (P-256 → `ecdsa-p256-sha256`, RSA → `rsa-pss-sha512`, a secret → `hmac-sha256`).
     /// - Throws: ``SigilInputError`` for anything that is not a usable key, `algorithm-mismatch`
     ///   when the key cannot be used for `algorithm`.
-    public static func load(_ contents: some Collection<UInt8>, algorithm: SignatureAlgorithm? = nil) throws -> LoadedKey {
+    public static func load(_ contents: some Collection<UInt8>, algorithm: SignatureAlgorithm? = nil) throws
+        -> LoadedKey
+    {
         guard contents.count <= 1 << 20 else { throw SigilInputError("key file is larger than 1 MiB") }
         guard let text = String(validating: Array(contents), as: UTF8.self) else {
             throw SigilInputError("key file is not text (PEM or base64 expected)")
@@ -223,9 +225,11 @@ public enum KeyFile {
             return PEM.encode(der, label: "PRIVATE KEY")
         case .rsa(let key): return key.pkcs8PEMRepresentation + "\n"
         case .mlDSA65(let key):
-            return PEM.encode(mlDSAPrivateDER(oid: OID.mlDSA65, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
+            return PEM.encode(
+                mlDSAPrivateDER(oid: OID.mlDSA65, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
         case .mlDSA87(let key):
-            return PEM.encode(mlDSAPrivateDER(oid: OID.mlDSA87, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
+            return PEM.encode(
+                mlDSAPrivateDER(oid: OID.mlDSA87, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
         }
     }
 

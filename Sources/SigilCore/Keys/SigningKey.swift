@@ -91,7 +91,8 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible {
         case (.ed25519(let key), _):
             return Array(try key.signature(for: message))
         case (.rsa(let key), .rsaV15SHA256):
-            return Array(try key.signature(for: SHA256.hash(data: message), padding: .insecurePKCS1v1_5).rawRepresentation)
+            return Array(
+                try key.signature(for: SHA256.hash(data: message), padding: .insecurePKCS1v1_5).rawRepresentation)
         case (.rsa(let key), _):
             return Array(try key.signature(for: SHA512.hash(data: message), padding: .PSS).rawRepresentation)
         case (.mlDSA65(let key), _):

@@ -39,7 +39,8 @@ public enum SPKIPin {
                 case .constructed(let fields) = tbs.content
             else { throw SigilInputError("not an X.509 certificate") }
             var list = Array(fields)
-            if let first = list.first, first.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
+            if let first = list.first, first.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+            {
                 list.removeFirst()
             }
             guard list.count >= 6, list[5].identifier == .sequence else {

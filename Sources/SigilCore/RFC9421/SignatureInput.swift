@@ -185,7 +185,10 @@ public struct MessageSignatures: Sendable {
     /// Serializes one `label=:base64:` member of `Signature`.
     public static func signatureMember(label: String, signature: [UInt8]) throws -> String {
         var map = OrderedMap<String, ItemOrInnerList>()
-        map[label] = .item(Item(bareItem: RFC9651BareItem.undecodedByteSequence(Data(signature).base64EncodedString()), parameters: [:]))
+        map[label] = .item(
+            Item(
+                bareItem: RFC9651BareItem.undecodedByteSequence(Data(signature).base64EncodedString()), parameters: [:])
+        )
         var serializer = StructuredFieldValueSerializer()
         return String(decoding: try serializer.writeDictionaryFieldValue(map), as: UTF8.self)
     }

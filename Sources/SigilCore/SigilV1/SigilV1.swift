@@ -126,7 +126,8 @@ public enum SigilV1 {
             nonce: nonce,
             method: request.method.rawValue,
             canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
-            bodyHash: BodyHash.bytes(body, contentType: request.headerFields[.contentType], canonicalJSON: canonicalJSON)
+            bodyHash: BodyHash.bytes(
+                body, contentType: request.headerFields[.contentType], canonicalJSON: canonicalJSON)
         )
     }
 

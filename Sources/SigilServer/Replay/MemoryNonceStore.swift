@@ -109,7 +109,10 @@ public final class MemoryNonceStore: NonceStore {
         }
         nonceCopy.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         return hasher.finalize().withUnsafeBytes { raw in
-            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            (
+                raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            )
         }
     }
 

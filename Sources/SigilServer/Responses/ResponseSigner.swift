@@ -25,7 +25,8 @@ public struct ResponseSigner: Sendable {
             timestamp: timestamp,
             requestNonce: requestNonce,
             status: response.status.code,
-            bodyHash: BodyHash.bytes(body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
+            bodyHash: BodyHash.bytes(
+                body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
         )
         let signature = try signer.signature(for: base, profile: .sigilV1)
         return HTTPFields([

@@ -132,7 +132,9 @@ public struct RequestVerifier: Sendable {
         guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
         guard let keyID = try input.keyID else { throw SigilError(.missingComponent, "keyid is required") }
         guard let nonce = try input.nonce else { throw SigilError(.missingComponent, "nonce is required") }
-        guard KeyID.isValid(keyID) else { throw SigilError(.malformedSignature, "keyid must match [A-Za-z0-9._~-]{1,128}") }
+        guard KeyID.isValid(keyID) else {
+            throw SigilError(.malformedSignature, "keyid must match [A-Za-z0-9._~-]{1,128}")
+        }
         guard SigilV1.isValidNonce(nonce) else {
             throw SigilError(.malformedSignature, "nonce must match [A-Za-z0-9._~-]{16,128}")
         }
@@ -144,7 +146,8 @@ public struct RequestVerifier: Sendable {
         }
         let registered = try await lookUp(keyID, now: now)
         if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
-            throw SigilError(.algorithmMismatch, "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)")
+            throw SigilError(
+                .algorithmMismatch, "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)")
         }
         try checkBodyLimit(body)
         if input.components.contains(.contentDigest) {

@@ -1,2 +1,3 @@
 import ArgumentParser
+
 struct Bench: AsyncParsableCommand { func run() async throws {} }

@@ -2,7 +2,8 @@ import ArgumentParser
 import SigilCore
 
 struct Base: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the signature base a signed message's signature covers.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the signature base a signed message's signature covers.")
 
     @Option(name: .long, help: "sigil-v1 or rfc9421 (default: whichever the message carries).")
     var profile: SignatureProfile?

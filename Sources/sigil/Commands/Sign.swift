@@ -4,7 +4,8 @@ import SigilClient
 import SigilCore
 
 struct Sign: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Read a raw HTTP request on standard input; write it signed.")
+    static let configuration = CommandConfiguration(
+        abstract: "Read a raw HTTP request on standard input; write it signed.")
 
     @OptionGroup var keyOptions: KeyOptions
 
@@ -17,7 +18,11 @@ struct Sign: ParsableCommand {
     @Option(name: .long, help: "The nonce (default: 128 random bits).")
     var nonce: String?
 
-    @Option(name: .long, help: "rfc9421: comma-separated covered components (default @method,@authority,@path,@query and content-digest with a body).")
+    @Option(
+        name: .long,
+        help:
+            "rfc9421: comma-separated covered components (default @method,@authority,@path,@query and content-digest with a body)."
+    )
     var components: String?
 
     @Option(name: .long, help: "rfc9421: the signature label.")
@@ -37,12 +42,14 @@ struct Sign: ParsableCommand {
         switch profile {
         case .sigilV1:
             message.append(
-                try SigilV1.sign(request, body: message.body, signer: signer, keyID: keyID, timestamp: timestamp, nonce: nonce)
+                try SigilV1.sign(
+                    request, body: message.body, signer: signer, keyID: keyID, timestamp: timestamp, nonce: nonce)
             )
         case .rfc9421:
-            var covered = try components.map { list in
-                try list.split(separator: ",").map { try ComponentIdentifier.parse(String($0)) }
-            } ?? [.method, .authority, .path, .query]
+            var covered =
+                try components.map { list in
+                    try list.split(separator: ",").map { try ComponentIdentifier.parse(String($0)) }
+                } ?? [.method, .authority, .path, .query]
             if !message.body.isEmpty && request.headerFields[MessageSignatures.contentDigestField] == nil {
                 let digest = ContentDigest.fieldValue(for: message.body)
                 message.headers.append(("Content-Digest", digest))
