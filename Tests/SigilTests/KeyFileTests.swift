@@ -1,0 +1,89 @@
+import Foundation
+import SigilCore
+import Testing
+
+@Suite("Key files")
+struct KeyFileTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/keys")
+
+    static func load(_ name: String, _ algorithm: SignatureAlgorithm? = nil) throws -> LoadedKey {
+        try KeyFile.load(Array(try Data(contentsOf: fixtures.appendingPathComponent(name))), algorithm: algorithm)
+    }
+
+    @Test(
+        "files written by openssl and Python's cryptography load, sign and verify",
+        arguments: [
+            ("openssl-p256.pem", "openssl-p256.pub.pem", SignatureAlgorithm.ecdsaP256SHA256),
+            ("openssl-ed25519.pem", "openssl-ed25519.pub.pem", .ed25519),
+            ("openssl-rsa.pem", "openssl-rsa.pub.pem", .rsaPSSSHA512),
+            ("python-ml-dsa-65.pem", "python-ml-dsa-65.pub.pem", .mlDSA65),
+            ("python-ml-dsa-87.pem", "python-ml-dsa-87.pub.pem", .mlDSA87),
+        ]
+    )
+    func interoperableFiles(_ privateFile: String, _ publicFile: String, _ algorithm: SignatureAlgorithm) throws {
+        let privateKey = try Self.load(privateFile)
+        let publicKey = try Self.load(publicFile)
+        #expect(privateKey.algorithm == algorithm)
+        #expect(publicKey.signingKey == nil)
+        #expect(privateKey.verificationKey.derivedKeyID == publicKey.verificationKey.derivedKeyID)
+        let message = Array("sigil".utf8)
+        for profile in SignatureProfile.allCases {
+            let signature = try #require(privateKey.signingKey).signature(for: message, profile: profile)
+            #expect(publicKey.verificationKey.isValidSignature(signature, for: message, profile: profile))
+        }
+    }
+
+    @Test func sec1AndPythonEd25519Load() throws {
+        #expect(try Self.load("openssl-p384-sec1.pem").algorithm == .ecdsaP384SHA384)
+        #expect(try Self.load("python-ed25519.pem").algorithm == .ed25519)
+    }
+
+    @Test("what Sigil writes, Sigil reads back", arguments: SignatureAlgorithm.allCases)
+    func writtenFilesRoundTrip(_ algorithm: SignatureAlgorithm) throws {
+        let key = try SigningKey.generate(algorithm)
+        let file = try KeyFile.privateKeyFile(for: key)
+        let loaded = try KeyFile.load(Array(file.utf8), algorithm: algorithm)
+        #expect(loaded.verificationKey.derivedKeyID == (try key.verificationKey.derivedKeyID))
+        if let publicFile = KeyFile.publicKeyFile(for: try key.verificationKey) {
+            let publicKey = try KeyFile.load(Array(publicFile.utf8), algorithm: algorithm)
+            #expect(publicKey.verificationKey.derivedKeyID == loaded.verificationKey.derivedKeyID)
+            #expect(publicKey.signingKey == nil)
+        }
+    }
+
+    @Test func mlDSAPrivateKeyIsTheSeedForm() throws {
+        let key = try SigningKey.generate(.mlDSA65)
+        let (label, der) = try PEM.decode(try KeyFile.privateKeyFile(for: key))
+        #expect(label == "PRIVATE KEY")
+        #expect(der.count == 54)  // 30 34 | 02 01 00 | 30 0b 06 09 <oid> | 04 22 80 20 <seed>
+        #expect(Array(der[20..<22]) == [0x80, 0x20])
+        // The same layout as the vectors' key, written by Python's cryptography 48.
+        let vectorText = String(decoding: try Vectors.keyFile("ml-dsa-65.pem"), as: UTF8.self)
+        #expect(try PEM.decode(vectorText).der.prefix(22) == der.prefix(22))
+    }
+
+    @Test(
+        "garbage is a clear input error",
+        arguments: [
+            "", "not a key", "-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----\n",
+            "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n",
+            "-----BEGIN PUBLIC KEY-----\nMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n", "-----BEGIN PRIVATE KEY-----\nMAA=\n",
+            "c2hvcnQ=",
+        ]
+    )
+    func garbage(_ text: String) {
+        #expect(throws: SigilInputError.self) { try KeyFile.load(Array(text.utf8)) }
+    }
+
+    @Test func keyKindDecidesAlgorithm() throws {
+        #expect(throws: SigilError(.algorithmMismatch, "")) {
+            try Self.load("openssl-ed25519.pub.pem", .ecdsaP256SHA256)
+        }
+        #expect(throws: SigilError(.algorithmMismatch, "")) {
+            try KeyFile.load(Array("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".utf8), algorithm: .ed25519)
+        }
+        #expect(try Self.load("openssl-p256.pub.pem", .ecdsaP256SHA512).algorithm == .ecdsaP256SHA512)
+    }
+}
