@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import SigilClient
+import SigilCore
+import SigilServer
+import Testing
+
+@Suite("Replay protection")
+struct ReplayTests {
+    @Test func concurrentCopiesOfOneRequestAcceptOnce() async throws {
+        let setup = try await SigningSetup(.hmacSHA256)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.sigilV1).sign(&request, body: body)
+        let signed = request
+        let signedBody = body
+        let accepted = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<1000 {
+                group.addTask { (try? await setup.verifier.verify(signed, body: signedBody)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(accepted == 1)
+    }
+
+    @Test func futureDatedNonceOutlivesItsArrival() async throws {
+        let setup = try await SigningSetup(.ed25519)
+        var (request, body) = SigningSetup.jsonPost()
+        // Signed by a client whose clock is 299 s ahead.
+        let fastClock = ManualUnixClock(SigningSetup.start + 299)
+        let signer = RequestSigner(key: setup.key, keyID: setup.keyID, clock: fastClock)
+        try signer.sign(&request, body: body)
+        _ = try await setup.verifier.verify(request, body: body)
+        setup.clock.advance(by: 590)
+        #expect(await setup.verifier.failure(request, body: body) == .replayedNonce)
+        setup.clock.advance(by: 10)  // 600 s: now outside the window, refused by time instead
+        #expect(await setup.verifier.failure(request, body: body) == .timestampOutOfWindow)
+    }
+
+    @Test func restartRefusesRequestsOlderThanTheStore() async throws {
+        let setup = try await SigningSetup(.ecdsaP256SHA256)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.sigilV1).sign(&request, body: body)
+        _ = try await setup.verifier.verify(request, body: body)
+        // The process restarts 5 s later with an empty store: the old request is not replayable.
+        setup.clock.advance(by: 5)
+        let restarted = RequestVerifier(
+            keys: setup.directory,
+            nonces: MemoryNonceStore(clock: setup.clock),
+            clock: setup.clock
+        )
+        #expect(await restarted.failure(request, body: body) == .timestampOutOfWindow)
+        // A fresh request (the client re-syncs from serverTime) goes through.
+        var fresh = SigningSetup.jsonPost().0
+        try setup.signer(.sigilV1).sign(&fresh, body: body)
+        _ = try await restarted.verify(fresh, body: body)
+    }
+
+    struct BrokenStore: NonceStore {
+        func insert(keyID: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+            throw SigilInputError("connection refused")
+        }
+        var oldestAcceptableTimestamp: Int64? { nil }
+    }
+
+    @Test func storeFailureRefuses() async throws {
+        let setup = try await SigningSetup(.hmacSHA256)
+        let verifier = RequestVerifier(keys: setup.directory, nonces: BrokenStore(), clock: setup.clock)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.sigilV1).sign(&request, body: body)
+        #expect(await verifier.failure(request, body: body) == .storeUnavailable)
+        #expect(SigilError.Code.storeUnavailable.httpStatus == 503)
+    }
+
+    @Test func forgedRequestsDoNotConsumeNonces() async throws {
+        let setup = try await SigningSetup(.hmacSHA256)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.sigilV1, nonce: "nonce-forged-0000001").sign(&request, body: body)
+        #expect(await setup.verifier.failure(request, body: Array("{}".utf8)) == .invalidSignature)
+        _ = try await setup.verifier.verify(request, body: body)
+    }
+
+    @Test func rfc9421NoncesAreRecordedWithCreated() async throws {
+        let setup = try await SigningSetup(.ecdsaP256SHA256)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.rfc9421).sign(&request, body: body)
+        _ = try await setup.verifier.verify(request, body: body)
+        #expect(await setup.verifier.failure(request, body: body) == .replayedNonce)
+    }
+
+    @Test func expiredEntriesAreEvictedAsTheStoreFills() {
+        let store = MemoryNonceStore(clock: ManualUnixClock(0), shardCount: 1)
+        var now: Int64 = 1000
+        for round in 0..<50 {
+            for index in 0..<2000 {
+                #expect(store.insertSync(keyID: "k", nonce: "n-\(round)-\(index)", expiresAt: now + 60, now: now))
+            }
+            now += 61  // everything inserted so far has expired
+        }
+        // 2,000 live nonces at a time: the table never grows past what 2,000 need.
+        #expect(store.allocatedBytes <= 8192 * 24)
+        #expect(!store.insertSync(keyID: "k", nonce: "n-49-0", expiresAt: now + 60, now: now - 61))
+    }
+}
