@@ -53,8 +53,9 @@ public struct RandomNonceSource: NonceSource {
 
     public func next() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let hex = Hex.encode(bytes)
+        let high = generator.next()
+        let low = generator.next()
+        let hex = Hex.encode((0..<16).map { UInt8(truncatingIfNeeded: ($0 < 8 ? high : low) >> (UInt64($0 % 8) * 8)) })
         let parts = [
             hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
             hex.dropFirst(16).prefix(4), hex.dropFirst(20),

@@ -46,6 +46,25 @@ struct CanonicalTests {
         #expect(ECMAScriptNumber.serialize(value) == expected)
     }
 
+    @Test func shortDecimalFastPathAgreesWithDoubleFormatting() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let integerDigits = Int.random(in: 0...8, using: &generator)
+            let fractionDigits = Int.random(in: 1...9, using: &generator)
+            var literal = Bool.random(using: &generator) ? "-" : ""
+            literal += integerDigits == 0 ? "0" : String(Int.random(in: 1...9, using: &generator))
+            for _ in 1..<max(1, integerDigits) { literal += String(Int.random(in: 0...9, using: &generator)) }
+            literal += "."
+            for _ in 0..<fractionDigits { literal += String(Int.random(in: 0...9, using: &generator)) }
+            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map { String(decoding: $0, as: UTF8.self) }
+            #expect(canonical == ECMAScriptNumber.serialize(Double(literal)!), "\(literal)")
+        }
+        for literal in ["0.000001", "0.0000001", "-0.0", "100.000", "123456789012345.6", "0.10", "999999999999999.0"] {
+            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map { String(decoding: $0, as: UTF8.self) }
+            #expect(canonical == ECMAScriptNumber.serialize(Double(literal)!), "\(literal)")
+        }
+    }
+
     @Test func deepNestingIsRawNotACrash() {
         let deep =
             [UInt8](repeating: UInt8(ascii: "["), count: 100_000)

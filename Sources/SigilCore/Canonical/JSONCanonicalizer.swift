@@ -36,6 +36,7 @@ private struct Parser {
     var depth = 0
     var members: [Member] = []
     var keys: [UInt8] = []
+    var digits: [UInt8] = []
 
     init(input: UnsafeBufferPointer<UInt8>) {
         self.input = input
@@ -156,18 +157,27 @@ private struct Parser {
 
     /// Orders the members from `base` on by their names' UTF-16 code units, rejecting duplicates.
     mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
-        let count = members.count - base
-        guard count > 1 else { return true }
-        var inOrder = true
-        for index in (base + 1)..<members.count {
-            let order = compareKeys(members[index - 1], members[index])
-            if order == 0 { return false }
-            if order > 0 { inOrder = false }
+        guard members.count - base > 1 else { return true }
+        let order: [Member]?? = keys.withUnsafeBufferPointer { names in
+            members.withUnsafeBufferPointer { all in
+                let slice = UnsafeBufferPointer(rebasing: all[base...])
+                var inOrder = true
+                for index in 1..<slice.count {
+                    let order = Self.compare(slice[index - 1], slice[index], names)
+                    if order == 0 { return .some(nil) }
+                    if order > 0 { inOrder = false }
+                }
+                if inOrder { return nil }
+                var sorted = Array(slice)
+                sorted.sort { Self.compare($0, $1, names) < 0 }
+                for index in 1..<sorted.count where Self.compare(sorted[index - 1], sorted[index], names) == 0 {
+                    return .some(nil)
+                }
+                return .some(sorted)
+            }
         }
-        if inOrder { return true }
-        var sorted = Array(members[base...])
-        sorted.sort { compareKeys($0, $1) < 0 }
-        for index in 1..<sorted.count where compareKeys(sorted[index - 1], sorted[index]) == 0 { return false }
+        guard let order else { return true }  // already in order
+        guard let sorted = order else { return false }  // duplicate name
         var body = [UInt8]()
         body.reserveCapacity(out.count - bodyStart)
         for (offset, member) in sorted.enumerated() {
@@ -179,31 +189,27 @@ private struct Parser {
     }
 
     /// Compares two decoded (UTF-8) names in UTF-16 code unit order, as RFC 8785 section 3.2.3 asks.
-    func compareKeys(_ lhs: Member, _ rhs: Member) -> Int {
+    static func compare(_ lhs: Member, _ rhs: Member, _ names: UnsafeBufferPointer<UInt8>) -> Int {
         let lhsCount = lhs.keyEnd - lhs.keyStart
         let rhsCount = rhs.keyEnd - rhs.keyStart
         let shared = min(lhsCount, rhsCount)
         var offset = 0
         while offset < shared {
-            let left = keys[lhs.keyStart + offset]
-            let right = keys[rhs.keyStart + offset]
+            let left = names[lhs.keyStart + offset]
+            let right = names[rhs.keyStart + offset]
             if left != right {
                 // UTF-8 byte order equals code point order; it differs from UTF-16 order only between
                 // a supplementary character (4-byte lead 0xF0-0xF4, a surrogate pair in UTF-16) and
-                // U+E000-U+FFFF (3-byte lead 0xEE or 0xEF), where surrogates sort first.
-                if left >= 0xF0 && (right == 0xEE || right == 0xEF) && isLead(lhs, offset) { return -1 }
-                if right >= 0xF0 && (left == 0xEE || left == 0xEF) && isLead(rhs, offset) { return 1 }
+                // U+E000-U+FFFF (3-byte lead 0xEE or 0xEF), where surrogates sort first. Both names
+                // share the bytes before `offset`, so a lead byte in one is a lead byte in the other.
+                let atLead = left & 0xC0 != 0x80
+                if atLead && left >= 0xF0 && (right == 0xEE || right == 0xEF) { return -1 }
+                if atLead && right >= 0xF0 && (left == 0xEE || left == 0xEF) { return 1 }
                 return left < right ? -1 : 1
             }
             offset += 1
         }
         return lhsCount == rhsCount ? 0 : (lhsCount < rhsCount ? -1 : 1)
-    }
-
-    /// Whether the byte at `offset` of the member's name starts a character (both names share the
-    /// bytes before it, so a lead byte there is a lead byte in both).
-    func isLead(_ member: Member, _ offset: Int) -> Bool {
-        keys[member.keyStart + offset] & 0xC0 != 0x80
     }
 
     /// Parses a string and writes its JCS form; a member name is also kept decoded in `keys`.
@@ -357,6 +363,7 @@ private struct Parser {
         }
         let integerEnd = position
         var isInteger = true
+        var hasExponent = false
         if peek() == UInt8(ascii: ".") {
             isInteger = false
             position += 1
@@ -365,6 +372,7 @@ private struct Parser {
         }
         if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             isInteger = false
+            hasExponent = true
             position += 1
             if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
             guard let digit = peek(), isDigit(digit) else { return false }
@@ -377,9 +385,46 @@ private struct Parser {
             out.append(contentsOf: digits)
             return true
         }
+        if !hasExponent && appendShortDecimal(
+            integer: UnsafeBufferPointer(rebasing: input[integerStart..<integerEnd]),
+            fraction: UnsafeBufferPointer(rebasing: input[(integerEnd + 1)..<position]),
+            negative: negative
+        ) {
+            return true
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { return false }
         out.append(contentsOf: ECMAScriptNumber.serialize(value).utf8)
+        return true
+    }
+
+    /// The fast path for a decimal without exponent of at most 15 significant digits: every such
+    /// decimal is recovered exactly from its double, so its own digits are the shortest that
+    /// round-trip and only the layout needs ECMAScript's rules. Returns `false` to take the slow path.
+    mutating func appendShortDecimal(
+        integer: UnsafeBufferPointer<UInt8>,
+        fraction: UnsafeBufferPointer<UInt8>,
+        negative: Bool
+    ) -> Bool {
+        digits.removeAll(keepingCapacity: true)
+        var n: Int
+        if integer.count == 1 && integer[0] == UInt8(ascii: "0") {
+            var leadingZeros = 0
+            while leadingZeros < fraction.count && fraction[leadingZeros] == UInt8(ascii: "0") { leadingZeros += 1 }
+            n = -leadingZeros
+            digits.append(contentsOf: UnsafeBufferPointer(rebasing: fraction[leadingZeros...]))
+        } else {
+            n = integer.count
+            digits.append(contentsOf: integer)
+            digits.append(contentsOf: fraction)
+        }
+        while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
+        if digits.isEmpty {
+            out.append(UInt8(ascii: "0"))
+            return true
+        }
+        guard digits.count <= 15 && n > -6 && n <= 21 else { return false }
+        ECMAScriptNumber.appendFixed(digits: digits, n: n, negative: negative, to: &out)
         return true
     }
 
@@ -391,6 +436,28 @@ private struct Parser {
         if digits.count < 16 { return true }
         if digits.count > 16 { return false }
         return !"9007199254740991".utf8.lexicographicallyPrecedes(digits)
+    }
+}
+
+extension ECMAScriptNumber {
+    /// Appends the ECMAScript form of 0.`digits` × 10^`n` when −6 < n ≤ 21 (no exponent), where
+    /// `digits` has no leading or trailing zeros.
+    static func appendFixed(digits: [UInt8], n: Int, negative: Bool, to out: inout [UInt8]) {
+        if negative { out.append(UInt8(ascii: "-")) }
+        let k = digits.count
+        if k <= n {
+            out.append(contentsOf: digits)
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+        } else if n > 0 {
+            out.append(contentsOf: digits[..<n])
+            out.append(UInt8(ascii: "."))
+            out.append(contentsOf: digits[n...])
+        } else {
+            out.append(UInt8(ascii: "0"))
+            out.append(UInt8(ascii: "."))
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
+            out.append(contentsOf: digits)
+        }
     }
 }
 
@@ -427,21 +494,20 @@ public enum ECMAScriptNumber {
             n -= 1
         }
         while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
-        let k = digits.count
-        let s = String(decoding: digits, as: UTF8.self)
-        let sign = value < 0 ? "-" : ""
-        if k <= n && n <= 21 {
-            return sign + s + String(repeating: "0", count: n - k)
+        var out = [UInt8]()
+        if -6 < n && n <= 21 {
+            appendFixed(digits: digits, n: n, negative: value < 0, to: &out)
+        } else {
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[0])
+            if digits.count > 1 {
+                out.append(UInt8(ascii: "."))
+                out.append(contentsOf: digits[1...])
+            }
+            let e = n - 1
+            out += (e < 0 ? "e-" : "e+").utf8
+            out += String(e.magnitude).utf8
         }
-        if 0 < n && n <= 21 {
-            return sign + String(s.prefix(n)) + "." + String(s.dropFirst(n))
-        }
-        if -6 < n && n <= 0 {
-            return sign + "0." + String(repeating: "0", count: -n) + s
-        }
-        let e = n - 1
-        let exponentText = (e < 0 ? "-" : "+") + String(e.magnitude)
-        if k == 1 { return sign + s + "e" + exponentText }
-        return sign + String(s.prefix(1)) + "." + String(s.dropFirst()) + "e" + exponentText
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -214,7 +214,7 @@ public enum KeyFile {
     public static func privateKeyFile(for key: SigningKey) throws -> String {
         switch key.material {
         case .hmac(let secret):
-            return secret.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
+            return secret.key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
         case .p256(let key): return key.pemRepresentation + "\n"
         case .p384(let key): return key.pemRepresentation + "\n"
         case .ed25519(let key):

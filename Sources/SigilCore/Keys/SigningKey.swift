@@ -16,7 +16,7 @@ public protocol SignatureProvider: Sendable {
 /// - Warning: holds secret material. It is never printed: `description` names only the algorithm.
 public struct SigningKey: SignatureProvider, CustomStringConvertible {
     enum Material: Sendable {
-        case hmac(SymmetricKey)
+        case hmac(HMACSecret)
         case p256(P256.Signing.PrivateKey)
         case p384(P384.Signing.PrivateKey)
         case ed25519(Curve25519.Signing.PrivateKey)
@@ -38,9 +38,7 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible {
 
     /// Creates an HMAC-SHA256 key from a shared secret of at least 32 bytes.
     public init(hmacSecret secret: some ContiguousBytes) throws {
-        let key = SymmetricKey(data: secret)
-        guard key.bitCount >= 256 else { throw SigilInputError("an HMAC secret must be at least 32 bytes") }
-        try self.init(material: .hmac(key), algorithm: .hmacSHA256)
+        try self.init(material: .hmac(try HMACSecret(secret)), algorithm: .hmacSHA256)
     }
 
     /// Generates a new key for `algorithm` from the system's secure random source.
@@ -49,7 +47,7 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible {
     public static func generate(_ algorithm: SignatureAlgorithm) throws -> SigningKey {
         let material: Material
         switch algorithm {
-        case .hmacSHA256: material = .hmac(SymmetricKey(size: .bits256))
+        case .hmacSHA256: material = .hmac(HMACSecret(key: SymmetricKey(size: .bits256)))
         case .ecdsaP256SHA256, .ecdsaP256SHA512: material = .p256(P256.Signing.PrivateKey())
         case .ecdsaP384SHA384: material = .p384(P384.Signing.PrivateKey())
         case .ed25519: material = .ed25519(Curve25519.Signing.PrivateKey())
@@ -77,8 +75,8 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible {
 
     public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
         switch (material, algorithm) {
-        case (.hmac(let key), _):
-            return Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+        case (.hmac(let secret), _):
+            return Array(secret.authenticationCode(for: message))
         case (.p256(let key), .ecdsaP256SHA512):
             let signature = try key.signature(for: SHA512.hash(data: message))
             return Array(profile == .sigilV1 ? signature.derRepresentation : signature.rawRepresentation)

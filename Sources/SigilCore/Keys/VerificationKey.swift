@@ -8,7 +8,7 @@ import _CryptoExtras
 /// and never lets the message choose. An HMAC secret is never tried as a public key or the reverse.
 public struct VerificationKey: Sendable {
     enum Material: Sendable {
-        case hmac(SymmetricKey)
+        case hmac(HMACSecret)
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
         case ed25519(Curve25519.Signing.PublicKey)
@@ -33,9 +33,7 @@ public struct VerificationKey: Sendable {
     ///
     /// - Throws: ``SigilInputError`` when the secret is shorter than 32 bytes.
     public init(hmacSecret secret: some ContiguousBytes) throws {
-        let key = SymmetricKey(data: secret)
-        guard key.bitCount >= 256 else { throw SigilInputError("an HMAC secret must be at least 32 bytes") }
-        try self.init(material: .hmac(key), algorithm: .hmacSHA256)
+        try self.init(material: .hmac(try HMACSecret(secret)), algorithm: .hmacSHA256)
     }
 
     /// The algorithms a key of this kind can be registered for, the default first.
@@ -94,8 +92,9 @@ public struct VerificationKey: Sendable {
     /// compared in constant time.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8], profile: SignatureProfile) -> Bool {
         switch (material, algorithm) {
-        case (.hmac(let key), _):
-            return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: key)
+        case (.hmac(let secret), _):
+            // `==` between a MAC and bytes is swift-crypto's constant-time comparison.
+            return signature.count == SHA256.byteCount && secret.authenticationCode(for: message) == signature
         case (.p256(let key), .ecdsaP256SHA512):
             guard let parsed = Self.p256Signature(signature, profile: profile) else { return false }
             return key.isValidSignature(parsed, for: SHA512.hash(data: message))
@@ -133,6 +132,30 @@ public struct VerificationKey: Sendable {
         case .sigilV1: return try? P256.Signing.ECDSASignature(derRepresentation: signature)
         case .rfc9421: return try? P256.Signing.ECDSASignature(rawRepresentation: signature)
         }
+    }
+}
+
+/// An HMAC-SHA256 secret with its key schedule computed once, so each signature costs only the
+/// hashing of the message.
+struct HMACSecret: Sendable {
+    let key: SymmetricKey
+    private let keyed: HMAC<SHA256>
+
+    init(_ secret: some ContiguousBytes) throws {
+        key = SymmetricKey(data: secret)
+        guard key.bitCount >= 256 else { throw SigilInputError("an HMAC secret must be at least 32 bytes") }
+        keyed = HMAC<SHA256>(key: key)
+    }
+
+    init(key: SymmetricKey) {
+        self.key = key
+        keyed = HMAC<SHA256>(key: key)
+    }
+
+    func authenticationCode(for message: [UInt8]) -> HMAC<SHA256>.MAC {
+        var mac = keyed
+        mac.update(data: message)
+        return mac.finalize()
     }
 }
 

@@ -1,3 +1,223 @@
 import ArgumentParser
+import Foundation
+import HTTPTypes
+import SigilClient
+import SigilCore
+import SigilServer
 
-struct Bench: AsyncParsableCommand { func run() async throws {} }
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure verification, signing, the nonce store and canonicalization (build with -c release).",
+        discussion: "Verification runs on one task, so one core; figures are ratios within one run."
+    )
+
+    @Option(name: .long, help: "Seconds per measurement.")
+    var seconds: Double = 1
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    @Option(name: .long, help: "Only these algorithms (comma-separated).")
+    var algorithms: String?
+
+    func run() async throws {
+        #if DEBUG
+        FileHandle.standardError.write(Data("sigil: warning: a debug build; run `swift run -c release sigil bench`\n".utf8))
+        #endif
+        let selected = try algorithms.map { list in
+            try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
+        } ?? SignatureAlgorithm.allCases
+        var rows: [AlgorithmFigures] = []
+        for algorithm in selected {
+            rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())
+        }
+        let nonces = NonceStoreBench.run(count: 1_000_000)
+        let canonicalization = CanonicalizationBench.run(seconds: seconds)
+        if json {
+            let object: [String: Any] = [
+                "algorithms": rows.map(\.dictionary),
+                "nonceStore": ["insertsPerSecond": nonces.insertsPerSecond, "bytesPerNonce": nonces.bytesPerNonce],
+                "canonicalizationMBPerSecond": canonicalization,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        print("| algorithm | raw verify/s | sigil-v1 full/s | ratio | rfc9421 full/s | ratio | sign/s |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for row in rows {
+            print(
+                "| \(row.algorithm) | \(format(row.rawVerify)) | \(format(row.sigilV1Full)) | "
+                    + "\(String(format: "%.2f", row.sigilV1Ratio)) | \(format(row.rfc9421Full)) | "
+                    + "\(String(format: "%.2f", row.rfc9421Ratio)) | \(format(row.sign)) |"
+            )
+        }
+        print()
+        print("| measure | value |")
+        print("|---|---:|")
+        print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(format(nonces.insertsPerSecond)) |")
+        print("| MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |")
+        print("| JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |")
+    }
+
+    func format(_ value: Double) -> String {
+        let rounded = Int(value.rounded())
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        formatter.groupingSeparator = ","
+        return formatter.string(from: NSNumber(value: rounded)) ?? String(rounded)
+    }
+}
+
+struct AlgorithmFigures {
+    let algorithm: SignatureAlgorithm
+    let rawVerify: Double
+    let sigilV1Full: Double
+    let rfc9421Full: Double
+    let sign: Double
+    var sigilV1Ratio: Double { sigilV1Full / rawVerify }
+    var rfc9421Ratio: Double { rfc9421Full / rawVerify }
+
+    var dictionary: [String: Any] {
+        [
+            "algorithm": algorithm.rawValue, "rawVerifyPerSecond": rawVerify, "sigilV1FullPerSecond": sigilV1Full,
+            "sigilV1Ratio": sigilV1Ratio, "rfc9421FullPerSecond": rfc9421Full, "rfc9421Ratio": rfc9421Ratio,
+            "signPerSecond": sign,
+        ]
+    }
+}
+
+/// A clock for measurements.
+enum Stopwatch {
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// A 1 KiB JSON body with members out of order, as a mobile app sends.
+enum BenchBody {
+    static let json: [UInt8] = {
+        var text = "{\"to\":\"acct_2\",\"amount\":\"25.00\",\"currency\":\"EUR\",\"memo\":\"rent\",\"items\":["
+        var index = 0
+        while text.utf8.count < 960 {
+            if index > 0 { text += "," }
+            text += "{\"sku\":\"item-\(index)\",\"qty\":\(index + 1),\"price\":\(index).5}"
+            index += 1
+        }
+        text += "]}"
+        while text.utf8.count < 1024 { text.insert(" ", at: text.index(before: text.endIndex)) }
+        return Array(text.utf8)
+    }()
+}
+
+struct AlgorithmBench {
+    let algorithm: SignatureAlgorithm
+    let seconds: Double
+
+    func run() async throws -> AlgorithmFigures {
+        let key = try SigningKey.generate(algorithm)
+        let verificationKey = try key.verificationKey
+        let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
+        let clock = ManualUnixClock(1_763_769_600)
+
+        // Raw: the same signature and a base of the same size, checked over and over.
+        let base = Array(repeating: UInt8(ascii: "a"), count: 150)
+        let signature = try key.signature(for: base, profile: .rfc9421)
+        let raw = measure { _ = verificationKey.isValidSignature(signature, for: base, profile: .rfc9421) }
+
+        // Signing.
+        let sign = measure { _ = try? key.signature(for: base, profile: .sigilV1) }
+
+        // Full verifications, each with a fresh nonce, signed beforehand.
+        var full: [SignatureProfile: Double] = [:]
+        for profile in SignatureProfile.allCases {
+            let poolSize = max(200, min(Int(raw * seconds * 1.2), 300_000))
+            var pool: [HTTPRequest] = []
+            pool.reserveCapacity(poolSize)
+            let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
+            for _ in 0..<poolSize {
+                var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+                request.headerFields[.contentType] = "application/json"
+                try signer.sign(&request, body: BenchBody.json)
+                pool.append(request)
+            }
+            let directory = MemoryKeyDirectory()
+            try await directory.add(verificationKey, keyID: keyID)
+            let verifier = RequestVerifier(keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
+            _ = try await verifier.verify(pool[0], body: BenchBody.json)  // warm up
+            var index = 1
+            let deadline = Stopwatch.now() + UInt64(seconds * 1e9)
+            let start = Stopwatch.now()
+            while index < pool.count && Stopwatch.now() < deadline {
+                _ = try await verifier.verify(pool[index], body: BenchBody.json)
+                index += 1
+            }
+            full[profile] = Double(index - 1) / (Double(Stopwatch.now() - start) / 1e9)
+        }
+        return AlgorithmFigures(
+            algorithm: algorithm,
+            rawVerify: raw,
+            sigilV1Full: full[.sigilV1] ?? 0,
+            rfc9421Full: full[.rfc9421] ?? 0,
+            sign: sign
+        )
+    }
+
+    /// Operations per second of `body`, run in batches for `seconds`.
+    func measure(_ body: () -> Void) -> Double {
+        body()
+        var count = 0
+        let start = Stopwatch.now()
+        let deadline = start + UInt64(seconds * 1e9)
+        while Stopwatch.now() < deadline {
+            for _ in 0..<16 { body() }
+            count += 16
+        }
+        return Double(count) / (Double(Stopwatch.now() - start) / 1e9)
+    }
+}
+
+enum NonceStoreBench {
+    static func run(count: Int) -> (insertsPerSecond: Double, bytesPerNonce: Double) {
+        let store = MemoryNonceStore(clock: ManualUnixClock(0))
+        let nonces = (0..<count).map { String(format: "%08x-bench-nonce-%010d", $0 & 0xFFFF_FFFF, $0) }
+        let now: Int64 = 1_763_769_600
+        let elapsed = Stopwatch.seconds {
+            for nonce in nonces { _ = store.insertSync(keyID: "bench-key", nonce: nonce, expiresAt: now + 660, now: now) }
+        }
+        return (Double(count) / elapsed, Double(store.allocatedBytes) / Double(count))
+    }
+}
+
+enum CanonicalizationBench {
+    /// A 1 MiB JSON document of user records, members out of order.
+    static let document: [UInt8] = {
+        var text = "["
+        var index = 0
+        while text.utf8.count < 1 << 20 {
+            if index > 0 { text += "," }
+            text +=
+                "{\"name\":\"User \(index)\",\"id\":\(index),\"email\":\"user\(index)@example.com\","
+                + "\"active\":\(index % 2 == 0),\"score\":\(Double(index) / 8),\"tags\":[\"a\",\"b\\n\",\"ü\"],"
+                + "\"address\":{\"zip\":\"\(10000 + index)\",\"city\":\"Zürich\",\"street\":\"Main St \(index)\"}}"
+            index += 1
+        }
+        return Array((text + "]").utf8)
+    }()
+
+    static func run(seconds: Double) -> Double {
+        _ = JSONCanonicalizer.canonicalize(document)
+        var bytes = 0
+        let start = Stopwatch.now()
+        let deadline = start + UInt64(seconds * 1e9)
+        repeat {
+            _ = JSONCanonicalizer.canonicalize(document)
+            bytes += document.count
+        } while Stopwatch.now() < deadline
+        return Double(bytes) / (Double(Stopwatch.now() - start) / 1e9) / 1e6
+    }
+}
