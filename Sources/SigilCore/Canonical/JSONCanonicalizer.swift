@@ -37,6 +37,7 @@ private struct Parser {
     var members: [Member] = []
     var keys: [UInt8] = []
     var digits: [UInt8] = []
+    var scratch: [UInt8] = []
 
     init(input: UnsafeBufferPointer<UInt8>) {
         self.input = input
@@ -53,12 +54,17 @@ private struct Parser {
 
     @inline(__always)
     mutating func skipWhitespace() {
-        while position < input.count {
-            switch input[position] {
-            case 0x20, 0x09, 0x0A, 0x0D: position += 1
-            default: return
+        var index = position
+        let end = input.count
+        while index < end {
+            switch input[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default:
+                position = index
+                return
             }
         }
+        position = index
     }
 
     @inline(__always)
@@ -156,35 +162,64 @@ private struct Parser {
     }
 
     /// Orders the members from `base` on by their names' UTF-16 code units, rejecting duplicates.
+    ///
+    /// Allocation-free once warm: members are sorted in place on the member stack and the object's
+    /// body is rewritten from a reused scratch buffer.
     mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
-        guard members.count - base > 1 else { return true }
-        let order: [Member]?? = keys.withUnsafeBufferPointer { names in
-            members.withUnsafeBufferPointer { all in
-                let slice = UnsafeBufferPointer(rebasing: all[base...])
+        let count = members.count - base
+        guard count > 1 else { return true }
+        let names = keys
+        let result: Int? = names.withUnsafeBufferPointer { names in
+            members.withUnsafeMutableBufferPointer { all in
+                var slice = UnsafeMutableBufferPointer(rebasing: all[base...])
                 var inOrder = true
-                for index in 1..<slice.count {
+                for index in 1..<count {
                     let order = Self.compare(slice[index - 1], slice[index], names)
-                    if order == 0 { return .some(nil) }
+                    if order == 0 { return nil }
                     if order > 0 { inOrder = false }
                 }
-                if inOrder { return nil }
-                var sorted = Array(slice)
-                sorted.sort { Self.compare($0, $1, names) < 0 }
-                for index in 1..<sorted.count where Self.compare(sorted[index - 1], sorted[index], names) == 0 {
-                    return .some(nil)
+                if inOrder { return 0 }
+                if count <= 16 {
+                    for index in 1..<count {  // insertion sort: objects are small
+                        let member = slice[index]
+                        var position = index
+                        while position > 0 && Self.compare(member, slice[position - 1], names) < 0 {
+                            slice[position] = slice[position - 1]
+                            position -= 1
+                        }
+                        slice[position] = member
+                    }
+                } else {
+                    slice.sort { Self.compare($0, $1, names) < 0 }
                 }
-                return .some(sorted)
+                for index in 1..<count where Self.compare(slice[index - 1], slice[index], names) == 0 { return nil }
+                return 1
             }
         }
-        guard let order else { return true }  // already in order
-        guard let sorted = order else { return false }  // duplicate name
-        var body = [UInt8]()
-        body.reserveCapacity(out.count - bodyStart)
-        for (offset, member) in sorted.enumerated() {
-            if offset > 0 { body.append(UInt8(ascii: ",")) }
-            body.append(contentsOf: out[member.start..<member.end])
+        guard let result else { return false }  // a duplicate name
+        if result == 0 { return true }  // already in order
+        // Copy the body aside, then write the members back in order (same total length).
+        let bodyLength = out.count - bodyStart
+        if scratch.count < bodyLength { scratch = [UInt8](repeating: 0, count: max(bodyLength, 2 * scratch.count)) }
+        let ordered = members
+        scratch.withUnsafeMutableBufferPointer { aside in
+            out.withUnsafeMutableBufferPointer { output in
+                let body = UnsafeMutableBufferPointer(rebasing: output[bodyStart...])
+                _ = aside.initialize(fromContentsOf: body)
+                var cursor = 0
+                for index in base..<ordered.count {
+                    if index > base {
+                        body[cursor] = UInt8(ascii: ",")
+                        cursor += 1
+                    }
+                    let member = ordered[index]
+                    let length = member.end - member.start
+                    let source = UnsafeMutableBufferPointer(rebasing: aside[(member.start - bodyStart)..<(member.end - bodyStart)])
+                    UnsafeMutableBufferPointer(rebasing: body[cursor..<(cursor + length)]).update(fromContentsOf: source)
+                    cursor += length
+                }
+            }
         }
-        out.replaceSubrange(bodyStart..., with: body)
         return true
     }
 
@@ -219,11 +254,14 @@ private struct Parser {
         while true {
             // Copy the longest run of bytes that need no attention.
             let runStart = position
-            while position < input.count {
-                let byte = input[position]
+            var index = position
+            let end = input.count
+            while index < end {
+                let byte = input[index]
                 if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
-                position += 1
+                index += 1
             }
+            position = index
             if position > runStart {
                 let run = UnsafeBufferPointer(rebasing: input[runStart..<position])
                 out.append(contentsOf: run)

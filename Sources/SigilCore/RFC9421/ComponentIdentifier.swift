@@ -9,10 +9,18 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// The parameters, in order.
     public let parameters: [(String, RFC9651BareItem)]
 
+    /// The identifier's serialization, as it starts a signature base line: `"@query-param";name="Pet"`.
+    public let serialized: String
+
     /// Creates an identifier.
     public init(_ name: String, parameters: [(String, RFC9651BareItem)] = []) {
         self.name = name.hasPrefix("@") ? name : name.lowercased()
         self.parameters = parameters
+        var map = OrderedMap<String, RFC9651BareItem>()
+        for (key, value) in parameters { map[key] = value }
+        var serializer = StructuredFieldValueSerializer()
+        let bytes = try? serializer.writeItemFieldValue(Item(bareItem: .string(self.name), parameters: map))
+        self.serialized = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "\"\(self.name)\""
     }
 
     /// Whether the component is derived (`@…`).
@@ -32,13 +40,6 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
         var map = OrderedMap<String, RFC9651BareItem>()
         for (key, value) in parameters { map[key] = value }
         return Item(bareItem: .string(name), parameters: map)
-    }
-
-    /// The identifier's serialization, as it starts a signature base line: `"@query-param";name="Pet"`.
-    public var serialized: String {
-        var serializer = StructuredFieldValueSerializer()
-        let bytes = (try? serializer.writeItemFieldValue(item)) ?? Array("\"\(name)\"".utf8)
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var description: String { serialized }

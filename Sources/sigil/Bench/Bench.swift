@@ -20,10 +20,19 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: "Only these algorithms (comma-separated).")
     var algorithms: String?
 
+    @Flag(name: .long, help: "Print the cost of each stage of one sigil-v1 HMAC verification instead.")
+    var breakdown = false
+
     func run() async throws {
         #if DEBUG
         FileHandle.standardError.write(Data("sigil: warning: a debug build; run `swift run -c release sigil bench`\n".utf8))
         #endif
+        if breakdown {
+            for (stage, microseconds) in try await BreakdownBench.run(seconds: seconds) {
+                print("\(stage): \(String(format: "%.2f", microseconds)) µs")
+            }
+            return
+        }
         let selected = try algorithms.map { list in
             try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
         } ?? SignatureAlgorithm.allCases
@@ -43,14 +52,16 @@ struct Bench: AsyncParsableCommand {
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        print("| algorithm | raw verify/s | sigil-v1 full/s | ratio | rfc9421 full/s | ratio | sign/s |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| algorithm | profile | raw verify/s | full verify/s | full/raw | sign/s |")
+        print("|---|---|---:|---:|---:|---:|")
         for row in rows {
-            print(
-                "| \(row.algorithm) | \(format(row.rawVerify)) | \(format(row.sigilV1Full)) | "
-                    + "\(String(format: "%.2f", row.sigilV1Ratio)) | \(format(row.rfc9421Full)) | "
-                    + "\(String(format: "%.2f", row.rfc9421Ratio)) | \(format(row.sign)) |"
-            )
+            for profile in SignatureProfile.allCases {
+                print(
+                    "| \(row.algorithm) | \(profile) | \(format(row.rawVerify[profile] ?? 0)) | "
+                        + "\(format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
+                        + "\(format(row.sign)) |"
+                )
+            }
         }
         print()
         print("| measure | value |")
@@ -71,19 +82,23 @@ struct Bench: AsyncParsableCommand {
 
 struct AlgorithmFigures {
     let algorithm: SignatureAlgorithm
-    let rawVerify: Double
-    let sigilV1Full: Double
-    let rfc9421Full: Double
+    /// swift-crypto's verify of one signature in the profile's encoding, over a base of the same size.
+    let rawVerify: [SignatureProfile: Double]
+    /// Full verifications through `RequestVerifier`, each a different request with a fresh nonce.
+    let fullVerify: [SignatureProfile: Double]
     let sign: Double
-    var sigilV1Ratio: Double { sigilV1Full / rawVerify }
-    var rfc9421Ratio: Double { rfc9421Full / rawVerify }
+
+    func ratio(_ profile: SignatureProfile) -> Double { (fullVerify[profile] ?? 0) / (rawVerify[profile] ?? 1) }
 
     var dictionary: [String: Any] {
-        [
-            "algorithm": algorithm.rawValue, "rawVerifyPerSecond": rawVerify, "sigilV1FullPerSecond": sigilV1Full,
-            "sigilV1Ratio": sigilV1Ratio, "rfc9421FullPerSecond": rfc9421Full, "rfc9421Ratio": rfc9421Ratio,
-            "signPerSecond": sign,
-        ]
+        var result: [String: Any] = ["algorithm": algorithm.rawValue, "signPerSecond": sign]
+        for profile in SignatureProfile.allCases {
+            result[profile.rawValue] = [
+                "rawVerifyPerSecond": rawVerify[profile] ?? 0, "fullVerifyPerSecond": fullVerify[profile] ?? 0,
+                "ratio": ratio(profile),
+            ]
+        }
+        return result
     }
 }
 
@@ -124,10 +139,13 @@ struct AlgorithmBench {
         let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
         let clock = ManualUnixClock(1_763_769_600)
 
-        // Raw: the same signature and a base of the same size, checked over and over.
+        // Raw: one signature in each profile's encoding over a base of the same size, checked over and over.
         let base = Array(repeating: UInt8(ascii: "a"), count: 150)
-        let signature = try key.signature(for: base, profile: .rfc9421)
-        let raw = measure { _ = verificationKey.isValidSignature(signature, for: base, profile: .rfc9421) }
+        var raw: [SignatureProfile: Double] = [:]
+        for profile in SignatureProfile.allCases {
+            let signature = try key.signature(for: base, profile: profile)
+            raw[profile] = measure { _ = verificationKey.isValidSignature(signature, for: base, profile: profile) }
+        }
 
         // Signing.
         let sign = measure { _ = try? key.signature(for: base, profile: .sigilV1) }
@@ -135,7 +153,7 @@ struct AlgorithmBench {
         // Full verifications, each with a fresh nonce, signed beforehand.
         var full: [SignatureProfile: Double] = [:]
         for profile in SignatureProfile.allCases {
-            let poolSize = max(200, min(Int(raw * seconds * 1.2), 300_000))
+            let poolSize = max(200, min(Int((raw[profile] ?? 0) * seconds * 1.2), 300_000))
             var pool: [HTTPRequest] = []
             pool.reserveCapacity(poolSize)
             let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
@@ -158,13 +176,7 @@ struct AlgorithmBench {
             }
             full[profile] = Double(index - 1) / (Double(Stopwatch.now() - start) / 1e9)
         }
-        return AlgorithmFigures(
-            algorithm: algorithm,
-            rawVerify: raw,
-            sigilV1Full: full[.sigilV1] ?? 0,
-            rfc9421Full: full[.rfc9421] ?? 0,
-            sign: sign
-        )
+        return AlgorithmFigures(algorithm: algorithm, rawVerify: raw, fullVerify: full, sign: sign)
     }
 
     /// Operations per second of `body`, run in batches for `seconds`.

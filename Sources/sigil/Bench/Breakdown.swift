@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import SigilClient
+import SigilCore
+import SigilServer
+
+/// Per-stage cost of one sigil-v1 verification of the 1 KiB JSON POST (`sigil bench --breakdown`).
+enum BreakdownBench {
+    static func run(seconds: Double) async throws -> [(String, Double)] {
+        let key = try SigningKey.generate(.hmacSHA256)
+        let clock = ManualUnixClock(1_763_769_600)
+        var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+        request.headerFields[.contentType] = "application/json"
+        try RequestSigner(key: key, keyID: "bench-hmac-key", clock: clock).sign(&request, body: BenchBody.json)
+        let body = BenchBody.json
+        let directory = MemoryKeyDirectory()
+        try await directory.add(try key.verificationKey, keyID: "bench-hmac-key")
+        let headers = try SigilV1.parseRequestHeaders(request.headerFields)
+        let base = SigilV1.requestBase(for: request, body: body, timestamp: headers.timestampText, nonce: headers.nonce)
+        let verificationKey = try key.verificationKey
+        let store = MemoryNonceStore(clock: ManualUnixClock(0))
+        var counter = 0
+        var results: [(String, Double)] = []
+        func time(_ name: String, _ body: () -> Void) {
+            let bench = AlgorithmBench(algorithm: .hmacSHA256, seconds: seconds)
+            results.append((name, 1e6 / bench.measure(body)))
+        }
+        time("parse headers") { _ = try? SigilV1.parseRequestHeaders(request.headerFields) }
+        time("canonical target") { _ = CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)) }
+        time("JCS 1 KiB") { _ = JSONCanonicalizer.canonicalize(body) }
+        time("body hash") { _ = BodyHash.bytes(body, contentType: "application/json") }
+        time("request base") {
+            _ = SigilV1.requestBase(for: request, body: body, timestamp: headers.timestampText, nonce: headers.nonce)
+        }
+        time("HMAC check") { _ = verificationKey.isValidSignature(headers.signature, for: base, profile: .sigilV1) }
+        time("nonce insert") {
+            counter += 1
+            _ = store.insertSync(keyID: "k", nonce: "nonce-\(counter)", expiresAt: 1_763_770_000, now: 1_763_769_600)
+        }
+        var lookups = 0
+        let start = Stopwatch.now()
+        while Stopwatch.now() - start < UInt64(seconds * 1e9) {
+            _ = await directory.key(for: "bench-hmac-key")
+            lookups += 1
+        }
+        results.append(("key lookup (actor)", Double(Stopwatch.now() - start) / 1e3 / Double(lookups)))
+        return results
+    }
+}
