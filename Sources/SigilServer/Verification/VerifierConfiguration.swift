@@ -22,8 +22,11 @@ public struct VerifierConfiguration: Sendable {
 
     /// The `Accept-Signature` value that names what this verifier requires (RFC 9421 section 5.1).
     public var acceptSignature: String {
-        let components = (requiredComponents + [.contentDigest]).map(\.serialized).joined(separator: " ")
-        return "\(label ?? "sig1")=(\(components));created;keyid;nonce"
+        let input = SignatureInput(
+            components: requiredComponents + [.contentDigest],
+            parameters: [("created", .bool(true)), ("keyid", .bool(true)), ("nonce", .bool(true))]
+        )
+        return (try? MessageSignatures.signatureInputMember(label: label ?? "sig1", input: input)) ?? ""
     }
 }
 
