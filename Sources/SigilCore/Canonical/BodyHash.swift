@@ -21,8 +21,10 @@ public enum BodyHash {
         if body.isEmpty { return [] }
         var out = [UInt8]()
         out.reserveCapacity(64)
-        if canonicalJSON && isJSONMediaType(contentType), let canonical = JSONCanonicalizer.canonicalize(body) {
-            Hex.append(SHA256.hash(data: canonical), to: &out)
+        if canonicalJSON && isJSONMediaType(contentType),
+            let digest = JSONCanonicalizer.withCanonicalForm(of: body, { SHA256.hash(data: $0) })
+        {
+            Hex.append(digest, to: &out)
         } else if let digest = body.withContiguousStorageIfAvailable({ SHA256.hash(data: $0) }) {
             Hex.append(digest, to: &out)
         } else {

@@ -10,15 +10,88 @@ public enum JSONCanonicalizer {
     /// a duplicate member name, an escaped lone surrogate, an infinite number, an integer literal
     /// outside ±(2^53 − 1), or nesting deeper than ``maximumDepth``.
     public static func canonicalize(_ json: some Collection<UInt8>) -> [UInt8]? {
-        if let result = json.withContiguousStorageIfAvailable({ canonicalize(buffer: $0) }) { return result }
-        let copy = Array(json)
-        return copy.withUnsafeBufferPointer { canonicalize(buffer: $0) }
+        withCanonicalForm(of: json) { Array($0) }
     }
 
     /// Like ``canonicalize(_:)`` over a buffer.
     public static func canonicalize(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        withCanonicalForm(buffer: buffer) { Array($0) }
+    }
+
+    /// Calls `body` with the JCS serialization of `json` without copying it out, or returns `nil`
+    /// when `json` is not I-JSON (see ``canonicalize(_:)``).
+    public static func withCanonicalForm<Result>(
+        of json: some Collection<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) rethrows -> Result? {
+        if let result = try json.withContiguousStorageIfAvailable({ try withCanonicalForm(buffer: $0, body) }) {
+            return result
+        }
+        return try Array(json).withUnsafeBufferPointer { try withCanonicalForm(buffer: $0, body) }
+    }
+
+    static func withCanonicalForm<Result>(
+        buffer: UnsafeBufferPointer<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) rethrows -> Result? {
         var parser = Parser(input: buffer)
-        return parser.document()
+        guard parser.document() else { return nil }
+        return try body(parser.out.bytes)
+    }
+}
+
+/// A growable byte buffer without copy-on-write or reference counting, for the canonicalizer's
+/// hot loops.
+struct OutputBuffer: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var capacity: Int
+    var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 32)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if count + bytes.count > capacity { grow(bytes.count) }
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(repeating byte: UInt8, count extra: Int) {
+        guard extra > 0 else { return }
+        if count + extra > capacity { grow(extra) }
+        (base + count).initialize(repeating: byte, count: extra)
+        count += extra
+    }
+
+    /// Makes room for `extra` more bytes.
+    mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(extra) }
+    }
+
+    mutating func removeLast(_ k: Int = 1) { count -= k }
+
+    mutating func grow(_ extra: Int) {
+        let newCapacity = max(capacity * 2, count + extra)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
     }
 }
 
@@ -29,27 +102,27 @@ private struct Member {
     var end: Int
 }
 
-private struct Parser {
+private struct Parser: ~Copyable {
     let input: UnsafeBufferPointer<UInt8>
     var position = 0
-    var out: [UInt8] = []
+    var out: OutputBuffer
     var depth = 0
     var members: [Member] = []
-    var keys: [UInt8] = []
-    var digits: [UInt8] = []
-    var scratch: [UInt8] = []
+    var keys = OutputBuffer(capacity: 256)
+    var digits = OutputBuffer(capacity: 32)
+    var scratch = OutputBuffer(capacity: 256)
 
     init(input: UnsafeBufferPointer<UInt8>) {
         self.input = input
-        out.reserveCapacity(input.count)
+        out = OutputBuffer(capacity: input.count + 16)
     }
 
-    mutating func document() -> [UInt8]? {
+    /// Parses the whole input; `false` when it is not I-JSON.
+    mutating func document() -> Bool {
         skipWhitespace()
-        guard value() else { return nil }
+        guard value() else { return false }
         skipWhitespace()
-        guard position == input.count else { return nil }
-        return out
+        return position == input.count
     }
 
     @inline(__always)
@@ -154,8 +227,8 @@ private struct Parser {
             }
         }
         guard sortMembers(from: memberBase, bodyStart: bodyStart) else { return false }
-        members.removeSubrange(memberBase...)
-        keys.removeSubrange(keyBase...)
+        members.removeLast(members.count - memberBase)
+        keys.count = keyBase
         out.append(UInt8(ascii: "}"))
         depth -= 1
         return true
@@ -168,57 +241,48 @@ private struct Parser {
     mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
         let count = members.count - base
         guard count > 1 else { return true }
-        let names = keys
-        let result: Int? = names.withUnsafeBufferPointer { names in
-            members.withUnsafeMutableBufferPointer { all in
-                var slice = UnsafeMutableBufferPointer(rebasing: all[base...])
-                var inOrder = true
-                for index in 1..<count {
-                    let order = Self.compare(slice[index - 1], slice[index], names)
-                    if order == 0 { return nil }
-                    if order > 0 { inOrder = false }
-                }
-                if inOrder { return 0 }
-                if count <= 16 {
-                    for index in 1..<count {  // insertion sort: objects are small
-                        let member = slice[index]
-                        var position = index
-                        while position > 0 && Self.compare(member, slice[position - 1], names) < 0 {
-                            slice[position] = slice[position - 1]
-                            position -= 1
-                        }
-                        slice[position] = member
-                    }
-                } else {
-                    slice.sort { Self.compare($0, $1, names) < 0 }
-                }
-                for index in 1..<count where Self.compare(slice[index - 1], slice[index], names) == 0 { return nil }
-                return 1
+        let names = keys.bytes
+        let result: Int? = members.withUnsafeMutableBufferPointer { all in
+            var slice = UnsafeMutableBufferPointer(rebasing: all[base...])
+            var inOrder = true
+            for index in 1..<count {
+                let order = Self.compare(slice[index - 1], slice[index], names)
+                if order == 0 { return nil }
+                if order > 0 { inOrder = false }
             }
+            if inOrder { return 0 }
+            if count <= 16 {
+                for index in 1..<count {  // insertion sort: objects are small
+                    let member = slice[index]
+                    var position = index
+                    while position > 0 && Self.compare(member, slice[position - 1], names) < 0 {
+                        slice[position] = slice[position - 1]
+                        position -= 1
+                    }
+                    slice[position] = member
+                }
+            } else {
+                slice.sort { Self.compare($0, $1, names) < 0 }
+            }
+            for index in 1..<count where Self.compare(slice[index - 1], slice[index], names) == 0 { return nil }
+            return 1
         }
         guard let result else { return false }  // a duplicate name
         if result == 0 { return true }  // already in order
         // Copy the body aside, then write the members back in order (same total length).
         let bodyLength = out.count - bodyStart
-        if scratch.count < bodyLength { scratch = [UInt8](repeating: 0, count: max(bodyLength, 2 * scratch.count)) }
-        let ordered = members
-        scratch.withUnsafeMutableBufferPointer { aside in
-            out.withUnsafeMutableBufferPointer { output in
-                let body = UnsafeMutableBufferPointer(rebasing: output[bodyStart...])
-                _ = aside.initialize(fromContentsOf: body)
-                var cursor = 0
-                for index in base..<ordered.count {
-                    if index > base {
-                        body[cursor] = UInt8(ascii: ",")
-                        cursor += 1
-                    }
-                    let member = ordered[index]
-                    let length = member.end - member.start
-                    let source = UnsafeMutableBufferPointer(rebasing: aside[(member.start - bodyStart)..<(member.end - bodyStart)])
-                    UnsafeMutableBufferPointer(rebasing: body[cursor..<(cursor + length)]).update(fromContentsOf: source)
-                    cursor += length
-                }
+        scratch.count = 0
+        scratch.append(contentsOf: UnsafeBufferPointer(start: out.base + bodyStart, count: bodyLength))
+        var cursor = out.base + bodyStart
+        for index in base..<members.count {
+            if index > base {
+                cursor.pointee = UInt8(ascii: ",")
+                cursor += 1
             }
+            let member = members[index]
+            let length = member.end - member.start
+            cursor.update(from: scratch.base + (member.start - bodyStart), count: length)
+            cursor += length
         }
         return true
     }
@@ -344,21 +408,30 @@ private struct Parser {
                 UInt8(0x80 | scalar & 0x3F),
             ]
         }
-        if isKey { keys.append(contentsOf: utf8) }
+        if isKey { utf8.withUnsafeBufferPointer { keys.append(contentsOf: $0) } }
         switch scalar {
-        case 0x22: out.append(contentsOf: [0x5C, 0x22])
-        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x22: appendEscape(0x22)
+        case 0x5C: appendEscape(0x5C)
+        case 0x08: appendEscape(UInt8(ascii: "b"))
+        case 0x09: appendEscape(UInt8(ascii: "t"))
+        case 0x0A: appendEscape(UInt8(ascii: "n"))
+        case 0x0C: appendEscape(UInt8(ascii: "f"))
+        case 0x0D: appendEscape(UInt8(ascii: "r"))
         case 0..<0x20:
             let hex = Array("0123456789abcdef".utf8)
-            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(scalar >> 4)], hex[Int(scalar & 0xF)]])
+            appendEscape(UInt8(ascii: "u"))
+            out.append(0x30)
+            out.append(0x30)
+            out.append(hex[Int(scalar >> 4)])
+            out.append(hex[Int(scalar & 0xF)])
         default:
-            out.append(contentsOf: utf8)
+            utf8.withUnsafeBufferPointer { out.append(contentsOf: $0) }
         }
+    }
+
+    mutating func appendEscape(_ byte: UInt8) {
+        out.append(0x5C)
+        out.append(byte)
     }
 
     /// The length of the well-formed UTF-8 sequence at `index`, or 0 (overlong forms, surrogates and
@@ -432,7 +505,8 @@ private struct Parser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { return false }
-        out.append(contentsOf: ECMAScriptNumber.serialize(value).utf8)
+        var serialized = ECMAScriptNumber.serialize(value)
+        serialized.withUTF8 { out.append(contentsOf: $0) }
         return true
     }
 
@@ -444,7 +518,7 @@ private struct Parser {
         fraction: UnsafeBufferPointer<UInt8>,
         negative: Bool
     ) -> Bool {
-        digits.removeAll(keepingCapacity: true)
+        digits.count = 0
         var n: Int
         if integer.count == 1 && integer[0] == UInt8(ascii: "0") {
             var leadingZeros = 0
@@ -456,13 +530,13 @@ private struct Parser {
             digits.append(contentsOf: integer)
             digits.append(contentsOf: fraction)
         }
-        while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
-        if digits.isEmpty {
+        while digits.count > 0 && digits.base[digits.count - 1] == UInt8(ascii: "0") { digits.removeLast() }
+        if digits.count == 0 {
             out.append(UInt8(ascii: "0"))
             return true
         }
         guard digits.count <= 15 && n > -6 && n <= 21 else { return false }
-        ECMAScriptNumber.appendFixed(digits: digits, n: n, negative: negative, to: &out)
+        ECMAScriptNumber.appendFixed(digits: digits.bytes, n: n, negative: negative, to: &out)
         return true
     }
 
@@ -480,22 +554,42 @@ private struct Parser {
 extension ECMAScriptNumber {
     /// Appends the ECMAScript form of 0.`digits` × 10^`n` when −6 < n ≤ 21 (no exponent), where
     /// `digits` has no leading or trailing zeros.
-    static func appendFixed(digits: [UInt8], n: Int, negative: Bool, to out: inout [UInt8]) {
+    static func appendFixed<Sink: ByteSink & ~Copyable>(
+        digits: UnsafeBufferPointer<UInt8>,
+        n: Int,
+        negative: Bool,
+        to out: inout Sink
+    ) {
         if negative { out.append(UInt8(ascii: "-")) }
         let k = digits.count
         if k <= n {
             out.append(contentsOf: digits)
-            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+            out.append(repeating: UInt8(ascii: "0"), count: n - k)
         } else if n > 0 {
-            out.append(contentsOf: digits[..<n])
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[..<n]))
             out.append(UInt8(ascii: "."))
-            out.append(contentsOf: digits[n...])
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[n...]))
         } else {
             out.append(UInt8(ascii: "0"))
             out.append(UInt8(ascii: "."))
-            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
+            out.append(repeating: UInt8(ascii: "0"), count: -n)
             out.append(contentsOf: digits)
         }
+    }
+}
+
+/// Where ``ECMAScriptNumber`` writes.
+protocol ByteSink: ~Copyable {
+    mutating func append(_ byte: UInt8)
+    mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>)
+    mutating func append(repeating byte: UInt8, count: Int)
+}
+
+extension OutputBuffer: ByteSink {}
+
+extension Array: ByteSink where Element == UInt8 {
+    mutating func append(repeating byte: UInt8, count: Int) {
+        append(contentsOf: repeatElement(byte, count: count))
     }
 }
 
@@ -534,7 +628,7 @@ public enum ECMAScriptNumber {
         while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
         var out = [UInt8]()
         if -6 < n && n <= 21 {
-            appendFixed(digits: digits, n: n, negative: value < 0, to: &out)
+            digits.withUnsafeBufferPointer { appendFixed(digits: $0, n: n, negative: value < 0, to: &out) }
         } else {
             if value < 0 { out.append(UInt8(ascii: "-")) }
             out.append(digits[0])
