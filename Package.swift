@@ -46,6 +46,7 @@ let package = Package(
                 "SigilClient",
                 "SigilServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
         .testTarget(

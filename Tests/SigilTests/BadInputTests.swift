@@ -47,7 +47,8 @@ struct BadInputTests {
     }
 
     @Test func missingAndRepeatedHeaders() async throws {
-        let (setup, request, body) = try await Self.request(replacing: SigilV1.nonceField, with: "nonce-0000000000000001")
+        let (setup, request, body) = try await Self.request(
+            replacing: SigilV1.nonceField, with: "nonce-0000000000000001")
         var missing = request
         missing.headerFields[SigilV1.keyIDField] = nil
         #expect(await setup.verifier.failure(missing, body: body) == .malformedSignature)
@@ -86,7 +87,9 @@ struct BadInputTests {
     @Test func deeplyNestedJSONBodyIsHashedRaw() async throws {
         let setup = try await SigningSetup(.hmacSHA256)
         var (request, _) = SigningSetup.jsonPost()
-        let body = [UInt8](repeating: UInt8(ascii: "["), count: 100_000) + [UInt8](repeating: UInt8(ascii: "]"), count: 100_000)
+        let body =
+            [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
+            + [UInt8](repeating: UInt8(ascii: "]"), count: 100_000)
         try setup.signer(.sigilV1).sign(&request, body: body)
         _ = try await setup.verifier.verify(request, body: body)
     }
@@ -110,7 +113,8 @@ struct BadInputTests {
         arguments: [
             ("sig1=(\"@method\";created=1", "sig1=:AAAA:"), ("sig1=(\"@method\");created=1", "sig2=:AAAA:"),
             ("sig1=(\"@method\");created=1", "sig1=AAAA"), ("sig1=(\"@method\");created=\"x\"", "sig1=:AAAA:"),
-            ("sig1=(\"@method\" \"@method\");created=1", "sig1=:AAAA:"), ("sig1=(\"Content-Type\");created=1", "sig1=:AAAA:"),
+            ("sig1=(\"@method\" \"@method\");created=1", "sig1=:AAAA:"),
+            ("sig1=(\"Content-Type\");created=1", "sig1=:AAAA:"),
             ("sig1=(@method);created=1", "sig1=:AAAA:"), (String(repeating: "(", count: 100_000), "sig1=:AAAA:"),
         ]
     )

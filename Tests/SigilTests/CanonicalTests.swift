@@ -56,11 +56,15 @@ struct CanonicalTests {
             for _ in 1..<max(1, integerDigits) { literal += String(Int.random(in: 0...9, using: &generator)) }
             literal += "."
             for _ in 0..<fractionDigits { literal += String(Int.random(in: 0...9, using: &generator)) }
-            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map { String(decoding: $0, as: UTF8.self) }
+            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map {
+                String(decoding: $0, as: UTF8.self)
+            }
             #expect(canonical == ECMAScriptNumber.serialize(Double(literal)!), "\(literal)")
         }
         for literal in ["0.000001", "0.0000001", "-0.0", "100.000", "123456789012345.6", "0.10", "999999999999999.0"] {
-            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map { String(decoding: $0, as: UTF8.self) }
+            let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map {
+                String(decoding: $0, as: UTF8.self)
+            }
             #expect(canonical == ECMAScriptNumber.serialize(Double(literal)!), "\(literal)")
         }
     }

@@ -37,7 +37,8 @@ enum SigilCommand {
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let error = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: Array(output), error: String(decoding: error, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, output: Array(output), error: String(decoding: error, as: UTF8.self))
     }
 
     static func temporaryDirectory() throws -> URL {
@@ -50,12 +51,16 @@ enum SigilCommand {
 @Suite("The sigil command", .serialized)
 struct CommandTests {
     static let request = Array(
-        "POST /v1/echo?b=2&a=1 HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/json\r\n\r\n{\"b\":1,\"a\":2}".utf8
+        "POST /v1/echo?b=2&a=1 HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/json\r\n\r\n{\"b\":1,\"a\":2}"
+            .utf8
     )
 
     @Test(
         "keygen, sign | verify round trips",
-        arguments: [("ecdsa-p256-sha256", "sigil-v1"), ("ed25519", "rfc9421"), ("ml-dsa-65", "sigil-v1"), ("hmac-sha256", "rfc9421")]
+        arguments: [
+            ("ecdsa-p256-sha256", "sigil-v1"), ("ed25519", "rfc9421"), ("ml-dsa-65", "sigil-v1"),
+            ("hmac-sha256", "rfc9421"),
+        ]
     )
     func roundTrip(_ algorithm: String, _ profile: String) throws {
         let directory = try SigilCommand.temporaryDirectory()
@@ -78,7 +83,8 @@ struct CommandTests {
         let tampered = Array(signed.text.replacingOccurrences(of: "\"a\":2", with: "\"a\":3").utf8)
         let refused = try SigilCommand.run(["verify"] + keyArguments, input: tampered)
         #expect(refused.status == 1)
-        #expect(refused.text.hasPrefix(profile == "rfc9421" ? "invalid digest-mismatch: " : "invalid invalid-signature: "))
+        #expect(
+            refused.text.hasPrefix(profile == "rfc9421" ? "invalid digest-mismatch: " : "invalid invalid-signature: "))
         // The base of a signed message.
         let base = try SigilCommand.run(["base"], input: signed.output)
         #expect(base.status == 0)
@@ -92,7 +98,8 @@ struct CommandTests {
         let now = String(vector["now"]?.int ?? 0)
         let valid = try SigilCommand.run(["verify", "--key", keyPath, "--now", now], input: message)
         #expect(valid.text == "valid key-id=543ab1204f012699 alg=ed25519\n")
-        let late = try SigilCommand.run(["verify", "--key", keyPath, "--now", String((vector["now"]?.int ?? 0) + 301)], input: message)
+        let late = try SigilCommand.run(
+            ["verify", "--key", keyPath, "--now", String((vector["now"]?.int ?? 0) + 301)], input: message)
         #expect(late.status == 1)
         #expect(late.text.hasPrefix("invalid timestamp-out-of-window: "))
     }

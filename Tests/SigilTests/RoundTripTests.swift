@@ -6,7 +6,7 @@ import SigilServer
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("Round trips and tampering")
@@ -83,10 +83,12 @@ struct RoundTripTests {
         for (registered, signing) in [(hmac, ecdsa), (ecdsa, hmac)] {
             let directory = MemoryKeyDirectory()
             try await directory.add(try registered.verificationKey, keyID: "shared-id")
-            let verifier = RequestVerifier(keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
+            let verifier = RequestVerifier(
+                keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
             for profile in SignatureProfile.allCases {
                 var (request, body) = SigningSetup.jsonPost()
-                try RequestSigner(key: signing, keyID: "shared-id", profile: profile, clock: clock).sign(&request, body: body)
+                try RequestSigner(key: signing, keyID: "shared-id", profile: profile, clock: clock).sign(
+                    &request, body: body)
                 #expect(await verifier.failure(request, body: body) == .invalidSignature)
             }
         }
@@ -122,7 +124,8 @@ struct RoundTripTests {
         var (request, body) = SigningSetup.jsonPost()
         try signer.sign(&request, body: body)
         #expect(await setup.verifier.failure(request, body: body) == .missingComponent)
-        #expect(setup.verifier.configuration.acceptSignature.hasPrefix(#"sig1=("@method" "@authority" "@path" "@query""#))
+        #expect(
+            setup.verifier.configuration.acceptSignature.hasPrefix(#"sig1=("@method" "@authority" "@path" "@query""#))
     }
 
     @Test func rfc9421ExpiresIsHonoured() async throws {
@@ -174,7 +177,8 @@ struct RoundTripTests {
         let body = Array(#"{"status":"ok"}"#.utf8)
         switch profile {
         case .sigilV1:
-            response.headerFields.append(contentsOf: try responseSigner.sigilV1Fields(for: response, body: body, requestNonce: nonce))
+            response.headerFields.append(
+                contentsOf: try responseSigner.sigilV1Fields(for: response, body: body, requestNonce: nonce))
             try client.verifySigilV1(response, body: body, requestNonce: nonce)
             #expect(throws: SigilError(.invalidSignature, "")) {
                 try client.verifySigilV1(response, body: Array(#"{"status":"no"}"#.utf8), requestNonce: nonce)
@@ -202,7 +206,8 @@ struct RoundTripTests {
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         urlRequest.httpBody = Data(#"{"b":1,"a":2}"#.utf8)
         try setup.signer(.sigilV1).sign(&urlRequest)
-        var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers?a=1")
+        var request = HTTPRequest(
+            method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers?a=1")
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             request.headerFields.append(HTTPField(name: HTTPField.Name(name)!, value: value))
         }

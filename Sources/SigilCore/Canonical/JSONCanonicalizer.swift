@@ -496,11 +496,13 @@ private struct Parser: ~Copyable {
             out.append(contentsOf: digits)
             return true
         }
-        if !hasExponent && appendShortDecimal(
-            integer: UnsafeBufferPointer(rebasing: input[integerStart..<integerEnd]),
-            fraction: UnsafeBufferPointer(rebasing: input[(integerEnd + 1)..<position]),
-            negative: negative
-        ) {
+        if !hasExponent
+            && appendShortDecimal(
+                integer: UnsafeBufferPointer(rebasing: input[integerStart..<integerEnd]),
+                fraction: UnsafeBufferPointer(rebasing: input[(integerEnd + 1)..<position]),
+                negative: negative
+            )
+        {
             return true
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)

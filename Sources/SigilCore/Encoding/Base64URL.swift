@@ -1,3 +1,5 @@
+import Foundation
+
 /// Base64url without padding (RFC 4648 section 5), the encoding of `X-Signature`.
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
@@ -83,11 +85,14 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends the lowercase hex of `bytes` to `out`.
-    public static func append(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+    /// Appends the lowercase hex of `bytes` (a digest, an array) to `out`.
+    public static func append(_ bytes: some ContiguousBytes, to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            out.reserveCapacity(out.count + raw.count * 2)
+            for byte in raw {
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0x0F)])
+            }
         }
     }
 }

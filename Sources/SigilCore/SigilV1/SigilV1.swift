@@ -33,23 +33,44 @@ public enum SigilV1 {
     /// - Throws: `missing-signature` when none is present; `malformed-signature` when some are
     ///   missing, repeated or ill-formed.
     public static func parseRequestHeaders(_ fields: HTTPFields) throws -> RequestHeaders {
-        let timestamps = fields[values: timestampField]
-        let nonces = fields[values: nonceField]
-        let keyIDs = fields[values: keyIDField]
-        let signatures = fields[values: signatureField]
-        if timestamps.isEmpty && nonces.isEmpty && keyIDs.isEmpty && signatures.isEmpty {
+        // One pass over the fields; each of the four must occur exactly once.
+        var timestampText: String?
+        var nonce: String?
+        var keyID: String?
+        var signatureText: String?
+        var repeated: String?
+        var seen = 0
+        for field in fields {
+            switch field.name {
+            case timestampField:
+                if timestampText != nil { repeated = "X-Timestamp" }
+                timestampText = field.value
+            case nonceField:
+                if nonce != nil { repeated = "X-Nonce" }
+                nonce = field.value
+            case keyIDField:
+                if keyID != nil { repeated = "X-Key-ID" }
+                keyID = field.value
+            case signatureField:
+                if signatureText != nil { repeated = "X-Signature" }
+                signatureText = field.value
+            default:
+                continue
+            }
+            seen += 1
+        }
+        if seen == 0 {
             throw SigilError(.missingSignature, "the request carries no X-Timestamp, X-Nonce, X-Key-ID or X-Signature")
         }
-        func single(_ values: [String], _ name: String) throws -> String {
-            guard values.count == 1 else {
-                throw SigilError(.malformedSignature, values.isEmpty ? "\(name) is missing" : "\(name) is repeated")
-            }
-            return values[0]
+        if let repeated { throw SigilError(.malformedSignature, "\(repeated) is repeated") }
+        guard let timestampText, let nonce, let keyID, let signatureText else {
+            let missing =
+                [
+                    ("X-Timestamp", timestampText), ("X-Nonce", nonce), ("X-Key-ID", keyID),
+                    ("X-Signature", signatureText),
+                ].first { $0.1 == nil }?.0 ?? "a signature header"
+            throw SigilError(.malformedSignature, "\(missing) is missing")
         }
-        let timestampText = try single(timestamps, "X-Timestamp")
-        let nonce = try single(nonces, "X-Nonce")
-        let keyID = try single(keyIDs, "X-Key-ID")
-        let signatureText = try single(signatures, "X-Signature")
         guard let timestamp = parseTimestamp(timestampText) else {
             throw SigilError(.malformedSignature, "X-Timestamp must be 1 to 12 decimal digits")
         }

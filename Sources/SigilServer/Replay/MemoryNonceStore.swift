@@ -104,16 +104,17 @@ public final class MemoryNonceStore: NonceStore {
         var keyIDCopy = keyID
         var nonceCopy = nonce
         keyIDCopy.withUTF8 { bytes in
-            hasher.update(data: [UInt8(truncatingIfNeeded: bytes.count)])
+            withUnsafeBytes(of: UInt8(truncatingIfNeeded: bytes.count)) { hasher.update(bufferPointer: $0) }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(bytes))
         }
         nonceCopy.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        return hasher.finalize().withUnsafeBytes { raw in
-            (
-                raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-                raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            )
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        hasher.finalize().withUnsafeBytes { raw in
+            high = raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+            low = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
         }
+        return (high, low)
     }
 
     /// Bytes held by the tables, for `sigil bench`.

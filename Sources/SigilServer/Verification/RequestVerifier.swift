@@ -38,15 +38,15 @@ public struct RequestVerifier: Sendable {
     /// - Throws: ``SigilError`` with the PROTOCOL.md code of the first check that failed.
     public func verify(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
         let fields = request.headerFields
-        let hasSigilV1 =
-            fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
-            || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil
-        let hasRFC9421 =
-            fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil
-        if hasSigilV1 && configuration.profiles.contains(.sigilV1) {
+        if configuration.profiles.contains(.sigilV1)
+            && (fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
+                || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
+        {
             return try await verifySigilV1(request, body: body)
         }
-        if hasRFC9421 && configuration.profiles.contains(.rfc9421) {
+        if configuration.profiles.contains(.rfc9421)
+            && (fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil)
+        {
             return try await verifyRFC9421(request, body: body)
         }
         throw SigilError(.missingSignature, "the request is not signed")

@@ -20,12 +20,13 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: "Only these algorithms (comma-separated).")
     var algorithms: String?
 
-    @Flag(name: .long, help: "Print the cost of each stage of one sigil-v1 HMAC verification instead.")
+    @Flag(name: .long, help: "Print the cost of each stage of one HMAC verification instead.")
     var breakdown = false
 
     func run() async throws {
         #if DEBUG
-        FileHandle.standardError.write(Data("sigil: warning: a debug build; run `swift run -c release sigil bench`\n".utf8))
+            FileHandle.standardError.write(
+                Data("sigil: warning: a debug build; run `swift run -c release sigil bench`\n".utf8))
         #endif
         if breakdown {
             for (stage, microseconds) in try await BreakdownBench.run(seconds: seconds) {
@@ -33,9 +34,10 @@ struct Bench: AsyncParsableCommand {
             }
             return
         }
-        let selected = try algorithms.map { list in
-            try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
-        } ?? SignatureAlgorithm.allCases
+        let selected =
+            try algorithms.map { list in
+                try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
+            } ?? SignatureAlgorithm.allCases
         var rows: [AlgorithmFigures] = []
         for algorithm in selected {
             rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())
@@ -153,19 +155,22 @@ struct AlgorithmBench {
         // Full verifications, each with a fresh nonce, signed beforehand.
         var full: [SignatureProfile: Double] = [:]
         for profile in SignatureProfile.allCases {
-            let poolSize = max(200, min(Int((raw[profile] ?? 0) * seconds * 1.2), 300_000))
+            // Enough fresh requests for `seconds` of verification, but no more than ~3 s of signing.
+            let poolSize = max(200, min(Int((raw[profile] ?? 0) * seconds * 1.2), Int(sign * 3), 300_000))
             var pool: [HTTPRequest] = []
             pool.reserveCapacity(poolSize)
             let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
             for _ in 0..<poolSize {
-                var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+                var request = HTTPRequest(
+                    method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
                 request.headerFields[.contentType] = "application/json"
                 try signer.sign(&request, body: BenchBody.json)
                 pool.append(request)
             }
             let directory = MemoryKeyDirectory()
             try await directory.add(verificationKey, keyID: keyID)
-            let verifier = RequestVerifier(keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
+            let verifier = RequestVerifier(
+                keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
             _ = try await verifier.verify(pool[0], body: BenchBody.json)  // warm up
             var index = 1
             let deadline = Stopwatch.now() + UInt64(seconds * 1e9)
@@ -199,7 +204,9 @@ enum NonceStoreBench {
         let nonces = (0..<count).map { String(format: "%08x-bench-nonce-%010d", $0 & 0xFFFF_FFFF, $0) }
         let now: Int64 = 1_763_769_600
         let elapsed = Stopwatch.seconds {
-            for nonce in nonces { _ = store.insertSync(keyID: "bench-key", nonce: nonce, expiresAt: now + 660, now: now) }
+            for nonce in nonces {
+                _ = store.insertSync(keyID: "bench-key", nonce: nonce, expiresAt: now + 660, now: now)
+            }
         }
         return (Double(count) / elapsed, Double(store.allocatedBytes) / Double(count))
     }

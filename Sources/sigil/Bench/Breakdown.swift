@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
+import RawStructuredFieldValues
 import SigilClient
 import SigilCore
 import SigilServer
 
-/// Per-stage cost of one sigil-v1 verification of the 1 KiB JSON POST (`sigil bench --breakdown`).
+/// Per-stage cost of one verification of the 1 KiB JSON POST, HMAC-signed (`sigil bench --breakdown`).
 enum BreakdownBench {
     static func run(seconds: Double) async throws -> [(String, Double)] {
         let key = try SigningKey.generate(.hmacSHA256)
@@ -36,6 +37,29 @@ enum BreakdownBench {
         time("nonce insert") {
             counter += 1
             _ = store.insertSync(keyID: "k", nonce: "nonce-\(counter)", expiresAt: 1_763_770_000, now: 1_763_769_600)
+        }
+        var rfcRequest = HTTPRequest(
+            method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+        rfcRequest.headerFields[.contentType] = "application/json"
+        try RequestSigner(key: key, keyID: "bench-hmac-key", profile: .rfc9421, clock: clock).sign(
+            &rfcRequest, body: body)
+        let signatures = try MessageSignatures(rfcRequest.headerFields)
+        let input = signatures.entries[0].input
+        time("rfc9421: parse Signature-Input and Signature") { _ = try? MessageSignatures(rfcRequest.headerFields) }
+        let inputText = rfcRequest.headerFields[MessageSignatures.signatureInputField]!
+        let inputBytes = Array(inputText.utf8)
+        time("rfc9421: swift-http-structured-headers parse of Signature-Input") {
+            var parser = StructuredFieldValueParser(inputBytes)
+            _ = try? parser.parseDictionaryFieldValue()
+        }
+        time("rfc9421: Content-Digest check") { try? ContentDigest.verify(rfcRequest.headerFields, body: body) }
+        time("rfc9421: signature base") {
+            _ = try? RFC9421.signatureBase(for: input, message: RFC9421Message(request: rfcRequest))
+        }
+        time("rfc9421: policy") {
+            for component in [ComponentIdentifier.method, .authority, .path, .query, .contentDigest] {
+                _ = input.components.contains(component)
+            }
         }
         var lookups = 0
         let start = Stopwatch.now()

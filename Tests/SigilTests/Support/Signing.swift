@@ -42,7 +42,8 @@ struct SigningSetup: Sendable {
     }
 
     static func jsonPost(_ body: String = #"{"to":"acct_2","amount":"25.00"}"#) -> (HTTPRequest, [UInt8]) {
-        var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers?a=1")
+        var request = HTTPRequest(
+            method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers?a=1")
         request.headerFields[.contentType] = "application/json"
         return (request, Array(body.utf8))
     }
