@@ -520,6 +520,18 @@ private struct Parser: ~Copyable {
         fraction: UnsafeBufferPointer<UInt8>,
         negative: Bool
     ) -> Bool {
+        // Most decimals are already in their ECMAScript form: no trailing zero, few enough
+        // significant digits, not so small that the exponent form applies.
+        if let last = fraction.last, last != UInt8(ascii: "0"), integer.count + fraction.count <= 15 {
+            let integerIsZero = integer.count == 1 && integer[0] == UInt8(ascii: "0")
+            if !integerIsZero || fraction.prefix(6).contains(where: { $0 != UInt8(ascii: "0") }) {
+                if negative { out.append(UInt8(ascii: "-")) }
+                out.append(contentsOf: integer)
+                out.append(UInt8(ascii: "."))
+                out.append(contentsOf: fraction)
+                return true
+            }
+        }
         digits.count = 0
         var n: Int
         if integer.count == 1 && integer[0] == UInt8(ascii: "0") {

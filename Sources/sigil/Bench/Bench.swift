@@ -141,12 +141,18 @@ struct AlgorithmBench {
         let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
         let clock = ManualUnixClock(1_763_769_600)
 
-        // Raw: one signature in each profile's encoding over a base of the same size, checked over and over.
-        let base = Array(repeating: UInt8(ascii: "a"), count: 150)
+        // Raw: swift-crypto verifying signatures in each profile's encoding over bases of the same size,
+        // 64 different ones in turn (verification time varies with the signature).
+        let bases = (0..<64).map { index in Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 150) }
+        let base = bases[0]
         var raw: [SignatureProfile: Double] = [:]
         for profile in SignatureProfile.allCases {
-            let signature = try key.signature(for: base, profile: profile)
-            raw[profile] = measure { _ = verificationKey.isValidSignature(signature, for: base, profile: profile) }
+            let signatures = try bases.map { try key.signature(for: $0, profile: profile) }
+            var turn = 0
+            raw[profile] = measure {
+                turn = (turn + 1) & 63
+                _ = verificationKey.isValidSignature(signatures[turn], for: bases[turn], profile: profile)
+            }
         }
 
         // Signing.
