@@ -16,11 +16,15 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     public init(_ name: String, parameters: [(String, RFC9651BareItem)] = []) {
         self.name = name.hasPrefix("@") ? name : name.lowercased()
         self.parameters = parameters
-        var map = OrderedMap<String, RFC9651BareItem>()
-        for (key, value) in parameters { map[key] = value }
-        var serializer = StructuredFieldValueSerializer()
-        let bytes = try? serializer.writeItemFieldValue(Item(bareItem: .string(self.name), parameters: map))
-        self.serialized = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "\"\(self.name)\""
+        if parameters.isEmpty && self.name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
+            self.serialized = "\"" + self.name + "\""  // what the serializer writes for a plain sf-string
+        } else {
+            var map = OrderedMap<String, RFC9651BareItem>()
+            for (key, value) in parameters { map[key] = value }
+            var serializer = StructuredFieldValueSerializer()
+            let bytes = try? serializer.writeItemFieldValue(Item(bareItem: .string(self.name), parameters: map))
+            self.serialized = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "\"\(self.name)\""
+        }
     }
 
     /// Whether the component is derived (`@…`).
@@ -55,7 +59,8 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
         guard case .string(let name) = item.rfc9651BareItem, !name.isEmpty else {
             throw SigilError(.malformedSignature, "covered components must be strings")
         }
-        guard name.hasPrefix("@") || name == name.lowercased() else {
+        guard name.hasPrefix("@") || !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+        else {
             throw SigilError(.malformedSignature, "field names in covered components must be lowercase")
         }
         var parameters: [(String, RFC9651BareItem)] = []

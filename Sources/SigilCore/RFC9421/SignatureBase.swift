@@ -58,8 +58,7 @@ public enum RFC9421 {
 
     /// The value of one component in `message` (section 2.1 and 2.2).
     public static func componentValue(_ component: ComponentIdentifier, message: RFC9421Message) throws -> String {
-        let known: Set<String> = ["sf", "key", "bs", "req", "tr", "name"]
-        for (key, _) in component.parameters where !known.contains(key) {
+        for (key, _) in component.parameters where !componentParameters.contains(key) {
             throw SigilError(.malformedSignature, "component parameter '\(key)' is not supported")
         }
         let fromRequest = component.flag("req")
@@ -77,6 +76,11 @@ public enum RFC9421 {
         }
         return try fieldValue(component, fields: fields ?? HTTPFields())
     }
+
+    /// The component parameters RFC 9421 defines.
+    static let componentParameters: Set<String> = ["sf", "key", "bs", "req", "tr", "name"]
+    /// The parameters that only field components take.
+    static let fieldOnlyParameters = ["sf", "key", "bs", "tr"]
 
     static func missing(_ component: ComponentIdentifier) -> SigilError {
         SigilError(.missingComponent, "covered component \(component.serialized) is not in the message")
@@ -162,7 +166,7 @@ public enum RFC9421 {
         message: RFC9421Message,
         fromRequest: Bool
     ) throws -> String {
-        for flag in ["sf", "key", "bs", "tr"] where component.parameter(flag) != nil {
+        for flag in fieldOnlyParameters where component.parameter(flag) != nil {
             throw SigilError(.malformedSignature, ";\(flag) is not defined for derived components")
         }
         if component.name == "@status" {
@@ -217,7 +221,9 @@ public enum RFC9421 {
 
     /// Lowercase host, default port removed.
     static func normalizedAuthority(_ authority: String, scheme: String?) -> String {
-        let lowered = authority.lowercased()
+        let lowered =
+            authority.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            ? authority.lowercased() : authority
         switch scheme?.lowercased() {
         case "https" where lowered.hasSuffix(":443"): return String(lowered.dropLast(4))
         case "http" where lowered.hasSuffix(":80"): return String(lowered.dropLast(3))

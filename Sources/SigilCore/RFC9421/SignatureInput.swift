@@ -85,7 +85,11 @@ public struct SignatureInput: Sendable {
     init(innerList: InnerList) throws {
         var components: [ComponentIdentifier] = []
         for item in innerList.bareInnerList { components.append(try ComponentIdentifier(item: item)) }
-        guard Set(components).count == components.count else {
+        let hasDuplicate =
+            components.count <= 16
+            ? components.indices.contains { index in components[..<index].contains(components[index]) }
+            : Set(components).count != components.count
+        guard !hasDuplicate else {
             throw SigilError(.malformedSignature, "a component is covered twice")
         }
         var parameters: [(String, RFC9651BareItem)] = []
