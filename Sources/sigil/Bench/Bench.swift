@@ -134,64 +134,87 @@ enum BenchBody {
 struct AlgorithmBench {
     let algorithm: SignatureAlgorithm
     let seconds: Double
+    /// Raw and full measurements alternate in this many slices, so drift in the machine's speed
+    /// affects both sides of the ratio alike.
+    static let rounds = 5
 
     func run() async throws -> AlgorithmFigures {
         let key = try SigningKey.generate(algorithm)
         let verificationKey = try key.verificationKey
         let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
         let clock = ManualUnixClock(1_763_769_600)
-
         // Raw: swift-crypto verifying signatures in each profile's encoding over bases of the same size,
         // 64 different ones in turn (verification time varies with the signature).
         let bases = (0..<64).map { index in Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 150) }
-        let base = bases[0]
+        let sign = Self.measure(seconds: seconds) { _ = try? key.signature(for: bases[0], profile: .sigilV1) }
+
         var raw: [SignatureProfile: Double] = [:]
+        var full: [SignatureProfile: Double] = [:]
         for profile in SignatureProfile.allCases {
             let signatures = try bases.map { try key.signature(for: $0, profile: profile) }
             var turn = 0
-            raw[profile] = measure {
+            let rawVerify = {
                 turn = (turn + 1) & 63
                 _ = verificationKey.isValidSignature(signatures[turn], for: bases[turn], profile: profile)
             }
-        }
-
-        // Signing.
-        let sign = measure { _ = try? key.signature(for: base, profile: .sigilV1) }
-
-        // Full verifications, each with a fresh nonce, signed beforehand.
-        var full: [SignatureProfile: Double] = [:]
-        for profile in SignatureProfile.allCases {
-            // Enough fresh requests for `seconds` of verification, but no more than ~3 s of signing.
-            let poolSize = max(200, min(Int((raw[profile] ?? 0) * seconds * 1.2), Int(sign * 3), 300_000))
-            var pool: [HTTPRequest] = []
-            pool.reserveCapacity(poolSize)
-            let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
-            for _ in 0..<poolSize {
-                var request = HTTPRequest(
-                    method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
-                request.headerFields[.contentType] = "application/json"
-                try signer.sign(&request, body: BenchBody.json)
-                pool.append(request)
-            }
+            let estimate = Self.measure(seconds: 0.05, rawVerify)
+            // Full verifications, each a different request with a fresh nonce, signed beforehand: enough
+            // for `seconds` of verification, but no more than about 3 s of signing.
+            let poolSize = max(200, min(Int(estimate * seconds * 1.2), Int(sign * 3), 300_000))
+            let pool = try Self.signedRequests(poolSize, key: key, keyID: keyID, profile: profile, clock: clock)
             let directory = MemoryKeyDirectory()
             try await directory.add(verificationKey, keyID: keyID)
             let verifier = RequestVerifier(
-                keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
+                keys: directory,
+                nonces: MemoryNonceStore(clock: ManualUnixClock(0)),
+                clock: clock
+            )
             _ = try await verifier.verify(pool[0], body: BenchBody.json)  // warm up
             var index = 1
-            let deadline = Stopwatch.now() + UInt64(seconds * 1e9)
-            let start = Stopwatch.now()
-            while index < pool.count && Stopwatch.now() < deadline {
-                _ = try await verifier.verify(pool[index], body: BenchBody.json)
-                index += 1
+            var rawOperations = 0.0
+            var rawSeconds = 0.0
+            var fullOperations = 0.0
+            var fullSeconds = 0.0
+            let slice = seconds / Double(Self.rounds)
+            for _ in 0..<Self.rounds {
+                let rawRate = Self.measure(seconds: slice, rawVerify)
+                rawOperations += rawRate * slice
+                rawSeconds += slice
+                let start = Stopwatch.now()
+                let deadline = start + UInt64(slice * 1e9)
+                let first = index
+                while index < pool.count && Stopwatch.now() < deadline {
+                    _ = try await verifier.verify(pool[index], body: BenchBody.json)
+                    index += 1
+                }
+                fullOperations += Double(index - first)
+                fullSeconds += Double(Stopwatch.now() - start) / 1e9
             }
-            full[profile] = Double(index - 1) / (Double(Stopwatch.now() - start) / 1e9)
+            raw[profile] = rawOperations / rawSeconds
+            full[profile] = fullOperations / fullSeconds
         }
         return AlgorithmFigures(algorithm: algorithm, rawVerify: raw, fullVerify: full, sign: sign)
     }
 
+    static func signedRequests(
+        _ count: Int,
+        key: SigningKey,
+        keyID: String,
+        profile: SignatureProfile,
+        clock: any UnixClock
+    ) throws -> [HTTPRequest] {
+        let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
+        return try (0..<count).map { _ in
+            var request = HTTPRequest(
+                method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+            request.headerFields[.contentType] = "application/json"
+            try signer.sign(&request, body: BenchBody.json)
+            return request
+        }
+    }
+
     /// Operations per second of `body`, run in batches for `seconds`.
-    func measure(_ body: () -> Void) -> Double {
+    static func measure(seconds: Double, _ body: () -> Void) -> Double {
         body()
         var count = 0
         let start = Stopwatch.now()
