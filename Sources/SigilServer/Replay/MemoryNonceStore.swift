@@ -75,10 +75,10 @@ public final class MemoryNonceStore: NonceStore {
     ///
     /// - Parameters:
     ///   - clock: read once, for the restart rule: requests dated before now are refused.
-    ///   - shardCount: number of independently locked tables (a power of two).
+    ///   - shardCount: number of independently locked tables, rounded up to a power of two.
     public init(clock: some UnixClock = SystemUnixClock(), shardCount: Int = 16) {
-        precondition(shardCount > 0 && shardCount & (shardCount - 1) == 0, "shardCount must be a power of two")
-        shards = (0..<shardCount).map { _ in Shard() }
+        let count = shardCount <= 1 ? 1 : 1 << (Int.bitWidth - (shardCount - 1).leadingZeroBitCount)
+        shards = (0..<count).map { _ in Shard() }
         startedAt = clock.now()
     }
 
