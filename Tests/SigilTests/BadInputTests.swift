@@ -84,6 +84,38 @@ struct BadInputTests {
         }
     }
 
+    /// A body that records whether anyone read it.
+    struct WatchedBody: AsyncSequence {
+        typealias Element = [UInt8]
+        let read: ManualUnixClock
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let read: ManualUnixClock
+            mutating func next() async -> [UInt8]? {
+                read.set(1)
+                return nil
+            }
+        }
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(read: read) }
+    }
+
+    @Test func headersAreCheckedBeforeTheBodyIsRead() async throws {
+        let setup = try await SigningSetup(.hmacSHA256)
+        let wasRead = ManualUnixClock(0)
+        var (request, _) = SigningSetup.jsonPost()
+        request.headerFields[.contentLength] = String(1 << 30)
+        await #expect(throws: SigilError(.missingSignature, "")) {
+            _ = try await setup.verifier.verify(request, bodyChunks: WatchedBody(read: wasRead))
+        }
+        request.headerFields[SigilV1.keyIDField] = "nobody"
+        request.headerFields[SigilV1.nonceField] = "nonce-0000000000000001"
+        request.headerFields[SigilV1.timestampField] = String(SigningSetup.start)
+        request.headerFields[SigilV1.signatureField] = "AAAA"
+        await #expect(throws: SigilError(.unknownKey, "")) {
+            _ = try await setup.verifier.verify(request, bodyChunks: WatchedBody(read: wasRead))
+        }
+        #expect(wasRead.now() == 0)
+    }
+
     @Test func deeplyNestedJSONBodyIsHashedRaw() async throws {
         let setup = try await SigningSetup(.hmacSHA256)
         var (request, _) = SigningSetup.jsonPost()

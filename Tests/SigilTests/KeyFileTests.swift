@@ -77,6 +77,21 @@ struct KeyFileTests {
         #expect(throws: SigilInputError.self) { try KeyFile.load(Array(text.utf8)) }
     }
 
+    @Test func secretsAreNeverPrinted() throws {
+        let secret = [UInt8](repeating: 0xAB, count: 32)
+        let signing = try SigningKey(hmacSecret: secret)
+        let verifying = try VerificationKey(hmacSecret: secret)
+        var dumped = ""
+        dump(signing, to: &dumped)
+        dump(verifying, to: &dumped)
+        dump(try KeyFile.load(Array(try KeyFile.privateKeyFile(for: signing).utf8)), to: &dumped)
+        let text = dumped + "\(signing) \(verifying) \(String(reflecting: signing))"
+        #expect(!text.contains("171"))  // 0xAB
+        #expect(!text.lowercased().contains("abab"))
+        #expect(!text.contains("q6urq6"))  // base64 of 0xAB bytes
+        #expect(text.contains("hmac-sha256"))
+    }
+
     @Test func keyKindDecidesAlgorithm() throws {
         #expect(throws: SigilError(.algorithmMismatch, "")) {
             try Self.load("openssl-ed25519.pub.pem", .ecdsaP256SHA256)

@@ -14,7 +14,7 @@ public protocol SignatureProvider: Sendable {
 /// A private key or HMAC secret that signs with one algorithm.
 ///
 /// - Warning: holds secret material. It is never printed: `description` names only the algorithm.
-public struct SigningKey: SignatureProvider, CustomStringConvertible {
+public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomReflectable {
     enum Material: Sendable {
         case hmac(HMACSecret)
         case p256(P256.Signing.PrivateKey)
@@ -72,6 +72,8 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible {
     public var derivedKeyID: String? { (try? verificationKey)?.derivedKeyID }
 
     public var description: String { "SigningKey(\(algorithm))" }
+
+    public var customMirror: Mirror { Mirror(self, children: ["algorithm": algorithm]) }
 
     public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
         switch (material, algorithm) {

@@ -6,7 +6,7 @@ import _CryptoExtras
 ///
 /// The key decides the algorithm (PROTOCOL.md section 1): a verifier looks the key up by key ID
 /// and never lets the message choose. An HMAC secret is never tried as a public key or the reverse.
-public struct VerificationKey: Sendable {
+public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflectable {
     enum Material: Sendable {
         case hmac(HMACSecret)
         case p256(P256.Signing.PublicKey)
@@ -86,6 +86,11 @@ public struct VerificationKey: Sendable {
         rawPublicKey.map { KeyID.derive(fromRawPublicKey: $0) }
     }
 
+    /// Names the kind and algorithm only; an HMAC secret is never printed.
+    public var description: String { "VerificationKey(\(Self.kindName(material)), \(algorithm))" }
+
+    public var customMirror: Mirror { Mirror(self, children: ["algorithm": algorithm]) }
+
     /// Checks a signature over `message` as encoded by `profile`.
     ///
     /// Returns `false` for a signature of the wrong length or encoding; never throws. HMAC tags are
@@ -137,7 +142,10 @@ public struct VerificationKey: Sendable {
 
 /// An HMAC-SHA256 secret with its key schedule computed once, so each signature costs only the
 /// hashing of the message.
-struct HMACSecret: Sendable {
+struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
+    var description: String { "HMACSecret(redacted)" }
+    var customMirror: Mirror { Mirror(self, children: []) }
+
     let key: SymmetricKey
     private let keyed: HMAC<SHA256>
 

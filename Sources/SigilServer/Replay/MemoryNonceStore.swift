@@ -70,6 +70,7 @@ public final class MemoryNonceStore: NonceStore {
 
     private let shards: [Shard]
     private let startedAt: Int64
+    private let epoch: Int64
 
     /// Creates an empty store.
     ///
@@ -80,6 +81,7 @@ public final class MemoryNonceStore: NonceStore {
         let count = shardCount <= 1 ? 1 : 1 << (Int.bitWidth - (shardCount - 1).leadingZeroBitCount)
         shards = (0..<count).map { _ in Shard() }
         startedAt = clock.now()
+        epoch = startedAt - 1
     }
 
     public var oldestAcceptableTimestamp: Int64? { startedAt }
@@ -91,8 +93,9 @@ public final class MemoryNonceStore: NonceStore {
     /// The synchronous insert behind ``insert(keyID:nonce:expiresAt:now:)``.
     public func insertSync(keyID: String, nonce: String, expiresAt: Int64, now: Int64) -> Bool {
         let (high, low) = Self.digest(keyID: keyID, nonce: nonce)
-        let expiry = UInt32(clamping: expiresAt)
-        let current = UInt32(clamping: now)
+        // Times are kept as seconds since just before the store started: 136 years of headroom in 32 bits.
+        let expiry = UInt32(clamping: expiresAt - epoch)
+        let current = UInt32(clamping: now - epoch)
         guard expiry > current else { return true }  // already past retention: nothing to remember
         let shard = shards[Int(truncatingIfNeeded: high) & (shards.count - 1)]
         return shard.table.withLock { $0.insert(high: high, low: low, expiry: expiry, now: current) }

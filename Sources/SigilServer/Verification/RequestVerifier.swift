@@ -37,80 +37,74 @@ public struct RequestVerifier: Sendable {
     ///
     /// - Throws: ``SigilError`` with the PROTOCOL.md code of the first check that failed.
     public func verify(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
-        let fields = request.headerFields
-        if configuration.profiles.contains(.sigilV1)
-            && (fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
-                || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
-        {
-            return try await verifySigilV1(request, body: body)
-        }
-        if configuration.profiles.contains(.rfc9421)
-            && (fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil)
-        {
-            return try await verifyRFC9421(request, body: body)
-        }
-        throw SigilError(.missingSignature, "the request is not signed")
+        let admitted = try await admit(request)
+        try checkBodyLimit(body.count)
+        return try await complete(admitted, request: request, body: body)
     }
 
-    /// Verifies a request whose body arrives in chunks, reading at most the body limit.
+    /// Verifies a request whose body arrives in chunks: the headers, the time window and the key are
+    /// checked before any byte is read, then at most the body limit is read.
     ///
-    /// A declared `Content-Length` over the limit is refused before any byte is read.
+    /// A declared `Content-Length` over the limit is refused before the body is read.
+    /// - Returns: the verified identity and the body.
     public func verify<Chunks: AsyncSequence>(
         _ request: HTTPRequest,
         bodyChunks: Chunks
     ) async throws -> (VerifiedRequest, [UInt8]) where Chunks.Element: Collection<UInt8> {
-        if let length = request.headerFields[.contentLength].flatMap(Int.init), length > configuration.bodyLimit {
-            throw SigilError(.bodyTooLarge, "the body is larger than \(configuration.bodyLimit) bytes")
-        }
+        let admitted = try await admit(request)
+        if let length = request.headerFields[.contentLength].flatMap(Int.init) { try checkBodyLimit(length) }
         var body = [UInt8]()
         for try await chunk in bodyChunks {
-            guard body.count + chunk.count <= configuration.bodyLimit else {
-                throw SigilError(.bodyTooLarge, "the body is larger than \(configuration.bodyLimit) bytes")
-            }
+            try checkBodyLimit(body.count + chunk.count)
             body.append(contentsOf: chunk)
         }
-        return (try await verify(request, body: body), body)
+        return (try await complete(admitted, request: request, body: body), body)
     }
 
-    // MARK: sigil-v1
+    /// A request whose signature passed the checks that need no body (section 2.6 steps 1 to 3).
+    struct Admitted {
+        enum Signature {
+            case sigilV1(SigilV1.RequestHeaders)
+            case rfc9421(MessageSignatures.Entry)
+        }
 
-    func verifySigilV1(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
-        let headers = try SigilV1.parseRequestHeaders(request.headerFields)
+        let signature: Signature
+        let keyID: String
+        let nonce: String
+        let timestamp: Int64
+        let key: RegisteredKey
+        let now: Int64
+    }
+
+    /// Steps 1 to 3: the signature headers parse, the timestamp is in the window, the key is known.
+    func admit(_ request: HTTPRequest) async throws -> Admitted {
+        let fields = request.headerFields
         let now = clock.now()
-        try checkWindow(headers.timestamp, now: now)
-        let registered = try await lookUp(headers.keyID, now: now)
-        try checkBodyLimit(body)
-        let base = SigilV1.requestBase(
-            for: request,
-            body: body,
-            timestamp: headers.timestampText,
-            nonce: headers.nonce,
-            canonicalJSON: configuration.canonicalJSON
-        )
-        guard registered.key.isValidSignature(headers.signature, for: base, profile: .sigilV1) else {
-            throw SigilError(
-                .invalidSignature,
-                "the signature does not verify with key \(headers.keyID)",
-                signatureBase: String(decoding: base, as: UTF8.self)
+        if configuration.profiles.contains(.sigilV1)
+            && (fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
+                || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
+        {
+            let headers = try SigilV1.parseRequestHeaders(fields)
+            try checkWindow(headers.timestamp, now: now)
+            return Admitted(
+                signature: .sigilV1(headers),
+                keyID: headers.keyID,
+                nonce: headers.nonce,
+                timestamp: headers.timestamp,
+                key: try await lookUp(headers.keyID, now: now),
+                now: now
             )
         }
-        try await record(keyID: headers.keyID, nonce: headers.nonce, timestamp: headers.timestamp, now: now)
-        return VerifiedRequest(
-            keyID: headers.keyID,
-            algorithm: registered.key.algorithm,
-            profile: .sigilV1,
-            timestamp: headers.timestamp,
-            nonce: headers.nonce,
-            deviceID: registered.deviceID,
-            userID: registered.userID,
-            label: nil
-        )
+        if configuration.profiles.contains(.rfc9421)
+            && (fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil)
+        {
+            return try await admitRFC9421(fields, now: now)
+        }
+        throw SigilError(.missingSignature, "the request is not signed")
     }
 
-    // MARK: rfc9421
-
-    func verifyRFC9421(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
-        let signatures = try MessageSignatures(request.headerFields)
+    func admitRFC9421(_ fields: HTTPFields, now: Int64) async throws -> Admitted {
+        let signatures = try MessageSignatures(fields)
         let entry: MessageSignatures.Entry
         if let label = configuration.label {
             guard let found = signatures.entry(label: label) else {
@@ -124,9 +118,7 @@ public struct RequestVerifier: Sendable {
             entry = first
         }
         let input = entry.input
-        var required = configuration.requiredComponents
-        if !body.isEmpty { required.append(.contentDigest) }
-        for component in required where !input.components.contains(component) {
+        for component in configuration.requiredComponents where !input.components.contains(component) {
             throw SigilError(.missingComponent, "the signature must cover \(component.serialized)")
         }
         guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
@@ -139,7 +131,6 @@ public struct RequestVerifier: Sendable {
             throw SigilError(.malformedSignature, "nonce must match [A-Za-z0-9._~-]{16,128}")
         }
         let declaredAlgorithm = try input.algorithm.map(SignatureAlgorithm.named)
-        let now = clock.now()
         try checkWindow(created, now: now)
         if let expires = try input.expires, expires <= now {
             throw SigilError(.expired, "the signature expired at \(expires)")
@@ -147,30 +138,65 @@ public struct RequestVerifier: Sendable {
         let registered = try await lookUp(keyID, now: now)
         if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
             throw SigilError(
-                .algorithmMismatch, "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)")
+                .algorithmMismatch,
+                "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)"
+            )
         }
-        try checkBodyLimit(body)
-        if input.components.contains(.contentDigest) {
-            try ContentDigest.verify(request.headerFields, body: body)
+        return Admitted(
+            signature: .rfc9421(entry),
+            keyID: keyID,
+            nonce: nonce,
+            timestamp: created,
+            key: registered,
+            now: now
+        )
+    }
+
+    /// Steps 4 to 6: the body (its hash or Content-Digest), the signature, then the nonce.
+    func complete(_ admitted: Admitted, request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
+        let base: [UInt8]
+        let signature: [UInt8]
+        let profile: SignatureProfile
+        var label: String?
+        switch admitted.signature {
+        case .sigilV1(let headers):
+            profile = .sigilV1
+            signature = headers.signature
+            base = SigilV1.requestBase(
+                for: request,
+                body: body,
+                timestamp: headers.timestampText,
+                nonce: headers.nonce,
+                canonicalJSON: configuration.canonicalJSON
+            )
+        case .rfc9421(let entry):
+            profile = .rfc9421
+            signature = entry.signature
+            label = entry.label
+            let coversDigest = entry.input.components.contains(.contentDigest)
+            if !body.isEmpty && !coversDigest {
+                throw SigilError(.missingComponent, "a request with a body must cover content-digest")
+            }
+            if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
+            base = try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
         }
-        let base = try RFC9421.signatureBase(for: input, message: RFC9421Message(request: request))
-        guard registered.key.isValidSignature(entry.signature, for: base, profile: .rfc9421) else {
+        guard admitted.key.key.isValidSignature(signature, for: base, profile: profile) else {
             throw SigilError(
                 .invalidSignature,
-                "the signature '\(entry.label)' does not verify with key \(keyID)",
+                "the signature does not verify with key \(admitted.keyID)",
                 signatureBase: String(decoding: base, as: UTF8.self)
             )
         }
-        try await record(keyID: keyID, nonce: nonce, timestamp: created, now: now)
+        try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: admitted.now)
         return VerifiedRequest(
-            keyID: keyID,
-            algorithm: registered.key.algorithm,
-            profile: .rfc9421,
-            timestamp: created,
-            nonce: nonce,
-            deviceID: registered.deviceID,
-            userID: registered.userID,
-            label: entry.label
+            keyID: admitted.keyID,
+            algorithm: admitted.key.key.algorithm,
+            profile: profile,
+            timestamp: admitted.timestamp,
+            nonce: admitted.nonce,
+            deviceID: admitted.key.deviceID,
+            userID: admitted.key.userID,
+            label: label
         )
     }
 
@@ -198,8 +224,8 @@ public struct RequestVerifier: Sendable {
         return registered
     }
 
-    func checkBodyLimit(_ body: [UInt8]) throws {
-        guard body.count <= configuration.bodyLimit else {
+    func checkBodyLimit(_ count: Int) throws {
+        guard count <= configuration.bodyLimit else {
             throw SigilError(.bodyTooLarge, "the body is larger than \(configuration.bodyLimit) bytes")
         }
     }
