@@ -11,7 +11,7 @@ struct Base: ParsableCommand {
     @Option(name: .long, help: "rfc9421: the label (default: the first).")
     var label: String?
 
-    @Option(name: .long, help: "The scheme of the request (default https).")
+    @Option(name: .long, help: "The scheme of the request.")
     var scheme: String = "https"
 
     func run() throws {

@@ -9,7 +9,7 @@ struct Sign: ParsableCommand {
 
     @OptionGroup var keyOptions: KeyOptions
 
-    @Option(name: .long, help: "sigil-v1 or rfc9421.")
+    @Option(name: .long, help: "The wire profile.")
     var profile: SignatureProfile = .sigilV1
 
     @Option(name: .long, help: "Unix seconds (default: now).")
@@ -28,7 +28,7 @@ struct Sign: ParsableCommand {
     @Option(name: .long, help: "rfc9421: the signature label.")
     var label: String = "sig1"
 
-    @Option(name: .long, help: "The scheme of the request (default https).")
+    @Option(name: .long, help: "The scheme of the request.")
     var scheme: String = "https"
 
     func run() throws {

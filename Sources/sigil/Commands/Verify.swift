@@ -23,7 +23,7 @@ struct Verify: AsyncParsableCommand {
     @Option(name: .long, help: "rfc9421: the label to verify (default: the first).")
     var label: String?
 
-    @Option(name: .long, help: "The scheme of the request (default https).")
+    @Option(name: .long, help: "The scheme of the request.")
     var scheme: String = "https"
 
     func run() async throws {
