@@ -48,13 +48,45 @@ public enum Base64URL {
 
     /// Decodes strict base64url without padding from raw bytes; see ``decode(_:)-swift.type.method``.
     public static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        Base64Decoder.decode(input, table: decodeTable)
+    }
+}
+
+/// Standard base64 (RFC 4648 section 4) with padding, as Structured Field byte sequences carry it.
+public enum Base64 {
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(byte)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// Decodes standard base64; padding is optional but, when present, must be complete.
+    ///
+    /// Returns `nil` for any other character, an impossible length, or non-zero bits after the last byte.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var utf8 = Array(text.utf8)
+        return utf8.withUnsafeMutableBufferPointer { buffer in
+            var count = buffer.count
+            if count % 4 == 0 && count >= 4 {
+                if buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
+                if buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
+            }
+            return Base64Decoder.decode(UnsafeBufferPointer(rebasing: buffer[..<count]), table: decodeTable)
+        }
+    }
+}
+
+/// The shared decoding loop of ``Base64URL`` and ``Base64`` (unpadded input).
+enum Base64Decoder {
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, table: [UInt8]) -> [UInt8]? {
         let count = input.count
         if count % 4 == 1 { return nil }
         var out = [UInt8]()
         out.reserveCapacity(count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        let table = decodeTable
         for byte in input {
             let value = table[Int(byte)]
             if value == 0xFF { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RawStructuredFieldValues
 
 /// A covered component of an RFC 9421 signature: a derived component (`@method`) or a field name,
@@ -12,10 +13,33 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// The identifier's serialization, as it starts a signature base line: `"@query-param";name="Pet"`.
     public let serialized: String
 
+    /// What the name denotes, decided once.
+    enum Kind: Sendable {
+        case method, targetURI, authority, scheme, requestTarget, path, query, queryParameter, status
+        case signatureParameters, unknownDerived
+        case field(HTTPField.Name?)
+    }
+
+    let kind: Kind
+
     /// Creates an identifier.
     public init(_ name: String, parameters: [(String, RFC9651BareItem)] = []) {
         self.name = name.hasPrefix("@") ? name : name.lowercased()
         self.parameters = parameters
+        switch self.name {
+        case "@method": kind = .method
+        case "@target-uri": kind = .targetURI
+        case "@authority": kind = .authority
+        case "@scheme": kind = .scheme
+        case "@request-target": kind = .requestTarget
+        case "@path": kind = .path
+        case "@query": kind = .query
+        case "@query-param": kind = .queryParameter
+        case "@status": kind = .status
+        case "@signature-params": kind = .signatureParameters
+        case _ where self.name.hasPrefix("@"): kind = .unknownDerived
+        default: kind = .field(HTTPField.Name(self.name))
+        }
         if parameters.isEmpty && self.name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
             self.serialized = "\"" + self.name + "\""  // what the serializer writes for a plain sf-string
         } else {
@@ -28,7 +52,10 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the component is derived (`@…`).
-    public var isDerived: Bool { name.hasPrefix("@") }
+    public var isDerived: Bool {
+        if case .field = kind { return false }
+        return true
+    }
 
     /// The value of a parameter.
     public func parameter(_ key: String) -> RFC9651BareItem? { parameters.first { $0.0 == key }?.1 }

@@ -41,11 +41,11 @@ public enum ContentDigest {
         for (name, member) in dictionary {
             guard let algorithm = Algorithm(rawValue: name) else { continue }
             guard case .item(let item) = member, case .undecodedByteSequence(let base64) = item.rfc9651BareItem,
-                let expected = Data(base64Encoded: base64)
+                let expected = Base64.decode(base64)
             else {
                 throw SigilError(.digestMismatch, "Content-Digest \(name) is not a byte sequence")
             }
-            guard Array(expected) == algorithm.digest(body) else {
+            guard expected == algorithm.digest(body) else {
                 throw SigilError(.digestMismatch, "Content-Digest \(name) does not match the body")
             }
             checked += 1

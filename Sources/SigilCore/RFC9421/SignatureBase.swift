@@ -39,7 +39,7 @@ public enum RFC9421 {
     public static func signatureBase(for input: SignatureInput, message: RFC9421Message) throws -> [UInt8] {
         var base = [UInt8]()
         for component in input.components {
-            if component.name == "@signature-params" {
+            if case .signatureParameters = component.kind {
                 throw SigilError(.malformedSignature, "@signature-params cannot be a covered component")
             }
             base += component.serialized.utf8
@@ -65,7 +65,7 @@ public enum RFC9421 {
         if fromRequest && message.response == nil {
             throw SigilError(.malformedSignature, ";req is only meaningful on a response")
         }
-        if component.isDerived {
+        guard case .field(let fieldName) = component.kind else {
             return try derivedValue(component, message: message, fromRequest: fromRequest)
         }
         let fields: HTTPFields?
@@ -74,7 +74,10 @@ public enum RFC9421 {
         } else {
             fields = fromRequest ? message.request?.headerFields : message.fields
         }
-        return try fieldValue(component, fields: fields ?? HTTPFields())
+        guard let fieldName else {
+            throw SigilError(.malformedSignature, "'\(component.name.prefix(64))' is not a field name")
+        }
+        return try fieldValue(component, name: fieldName, fields: fields ?? HTTPFields())
     }
 
     /// The component parameters RFC 9421 defines.
@@ -86,12 +89,10 @@ public enum RFC9421 {
         SigilError(.missingComponent, "covered component \(component.serialized) is not in the message")
     }
 
-    static func fieldValue(_ component: ComponentIdentifier, fields: HTTPFields) throws -> String {
+    static func fieldValue(_ component: ComponentIdentifier, name: HTTPField.Name, fields: HTTPFields) throws -> String
+    {
         if component.parameter("name") != nil {
             throw SigilError(.malformedSignature, ";name is only defined for @query-param")
-        }
-        guard let name = HTTPField.Name(component.name) else {
-            throw SigilError(.malformedSignature, "'\(component.name.prefix(64))' is not a field name")
         }
         let lines = fields[values: name].map { trimWhitespace($0) }
         guard !lines.isEmpty else { throw missing(component) }
@@ -169,7 +170,7 @@ public enum RFC9421 {
         for flag in fieldOnlyParameters where component.parameter(flag) != nil {
             throw SigilError(.malformedSignature, ";\(flag) is not defined for derived components")
         }
-        if component.name == "@status" {
+        if case .status = component.kind {
             guard let response = message.response, !fromRequest else {
                 throw SigilError(.malformedSignature, "@status is only defined for responses")
             }
@@ -179,36 +180,38 @@ public enum RFC9421 {
             throw SigilError(.malformedSignature, "\(component.name) on a response needs ;req")
         }
         guard let request = message.request else { throw missing(component) }
-        if component.name != "@query-param" && component.parameter("name") != nil {
+        var takesName = false
+        if case .queryParameter = component.kind { takesName = true }
+        if !takesName && component.parameter("name") != nil {
             throw SigilError(.malformedSignature, ";name is only defined for @query-param")
         }
         let target = request.path ?? ""
-        let questionMark = target.firstIndex(of: "?")
-        let path = String(target[..<(questionMark ?? target.endIndex)])
-        let query = questionMark.map { String(target[target.index(after: $0)...]) }
-        switch component.name {
-        case "@method":
+        let questionMark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        switch component.kind {
+        case .method:
             return request.method.rawValue
-        case "@authority":
+        case .authority:
             guard let authority = request.authority else { throw missing(component) }
             return normalizedAuthority(authority, scheme: request.scheme)
-        case "@scheme":
+        case .scheme:
             guard let scheme = request.scheme else { throw missing(component) }
             return scheme.lowercased()
-        case "@target-uri":
+        case .targetURI:
             guard let scheme = request.scheme, let authority = request.authority else { throw missing(component) }
             return scheme.lowercased() + "://" + normalizedAuthority(authority, scheme: scheme) + target
-        case "@request-target":
+        case .requestTarget:
             return target
-        case "@path":
-            return path.isEmpty ? "/" : path
-        case "@query":
-            return "?" + (query ?? "")
-        case "@query-param":
+        case .path:
+            let path = target[..<(questionMark ?? target.endIndex)]
+            return path.isEmpty ? "/" : String(path)
+        case .query:
+            return questionMark.map { String(target[$0...]) } ?? "?"
+        case .queryParameter:
             guard case .string(let name)? = component.parameter("name") else {
                 throw SigilError(.malformedSignature, "@query-param needs a ;name string parameter")
             }
-            let matches = queryParameters(query ?? "").filter { $0.name == name }
+            let query = questionMark.map { String(target[target.utf8.index(after: $0)...]) } ?? ""
+            let matches = queryParameters(query).filter { $0.name == name }
             guard !matches.isEmpty else { throw missing(component) }
             guard matches.count == 1 else {
                 throw SigilError(.malformedSignature, "query parameter '\(name)' occurs more than once")

@@ -156,11 +156,11 @@ public struct MessageSignatures: Sendable {
                 throw SigilError(.malformedSignature, "Signature has no entry for label '\(label)'")
             }
             guard case .item(let item) = value, case .undecodedByteSequence(let base64) = item.rfc9651BareItem,
-                let bytes = Data(base64Encoded: base64), !bytes.isEmpty
+                let bytes = Base64.decode(base64), !bytes.isEmpty
             else {
                 throw SigilError(.malformedSignature, "Signature '\(label)' is not a byte sequence")
             }
-            entries.append(Entry(label: label, input: try SignatureInput(innerList: list), signature: Array(bytes)))
+            entries.append(Entry(label: label, input: try SignatureInput(innerList: list), signature: bytes))
         }
         self.entries = entries
     }
