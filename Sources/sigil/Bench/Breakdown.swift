@@ -28,6 +28,9 @@ enum BreakdownBench {
         time("parse headers") { _ = try? SigilV1.parseRequestHeaders(request.headerFields) }
         time("canonical target") { _ = CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)) }
         time("JCS 1 KiB") { _ = JSONCanonicalizer.canonicalize(body) }
+        let sortedBody = JSONCanonicalizer.canonicalize(body) ?? body
+        time("JCS 1 KiB, already canonical") { _ = JSONCanonicalizer.canonicalize(sortedBody) }
+        time("raw body hash (SHA-256, hex) 1 KiB") { _ = BodyHash.bytes(body, contentType: nil) }
         time("body hash") { _ = BodyHash.bytes(body, contentType: "application/json") }
         time("request base") {
             _ = SigilV1.requestBase(for: request, body: body, timestamp: headers.timestampText, nonce: headers.nonce)
@@ -70,3 +73,4 @@ enum BreakdownBench {
         return results
     }
 }
+
