@@ -73,4 +73,3 @@ enum BreakdownBench {
         return results
     }
 }
-
