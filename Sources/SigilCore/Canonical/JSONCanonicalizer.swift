@@ -13,11 +13,6 @@ public enum JSONCanonicalizer {
         withCanonicalForm(of: json) { Array($0) }
     }
 
-    /// Like ``canonicalize(_:)`` over a buffer.
-    public static func canonicalize(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        withCanonicalForm(buffer: buffer) { Array($0) }
-    }
-
     /// Calls `body` with the JCS serialization of `json` without copying it out, or returns `nil`
     /// when `json` is not I-JSON (see ``canonicalize(_:)``).
     public static func withCanonicalForm<Result>(
@@ -76,11 +71,6 @@ struct OutputBuffer: ~Copyable {
         if count + extra > capacity { grow(extra) }
         (base + count).initialize(repeating: byte, count: extra)
         count += extra
-    }
-
-    /// Makes room for `extra` more bytes.
-    mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(extra) }
     }
 
     mutating func removeLast(_ k: Int = 1) { count -= k }
