@@ -69,6 +69,32 @@ struct CanonicalTests {
         }
     }
 
+    @Test(
+        "JCS edge cases",
+        arguments: [
+            (#"{"a":1,"\u0061":2}"#, nil),  // duplicate once escapes are decoded
+            ("[\"\u{C0}\u{AF}\"]", nil),
+            (#"["\u0000\u001F\/\u00E9\uD83D\uDE00"]"#, "[\"\\u0000\\u001f/é😀\"]"),
+            (#"[1E2,-0.0,0.5e1,1e-400]"#, "[100,0,5,0]"),
+            (#"{"b":{"d":1,"c":2},"a":[]}"#, #"{"a":[],"b":{"c":2,"d":1}}"#),
+            (#"[-9007199254740991,-9007199254740992]"#, nil),
+            (#"[01]"#, nil), (#"[1.]"#, nil), (#"[.5]"#, nil), (#"[+1]"#, nil), (#"{"a" 1}"#, nil), (#"[1,]"#, nil),
+            (#"tru"#, nil), (#""\x""#, nil), (#"{"a":1}x"#, nil),
+        ] as [(String, String?)]
+    )
+    func jcsEdgeCases(_ json: String, _ expected: String?) {
+        var bytes = Array(json.utf8)
+        if json.hasPrefix("[\"\u{C0}") { bytes = [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D] }  // overlong "/"
+        #expect(JSONCanonicalizer.canonicalize(bytes).map { String(decoding: $0, as: UTF8.self) } == expected)
+    }
+
+    @Test func encodedSurrogatesAreNotUTF8() {
+        // U+D800 encoded directly in UTF-8 (ED A0 80) is ill-formed.
+        #expect(JSONCanonicalizer.canonicalize([0x22, 0xED, 0xA0, 0x80, 0x22]) == nil)
+        #expect(JSONCanonicalizer.canonicalize([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22]) == nil)  // past U+10FFFF
+        #expect(JSONCanonicalizer.canonicalize([0x22, 0xE2, 0x82, 0x22]) == nil)  // truncated
+    }
+
     @Test func deepNestingIsRawNotACrash() {
         let deep =
             [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
