@@ -30,10 +30,7 @@ let package = Package(
         ),
         .target(
             name: "SigilClient",
-            dependencies: [
-                "SigilCore",
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-            ]
+            dependencies: ["SigilCore"]
         ),
         .target(
             name: "SigilServer",
