@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: ["SigilCore", "SigilClient", "SigilServer"],
-            exclude: ["Vectors"]
+            exclude: ["Vectors", "Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -43,10 +43,11 @@ public struct ResponseVerifier: Sendable {
         }
         try checkWindow(timestamp)
         let base = SigilV1.responseBase(
+            for: response,
+            body: body,
             timestamp: timestamps[0],
             requestNonce: requestNonce,
-            status: response.status.code,
-            bodyHash: BodyHash.bytes(body, contentType: fields[.contentType], canonicalJSON: canonicalJSON)
+            canonicalJSON: canonicalJSON
         )
         guard key.isValidSignature(signature, for: base, profile: .sigilV1) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")

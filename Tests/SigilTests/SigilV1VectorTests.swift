@@ -86,10 +86,10 @@ struct SigilV1VectorTests {
         )
         let nonce = vector["requestNonce"]?.string ?? ""
         let base = SigilV1.responseBase(
+            for: response,
+            body: message.body,
             timestamp: message.headers.first { $0.name == "X-Timestamp" }?.value ?? "",
-            requestNonce: nonce,
-            status: response.status.code,
-            bodyHash: BodyHash.bytes(message.body, contentType: response.headerFields[.contentType])
+            requestNonce: nonce
         )
         #expect(String(decoding: base, as: UTF8.self) == vector["signatureBase"]?.string)
         try verifier.verifySigilV1(response, body: message.body, requestNonce: nonce)

@@ -150,9 +150,9 @@ struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
     private let keyed: HMAC<SHA256>
 
     init(_ secret: some ContiguousBytes) throws {
-        key = SymmetricKey(data: secret)
+        let key = SymmetricKey(data: secret)
         guard key.bitCount >= 256 else { throw SigilInputError("an HMAC secret must be at least 32 bytes") }
-        keyed = HMAC<SHA256>(key: key)
+        self.init(key: key)
     }
 
     init(key: SymmetricKey) {

@@ -170,6 +170,23 @@ public enum SigilV1 {
         return base
     }
 
+    /// The response signature base of a response and its body.
+    public static func responseBase(
+        for response: HTTPResponse,
+        body: some Collection<UInt8>,
+        timestamp: String,
+        requestNonce: String,
+        canonicalJSON: Bool = true
+    ) -> [UInt8] {
+        responseBase(
+            timestamp: timestamp,
+            requestNonce: requestNonce,
+            status: response.status.code,
+            bodyHash: BodyHash.bytes(
+                body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
+        )
+    }
+
     /// Signs a request: returns the four headers to add.
     ///
     /// - Parameters:

@@ -22,11 +22,11 @@ public struct ResponseSigner: Sendable {
     public func sigilV1Fields(for response: HTTPResponse, body: [UInt8], requestNonce: String) throws -> HTTPFields {
         let timestamp = String(clock.now())
         let base = SigilV1.responseBase(
+            for: response,
+            body: body,
             timestamp: timestamp,
             requestNonce: requestNonce,
-            status: response.status.code,
-            bodyHash: BodyHash.bytes(
-                body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
+            canonicalJSON: canonicalJSON
         )
         let signature = try signer.signature(for: base, profile: .sigilV1)
         return HTTPFields([
