@@ -151,3 +151,74 @@ struct RFC9421VectorTests {
             ContentDigest.fieldValue(for: [UInt8](), algorithm: .sha256) == examples?["empty_content_sha-256"]?.string)
     }
 }
+
+@Suite("RFC 9421 section 2.1 field components")
+struct FieldComponentTests {
+    static let message = """
+        GET /foo HTTP/1.1\r
+        Host: www.example.com\r
+        X-OWS-Header:   Leading and trailing whitespace.   \r
+        X-Obs-Fold-Header: Obsolete\r
+            line folding.\r
+        Cache-Control: max-age=60\r
+        Cache-Control:    must-revalidate\r
+        Example-Dict:  a=1,    b=2;x=1;y=2,   c=(a   b   c)\r
+        Example-Header: value, with, lots\r
+        Example-Header: of, commas\r
+        Cache-Status: ExampleCache; hit\r
+        X-Empty-Header:\r
+        \r
+
+        """
+
+    @Test(
+        "the RFC's examples",
+        arguments: [
+            ("x-ows-header", "\"x-ows-header\": Leading and trailing whitespace."),
+            ("x-obs-fold-header", "\"x-obs-fold-header\": Obsolete line folding."),
+            ("cache-control", "\"cache-control\": max-age=60, must-revalidate"),
+            ("example-dict", "\"example-dict\": a=1,    b=2;x=1;y=2,   c=(a   b   c)"),
+            ("x-empty-header", "\"x-empty-header\": "),
+            ("example-dict;sf", "\"example-dict\";sf: a=1, b=2;x=1;y=2, c=(a b c)"),
+            ("example-dict;key=\"a\"", "\"example-dict\";key=\"a\": 1"),
+            ("example-dict;key=\"b\"", "\"example-dict\";key=\"b\": 2;x=1;y=2"),
+            ("example-dict;key=\"c\"", "\"example-dict\";key=\"c\": (a b c)"),
+            ("example-header;bs", "\"example-header\";bs: :dmFsdWUsIHdpdGgsIGxvdHM=:, :b2YsIGNvbW1hcw==:"),
+            ("cache-status;sf", "\"cache-status\";sf: ExampleCache;hit"),
+        ]
+    )
+    func line(_ identifier: String, _ expected: String) throws {
+        let request = try RawHTTPMessage(parsing: Array(Self.message.utf8)).request()
+        let component = try ComponentIdentifier.parse(identifier)
+        let value = try RFC9421.componentValue(component, message: RFC9421Message(request: request))
+        #expect(component.serialized + ": " + value == expected)
+    }
+
+    @Test(
+        "unusable field components",
+        arguments: [
+            ("example-dict;key=\"zz\"", SigilError.Code.missingComponent), ("x-absent", .missingComponent),
+            ("example-header;bs;sf", .malformedSignature), ("example-dict;name=\"a\"", .malformedSignature),
+            ("example-dict;req", .malformedSignature), ("x-ows-header;key=\"a\"", .malformedSignature),
+            ("example-dict;tr", .missingComponent), ("example-dict;unknown", .malformedSignature),
+        ]
+    )
+    func unusable(_ identifier: String, _ code: SigilError.Code) throws {
+        let request = try RawHTTPMessage(parsing: Array(Self.message.utf8)).request()
+        let component = try ComponentIdentifier.parse(identifier)
+        #expect(throws: SigilError(code, "")) {
+            try RFC9421.componentValue(component, message: RFC9421Message(request: request))
+        }
+    }
+
+    @Test func trailers() throws {
+        let request = try RawHTTPMessage(parsing: Array(Self.message.utf8)).request()
+        var trailers = HTTPFields()
+        trailers[HTTPField.Name("Expires")!] = "Wed, 9 Nov 2022 07:28:00 GMT"
+        let value = try RFC9421.componentValue(
+            try ComponentIdentifier.parse("expires;tr"),
+            message: RFC9421Message(request: request, trailers: trailers)
+        )
+        #expect(value == "Wed, 9 Nov 2022 07:28:00 GMT")
+    }
+}

@@ -132,7 +132,7 @@ public enum RFC9421 {
     /// Field names whose Structured Field type is known; other fields are tried as item, list, then dictionary.
     static let dictionaryFields: Set<String> = [
         "signature-input", "signature", "accept-signature", "content-digest", "repr-digest", "want-content-digest",
-        "want-repr-digest", "priority", "example-dict", "cache-status", "proxy-status",
+        "want-repr-digest", "priority", "example-dict",
     ]
 
     static func reserializeStructured(_ value: String, fieldName: String) throws -> String {
