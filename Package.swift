@@ -8,6 +8,10 @@ let package = Package(
         .library(name: "SigilCore", targets: ["SigilCore"]),
         .library(name: "SigilClient", targets: ["SigilClient"]),
         .library(name: "SigilServer", targets: ["SigilServer"]),
+        .library(name: "SigilHummingbird", targets: ["SigilHummingbird"]),
+        .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
+        .library(name: "SigilTLS", targets: ["SigilTLS"]),
+        .library(name: "SigilServe", targets: ["SigilServe"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
     dependencies: [
@@ -16,6 +20,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         .target(
@@ -34,7 +48,53 @@ let package = Package(
         ),
         .target(
             name: "SigilServer",
-            dependencies: ["SigilCore"]
+            dependencies: [
+                "SigilCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "SigilSQLite",
+            dependencies: [
+                "SigilServer",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SigilTLS",
+            dependencies: [
+                "SigilCore",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "SigilHummingbird",
+            dependencies: [
+                "SigilCore",
+                "SigilServer",
+                "SigilTLS",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
+            name: "SigilServe",
+            dependencies: [
+                "SigilServer",
+                "SigilHummingbird",
+                "SigilSQLite",
+                "SigilTLS",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
         ),
         .executableTarget(
             name: "sigil",
@@ -42,13 +102,23 @@ let package = Package(
                 "SigilCore",
                 "SigilClient",
                 "SigilServer",
+                "SigilServe",
+                "SigilTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
             name: "SigilTests",
-            dependencies: ["SigilCore", "SigilClient", "SigilServer"],
+            dependencies: [
+                "SigilCore", "SigilClient", "SigilServer", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             exclude: ["Vectors", "Fixtures"]
         ),
     ],

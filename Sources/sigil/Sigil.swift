@@ -57,20 +57,7 @@ enum IO {
 
     /// Writes a file with owner-only permissions, all or nothing (a temporary file renamed into place).
     static func writeSecret(_ text: String, to path: String, mode: Int = 0o600) throws {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).tmp-\(getpid())")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path,
-                contents: Data(text.utf8),
-                attributes: [.posixPermissions: mode]
-            )
-        else { throw SigilInputError("cannot write \(path)") }
-        guard rename(temporary.path, url.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw SigilInputError("cannot write \(path)")
-        }
+        try SecureFile.write(text, to: path, mode: mode)
     }
 }
 

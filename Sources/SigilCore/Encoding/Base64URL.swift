@@ -62,6 +62,11 @@ public enum Base64 {
         return table
     }()
 
+    /// Encodes bytes as standard base64 with padding.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+    }
+
     /// Decodes standard base64; padding is optional but, when present, must be complete.
     ///
     /// Returns `nil` for any other character, an impossible length, or non-zero bits after the last byte.

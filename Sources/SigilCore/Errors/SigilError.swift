@@ -39,11 +39,20 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The nonce store did not answer; the request is refused.
         public static let storeUnavailable = Code("store-unavailable")
 
-        /// Every code, in the order of PROTOCOL.md section 4.
+        /// A registration, enrollment or certificate request whose content cannot be used: a garbage
+        /// key, an algorithm the key cannot have, a private key where a public one belongs, a CSR for
+        /// another key. Not in PROTOCOL.md section 4, which covers verification only.
+        public static let invalidRegistration = Code("invalid-registration")
+        /// Enrollment without a valid bootstrap token or JWT.
+        public static let enrollmentRefused = Code("enrollment-refused")
+        /// A verified key asking to act on a device that is not its own.
+        public static let forbidden = Code("forbidden")
+
+        /// Every code: PROTOCOL.md section 4 in its order, then the registration API's.
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
-            .replayedNonce, .bodyTooLarge, .storeUnavailable,
+            .replayedNonce, .bodyTooLarge, .storeUnavailable, .invalidRegistration, .enrollmentRefused, .forbidden,
         ]
 
         /// Looks a code up by its wire name.
@@ -57,6 +66,8 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             switch self {
             case .bodyTooLarge: return 413
             case .storeUnavailable: return 503
+            case .invalidRegistration: return 400
+            case .forbidden: return 403
             default: return 401
             }
         }
@@ -78,6 +89,9 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .replayedNonce: return "Nonce already used"
             case .bodyTooLarge: return "Body too large"
             case .storeUnavailable: return "Nonce store unavailable"
+            case .invalidRegistration: return "Registration input unusable"
+            case .enrollmentRefused: return "Enrollment refused"
+            case .forbidden: return "Not allowed for this key"
             default: return rawValue
             }
         }

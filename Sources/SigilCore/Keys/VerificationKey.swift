@@ -81,6 +81,14 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         }
     }
 
+    /// The HMAC secret, for a key store that must keep it (encrypted); `nil` for a public key.
+    ///
+    /// - Warning: the secret authenticates as the device. Never log it, print it or store it in the clear.
+    public var hmacSecret: SymmetricKey? {
+        if case .hmac(let secret) = material { return secret.key }
+        return nil
+    }
+
     /// The derived key ID of section 1, or `nil` for an HMAC secret (whose ID is assigned).
     public var derivedKeyID: String? {
         rawPublicKey.map { KeyID.derive(fromRawPublicKey: $0) }

@@ -24,6 +24,8 @@ public struct RegisteredKey: Sendable {
     public var userID: String?
     /// When a rotating key stops being accepted (Unix seconds), if it does.
     public var validUntil: Int64?
+    /// When the key was registered (Unix seconds), if known.
+    public var createdAt: Int64?
 
     /// Creates a registered key.
     public init(
@@ -32,7 +34,8 @@ public struct RegisteredKey: Sendable {
         state: State = .active,
         deviceID: String? = nil,
         userID: String? = nil,
-        validUntil: Int64? = nil
+        validUntil: Int64? = nil,
+        createdAt: Int64? = nil
     ) {
         self.keyID = keyID
         self.key = key
@@ -40,6 +43,7 @@ public struct RegisteredKey: Sendable {
         self.deviceID = deviceID
         self.userID = userID
         self.validUntil = validUntil
+        self.createdAt = createdAt
     }
 
     /// Whether the key is accepted at `now`.
@@ -61,7 +65,7 @@ public protocol KeyDirectory: Sendable {
 
 /// An in-memory ``KeyDirectory`` for tests and single processes.
 public actor MemoryKeyDirectory: KeyDirectory {
-    private var keys: [String: RegisteredKey] = [:]
+    var keys: [String: RegisteredKey] = [:]
 
     /// Creates a directory holding `keys`.
     public init(_ keys: [RegisteredKey] = []) {

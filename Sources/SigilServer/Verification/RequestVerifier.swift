@@ -14,6 +14,7 @@ public struct RequestVerifier: Sendable {
     let keys: any KeyDirectory
     let nonces: any NonceStore
     let clock: any UnixClock
+    let metrics = VerificationMetrics()
 
     /// Creates a verifier.
     ///
@@ -37,9 +38,11 @@ public struct RequestVerifier: Sendable {
     ///
     /// - Throws: ``SigilError`` with the PROTOCOL.md code of the first check that failed.
     public func verify(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
-        let admitted = try await admit(request)
-        try checkBodyLimit(body.count)
-        return try await complete(admitted, request: request, body: body)
+        try await counted {
+            let admitted = try await admit(request)
+            try checkBodyLimit(body.count)
+            return try await complete(admitted, request: request, body: body)
+        }
     }
 
     /// Verifies a request whose body arrives in chunks: the headers, the time window and the key are
@@ -51,14 +54,28 @@ public struct RequestVerifier: Sendable {
         _ request: HTTPRequest,
         bodyChunks: Chunks
     ) async throws -> (VerifiedRequest, [UInt8]) where Chunks.Element: Collection<UInt8> {
-        let admitted = try await admit(request)
-        if let length = request.headerFields[.contentLength].flatMap(Int.init) { try checkBodyLimit(length) }
-        var body = [UInt8]()
-        for try await chunk in bodyChunks {
-            try checkBodyLimit(body.count + chunk.count)
-            body.append(contentsOf: chunk)
+        try await counted {
+            let admitted = try await admit(request)
+            if let length = request.headerFields[.contentLength].flatMap(Int.init) { try checkBodyLimit(length) }
+            var body = [UInt8]()
+            for try await chunk in bodyChunks {
+                try checkBodyLimit(body.count + chunk.count)
+                body.append(contentsOf: chunk)
+            }
+            return (try await complete(admitted, request: request, body: body), body)
         }
-        return (try await complete(admitted, request: request, body: body), body)
+    }
+
+    /// Runs one verification and counts its outcome.
+    private func counted<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            let result = try await body()
+            metrics.recordValid()
+            return result
+        } catch {
+            metrics.recordRefusal(error)
+            throw error
+        }
     }
 
     /// A request whose signature passed the checks that need no body (section 2.6 steps 1 to 3).

@@ -1,0 +1,106 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOSSL
+import SigilCore
+import SigilServer
+import SigilTLS
+
+/// Verifies every request that reaches it (either profile), puts the ``SigilIdentity`` on the
+/// context, and signs the response when a response key is configured.
+///
+/// The body is read as it streams in, and the request is refused with `body-too-large` as soon as it
+/// passes the verifier's limit; the headers, the time window and the key are checked before any body
+/// byte is read. Refusals are `application/problem+json`. Hummingbird adds `Date` to every response.
+///
+/// ```swift
+/// let router = Router(context: SigilBasicRequestContext.self)
+/// router.group("v1").add(middleware: SigilMiddleware(verifier: verifier, responseSigner: signer))
+///     .post("echo") { request, context in try context.requireSigilIdentity().keyID }
+/// ```
+public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
+    /// The verifier.
+    public let verifier: RequestVerifier
+    /// Signs responses to verified requests, when set.
+    public let responseSigner: ResponseSigner?
+    /// Whether refusals carry the server's signature base (for development only).
+    public let includeSignatureBase: Bool
+    /// Whether to read the TLS client certificate into the identity.
+    public let readsClientCertificate: Bool
+    let clock: any UnixClock
+
+    /// Creates the middleware.
+    ///
+    /// - Parameters:
+    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
+    ///   - responseSigner: signs responses (sigil-v1 section 2.7, or rfc9421 with `;req`).
+    ///   - includeSignatureBase: put `signatureBase` in refusals.
+    ///     - Warning: for development: it shows a caller what the server expected.
+    ///   - readsClientCertificate: put the TLS client certificate's identity on the context.
+    public init(
+        verifier: RequestVerifier,
+        responseSigner: ResponseSigner? = nil,
+        includeSignatureBase: Bool = false,
+        readsClientCertificate: Bool = false,
+        clock: any UnixClock = SystemUnixClock()
+    ) {
+        self.verifier = verifier
+        self.responseSigner = responseSigner
+        self.includeSignatureBase = includeSignatureBase
+        self.readsClientCertificate = readsClientCertificate
+        self.clock = clock
+    }
+
+    public func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var request = request
+        var context = context
+        let verified: VerifiedRequest
+        do {
+            let (identity, body) = try await verifier.verify(
+                request.head,
+                bodyChunks: request.body.map { $0.readableBytesView }
+            )
+            verified = identity
+            request.body = RequestBody(buffer: ByteBuffer(bytes: body))
+        } catch let error as SigilError {
+            context.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
+            throw refusal(error, for: request.head)
+        }
+        let certificate = readsClientCertificate ? await Self.clientCertificate(of: context.channel) : nil
+        context.sigilIdentity = SigilIdentity(request: verified, clientCertificate: certificate)
+        context.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
+        let response = try await next(request, context)
+        guard let responseSigner else { return response }
+        return try await response.signed(with: responseSigner, answering: request.head, verified: verified)
+    }
+
+    /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1.
+    public func refusal(_ error: SigilError, for request: HTTPRequest) -> SigilHTTPError {
+        let usedSigilV1 = request.headerFields[SigilV1.signatureField] != nil
+        let offersRFC9421 = verifier.configuration.profiles.contains(.rfc9421) && !usedSigilV1
+        return SigilHTTPError(
+            error,
+            serverTime: clock.now(),
+            acceptSignature: offersRFC9421 ? verifier.configuration.acceptSignature : nil,
+            includeSignatureBase: includeSignatureBase
+        )
+    }
+
+    /// The client certificate of the connection `channel` belongs to (the stream's parent for HTTP/2).
+    static func clientCertificate(of channel: (any Channel)?) async -> ClientCertificateIdentity? {
+        var candidate = channel
+        while let current = candidate {
+            do {
+                let found = try await current.nioSSL_peerCertificate().get()
+                return found.flatMap { try? ClientCertificateIdentity(der: $0.toDERBytes()) }
+            } catch {
+                candidate = current.parent
+            }
+        }
+        return nil
+    }
+}

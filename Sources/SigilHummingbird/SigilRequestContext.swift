@@ -1,0 +1,62 @@
+import Hummingbird
+import Logging
+import NIOCore
+import SigilCore
+import SigilServer
+import SigilTLS
+
+/// Who sent a verified request: the key and its device and user, how it was signed, and the TLS
+/// client certificate when one was presented.
+public struct SigilIdentity: Sendable, Hashable {
+    /// The verified signature: key ID, algorithm, profile, timestamp, nonce, device and user.
+    public let request: VerifiedRequest
+    /// The client certificate of the TLS connection, if the client presented one.
+    public let clientCertificate: ClientCertificateIdentity?
+
+    /// Creates an identity.
+    public init(request: VerifiedRequest, clientCertificate: ClientCertificateIdentity?) {
+        self.request = request
+        self.clientCertificate = clientCertificate
+    }
+
+    /// The key ID that signed the request.
+    public var keyID: String { request.keyID }
+    /// The device the key belongs to, if registered with one.
+    public var deviceID: String? { request.deviceID }
+    /// The user the device belongs to, if any.
+    public var userID: String? { request.userID }
+}
+
+/// A request context that can carry a ``SigilIdentity``, in the style of hummingbird-auth's
+/// `AuthRequestContext`.
+public protocol SigilRequestContext: RequestContext {
+    /// The identity the ``SigilMiddleware`` put there; `nil` before it ran.
+    var sigilIdentity: SigilIdentity? { get set }
+    /// The connection's channel, where the TLS client certificate is read.
+    var channel: (any Channel)? { get }
+}
+
+/// A ready-made ``SigilRequestContext`` over Hummingbird's application context source.
+public struct SigilBasicRequestContext: SigilRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var sigilIdentity: SigilIdentity?
+    public let channel: (any Channel)?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+
+    /// Reads at most 1 MiB when a route decodes a body; the middleware enforces its own limit first.
+    public var maxUploadSize: Int { 1 << 20 }
+}
+
+extension SigilRequestContext {
+    /// The identity, or a `missing-signature` error when the route was reached without the middleware.
+    public func requireSigilIdentity() throws -> SigilIdentity {
+        guard let identity = sigilIdentity else {
+            throw SigilHTTPError(SigilError(.missingSignature, "the route requires a signed request"))
+        }
+        return identity
+    }
+}

@@ -1,0 +1,257 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import SQLiteNIO
+import SigilCore
+import SigilServer
+import Synchronization
+
+/// A persistent ``KeyRegistry`` in one SQLite file: devices, their keys, states and dates.
+///
+/// Public keys are stored as SubjectPublicKeyInfo PEM. HMAC secrets are stored sealed with AES-GCM
+/// under the server's master key, with the key ID as associated data, so a copied database file
+/// reveals no secret and a sealed secret cannot be moved to another key ID.
+///
+/// Every change runs in one `BEGIN IMMEDIATE` transaction on its own connection, so concurrent
+/// writers (other tasks or other processes on the same file) queue on SQLite's lock and a failed
+/// write leaves nothing half-done. Lookups are cached in memory; this process's own changes update
+/// the cache at once. Another process's changes are seen after ``cacheLifetime`` seconds.
+public final class SQLiteKeyDirectory: KeyRegistry {
+    private let path: String
+    private let masterKey: SymmetricKey
+    private let reader: SQLiteConnection
+    private let clock: any UnixClock
+    private let logger: Logger
+    private let cache = Mutex<[String: (key: RegisteredKey, loadedAt: Int64)]>([:])
+
+    /// How long a cached lookup is trusted when another process may write the same file, in seconds.
+    public let cacheLifetime: Int64
+
+    private init(
+        path: String,
+        masterKey: SymmetricKey,
+        reader: SQLiteConnection,
+        clock: any UnixClock,
+        cacheLifetime: Int64,
+        logger: Logger
+    ) {
+        self.path = path
+        self.masterKey = masterKey
+        self.reader = reader
+        self.clock = clock
+        self.cacheLifetime = cacheLifetime
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) the directory in the file at `path`.
+    ///
+    /// - Parameters:
+    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
+    ///   - cacheLifetime: how long a lookup is cached before the file is read again.
+    /// - Throws: when the file cannot be opened or its schema created.
+    public static func open(
+        path: String,
+        masterKey: SymmetricKey,
+        clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 5,
+        logger: Logger = Logger(label: "sigil.sqlite")
+    ) async throws -> SQLiteKeyDirectory {
+        guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
+        let writer = try await connect(path, logger: logger)
+        do {
+            _ = try await writer.query("PRAGMA journal_mode = WAL")
+            for statement in schema { _ = try await writer.query(statement) }
+            try await writer.close()
+        } catch {
+            try? await writer.close()
+            throw error
+        }
+        let reader = try await connect(path, logger: logger)
+        return SQLiteKeyDirectory(
+            path: path,
+            masterKey: masterKey,
+            reader: reader,
+            clock: clock,
+            cacheLifetime: cacheLifetime,
+            logger: logger
+        )
+    }
+
+    /// Closes the file.
+    public func close() async throws { try await reader.close() }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS sigil_devices (
+            device_id TEXT PRIMARY KEY,
+            user_id TEXT,
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_keys (
+            key_id TEXT PRIMARY KEY,
+            device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+            alg TEXT NOT NULL,
+            public_key TEXT,
+            sealed_secret BLOB,
+            state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
+            created_at INTEGER NOT NULL,
+            valid_until INTEGER,
+            CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
+    ]
+
+    private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
+        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        _ = try await connection.query("PRAGMA busy_timeout = 5000")
+        _ = try await connection.query("PRAGMA foreign_keys = ON")
+        return connection
+    }
+
+    // MARK: Lookups
+
+    public func key(for keyID: String) async throws -> RegisteredKey? {
+        let now = clock.now()
+        if let hit = cache.withLock({ $0[keyID] }), now - hit.loadedAt < cacheLifetime { return hit.key }
+        let rows = try await reader.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
+        guard let row = rows.first else {
+            cache.withLock { _ = $0.removeValue(forKey: keyID) }
+            return nil
+        }
+        let key = try registeredKey(from: row)
+        cache.withLock { $0[keyID] = (key, now) }
+        return key
+    }
+
+    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+        try await reader.query(Self.selectKeys + " WHERE k.device_id = ? ORDER BY k.key_id", [.text(deviceID)])
+            .map(registeredKey(from:))
+    }
+
+    private static let selectKeys = """
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret, k.state, k.created_at,
+               k.valid_until
+        FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
+        """
+
+    private func registeredKey(from row: SQLiteRow) throws -> RegisteredKey {
+        guard let keyID = row.column("key_id")?.string, let deviceID = row.column("device_id")?.string,
+            let algorithmName = row.column("alg")?.string,
+            let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
+        else { throw SigilError(.storeUnavailable, "a key row is incomplete") }
+        let algorithm = try SignatureAlgorithm.named(algorithmName)
+        let key: VerificationKey
+        if let pem = row.column("public_key")?.string {
+            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm).verificationKey
+        } else if case .blob(let sealed) = row.column("sealed_secret") {
+            key = try VerificationKey(hmacSecret: try open(Array(buffer: sealed), keyID: keyID))
+        } else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has no material")
+        }
+        return RegisteredKey(
+            keyID: keyID,
+            key: key,
+            state: state,
+            deviceID: deviceID,
+            userID: row.column("user_id")?.string,
+            validUntil: row.column("valid_until")?.integer.map(Int64.init),
+            createdAt: row.column("created_at")?.integer.map(Int64.init)
+        )
+    }
+
+    // MARK: Changes
+
+    public func apply(_ change: DirectoryChange) async throws {
+        let now = clock.now()
+        var rows: [(key: RegisteredKey, material: SQLiteData, column: String)] = []
+        for key in change.added {
+            guard key.deviceID != nil else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
+            }
+            if let secret = key.key.hmacSecret {
+                rows.append((key, .blob(ByteBuffer(bytes: try seal(secret, keyID: key.keyID))), "sealed_secret"))
+            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+                rows.append((key, .text(pem), "public_key"))
+            }
+        }
+        let writer: SQLiteConnection
+        do {
+            writer = try await Self.connect(path, logger: logger)
+        } catch {
+            throw SigilError(.storeUnavailable, "the key directory cannot be opened for writing")
+        }
+        do {
+            _ = try await writer.query("BEGIN IMMEDIATE")
+            for (key, material, column) in rows {
+                _ = try await writer.query(
+                    "INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at) VALUES (?, ?, ?)",
+                    [.text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now))]
+                )
+                let exists = try await writer.query("SELECT 1 FROM sigil_keys WHERE key_id = ?", [.text(key.keyID)])
+                guard exists.isEmpty else {
+                    throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
+                }
+                _ = try await writer.query(
+                    """
+                    INSERT INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue), material,
+                        .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
+                        key.validUntil.map { .integer(Int($0)) } ?? .null,
+                    ]
+                )
+            }
+            for (keyID, end) in change.retiring {
+                _ = try await writer.query(
+                    """
+                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                    WHERE key_id = ?2 AND state <> 'revoked'
+                    """,
+                    [.integer(Int(end)), .text(keyID)]
+                )
+            }
+            for device in change.revokedDevices {
+                _ = try await writer.query(
+                    "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
+                    [.integer(Int(now)), .text(device)]
+                )
+                _ = try await writer.query("UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
+            }
+            _ = try await writer.query("COMMIT")
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            try? await writer.close()
+            if error is SigilError { throw error }
+            logger.error("key directory write failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the key directory could not be written; nothing changed")
+        }
+        try? await writer.close()
+        cache.withLock { $0.removeAll() }
+    }
+
+    // MARK: Secrets at rest
+
+    private func seal(_ secret: SymmetricKey, keyID: String) throws -> [UInt8] {
+        let sealed = try secret.withUnsafeBytes { bytes in
+            try AES.GCM.seal(bytes, using: masterKey, authenticating: Array(keyID.utf8))
+        }
+        guard let combined = sealed.combined else { throw SigilError(.storeUnavailable, "sealing failed") }
+        return Array(combined)
+    }
+
+    private func open(_ sealed: [UInt8], keyID: String) throws -> [UInt8] {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            return Array(try AES.GCM.open(box, using: masterKey, authenticating: Array(keyID.utf8)))
+        } catch {
+            throw SigilError(.storeUnavailable, "the secret of key \(keyID) does not open with this master key")
+        }
+    }
+}

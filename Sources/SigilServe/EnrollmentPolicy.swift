@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import JWTKit
+import SigilCore
+
+/// Who may register a device: holders of the bootstrap token, holders of a bearer JWT signed by a
+/// configured key (whose `sub` becomes the device's user), or anyone when enrollment is explicitly open.
+public struct EnrollmentPolicy: Sendable {
+    /// The bootstrap token, sent as `Authorization: Bearer <token>`.
+    public var bootstrapToken: String?
+    /// The keys that sign enrollment JWTs (HS256, ES256, RS256, or a JWKS).
+    public var jwtKeys: JWTKeyCollection?
+    /// Anyone may register. The server logs a warning at start.
+    public var isOpen: Bool
+    let clock: any UnixClock
+
+    /// Creates a policy; with nothing set, nobody can enroll.
+    public init(
+        bootstrapToken: String? = nil,
+        jwtKeys: JWTKeyCollection? = nil,
+        isOpen: Bool = false,
+        clock: any UnixClock = SystemUnixClock()
+    ) {
+        self.bootstrapToken = bootstrapToken
+        self.jwtKeys = jwtKeys
+        self.isOpen = isOpen
+        self.clock = clock
+    }
+
+    /// The claims Sigil reads from an enrollment JWT: `sub` (required), `exp` (required), `nbf`.
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var nbf: NotBeforeClaim?
+
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    /// Checks the request's credentials.
+    ///
+    /// - Returns: the user the device will belong to (the JWT's `sub`), or `nil`.
+    /// - Throws: `enrollment-refused`.
+    public func authorize(_ request: HTTPRequest) async throws -> String? {
+        let credential = Self.bearer(request.headerFields[.authorization])
+        if let credential, let bootstrapToken, Self.constantTimeEqual(credential, bootstrapToken) { return nil }
+        if let credential, let jwtKeys, credential.split(separator: ".").count == 3 {
+            let claims: Claims
+            do {
+                claims = try await jwtKeys.verify(credential, as: Claims.self)
+            } catch {
+                throw SigilError(.enrollmentRefused, "the enrollment JWT does not verify with a configured key")
+            }
+            let now = Date(timeIntervalSince1970: TimeInterval(clock.now()))
+            do {
+                try claims.exp.verifyNotExpired(currentDate: now)
+                try claims.nbf?.verifyNotBefore(currentDate: now)
+            } catch {
+                throw SigilError(.enrollmentRefused, "the enrollment JWT is expired or not yet valid")
+            }
+            guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
+                throw SigilError(.enrollmentRefused, "the enrollment JWT has no usable sub")
+            }
+            return claims.sub.value
+        }
+        if isOpen { return nil }
+        throw SigilError(
+            .enrollmentRefused,
+            credential == nil ? "enrollment requires Authorization: Bearer <token>" : "the enrollment token is not valid"
+        )
+    }
+
+    static func bearer(_ value: String?) -> String? {
+        guard let value, value.count > 7, value.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+        // Compare SHA-256 digests so neither the content nor the length leaks through timing.
+        Array(SHA256.hash(data: Array(lhs.utf8))) == Array(SHA256.hash(data: Array(rhs.utf8)))
+    }
+
+    /// Adds a JWT verification key from a PEM file's text: a public key (ES256 or RS256 by its type)
+    /// or, with `hs256`, an HMAC secret.
+    public static func jwtKeys(pemKeys: [String], hs256Secrets: [[UInt8]], jwks: [String]) async throws
+        -> JWTKeyCollection?
+    {
+        guard !(pemKeys.isEmpty && hs256Secrets.isEmpty && jwks.isEmpty) else { return nil }
+        let keys = JWTKeyCollection()
+        for secret in hs256Secrets {
+            guard secret.count >= 32 else { throw SigilInputError("an HS256 secret must be at least 32 bytes") }
+            await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+        }
+        for pem in pemKeys {
+            if let key = try? ES256PublicKey(pem: pem) {
+                await keys.add(ecdsa: key)
+            } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
+                await keys.add(rsa: key, digestAlgorithm: .sha256)
+            } else {
+                throw SigilInputError("a JWT key must be a P-256 or RSA public key in PEM")
+            }
+        }
+        for json in jwks {
+            do {
+                try await keys.add(jwksJSON: json)
+            } catch {
+                throw SigilInputError("the JWKS file does not parse")
+            }
+        }
+        return keys
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import SigilCore
+import SigilHummingbird
+import SigilSQLite
+import SigilServer
+import SigilTLS
+
+/// What `sigil serve` runs: the registration API and the echo route over HTTPS (TLS 1.3, hybrid
+/// post-quantum key exchange, HTTP/2 and HTTP/1.1), with a SQLite key directory and an in-memory nonce
+/// store, all kept in one data directory.
+public enum SigilServe {
+    /// The options of `sigil serve`.
+    public struct Options: Sendable {
+        /// The data directory.
+        public var dataDirectory = DataDirectory.defaultPath
+        /// The listen address.
+        public var host = "127.0.0.1"
+        /// The listen port; 0 picks a free one.
+        public var port = 8443
+        /// A PEM certificate chain and its key; without them, the self-signed pair of the data directory.
+        public var certificateFile: String?
+        /// The private key of ``certificateFile``.
+        public var keyFile: String?
+        /// Require client certificates chained to the CAs in this PEM file.
+        public var clientCAFile: String?
+        /// Also accept classical X25519 key exchange.
+        public var allowClassical = false
+        /// The bootstrap enrollment token; without it, the stored or a new one.
+        public var enrollToken: String?
+        /// Anyone may register a device.
+        public var openEnrollment = false
+        /// PEM public keys (P-256 or RSA) that sign enrollment JWTs.
+        public var jwtKeyFiles: [String] = []
+        /// Files holding base64 HS256 secrets for enrollment JWTs.
+        public var jwtSecretFiles: [String] = []
+        /// JWKS files for enrollment JWTs.
+        public var jwksFiles: [String] = []
+        /// The verifier's settings: window, body limit, profiles.
+        public var verifier = VerifierConfiguration()
+        /// How long a device's previous HMAC secret stays valid after a new one is issued, in seconds.
+        public var secretOverlap: Int64 = 86_400
+        /// How long a rotated key stays valid, in seconds.
+        public var rotationGrace: Int64 = 86_400
+        /// Put the server's signature base in refusals (development only).
+        public var includeSignatureBase = false
+        /// The server's clock.
+        public var clock: any UnixClock = SystemUnixClock()
+
+        /// The default options.
+        public init() {}
+    }
+
+    /// A server ready to run, and what it prints at start.
+    public struct Prepared: Sendable {
+        /// The Hummingbird application; run it, or add it to a `ServiceGroup`.
+        public let application: Application<RouterResponder<SigilBasicRequestContext>>
+        /// The SPKI pins of the server certificate chain.
+        public let pins: [String]
+        /// The server certificate file.
+        public let certificateFile: String
+        /// Whether the self-signed certificate was made by this start.
+        public let madeCertificate: Bool
+        /// The bootstrap enrollment token.
+        public let enrollToken: String
+        /// Whether the token was made by this start.
+        public let madeToken: Bool
+        /// The key directory (close it after the application stops).
+        public let directory: SQLiteKeyDirectory
+        /// The response-signing key's ID.
+        public let responseKeyID: String
+    }
+
+    /// Prepares the data directory, the key directory, TLS and the routes.
+    ///
+    /// - Parameter onListening: called with the bound port once the server listens.
+    public static func prepare(
+        _ options: Options,
+        logger: Logger = Logger(label: "sigil.serve"),
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> Prepared {
+        let data = try DataDirectory(path: options.dataDirectory)
+        let clock = options.clock
+        let directory = try await SQLiteKeyDirectory.open(
+            path: data.databasePath,
+            masterKey: try data.masterKey(),
+            clock: clock,
+            logger: logger
+        )
+        let nonces = MemoryNonceStore(clock: clock)
+        let verifier = RequestVerifier(
+            keys: directory,
+            nonces: nonces,
+            clock: clock,
+            configuration: options.verifier
+        )
+
+        let responseKey = try data.responseKey()
+        let responseVerificationKey = try responseKey.verificationKey
+        let responseKeyID = responseVerificationKey.derivedKeyID ?? "server"
+        let responseSigner = ResponseSigner(signer: responseKey, keyID: responseKeyID, clock: clock)
+
+        var names = ["localhost", "127.0.0.1", "::1"]
+        if !names.contains(options.host) && options.host != "0.0.0.0" && options.host != "::" {
+            names.append(options.host)
+        }
+        let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
+        let identity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
+        let pins = try identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
+        let clientCA = try options.clientCAFile.map { path in
+            do {
+                return try NIOSSLCertificate.fromPEMFile(path)
+            } catch {
+                throw SigilInputError("cannot read the client CA file \(path)")
+            }
+        }
+        let tls = ServerTLS.configuration(
+            identity: identity,
+            allowClassical: options.allowClassical,
+            clientCA: clientCA
+        )
+
+        let token = try data.enrollToken(given: options.enrollToken)
+        let policy = EnrollmentPolicy(
+            bootstrapToken: token.token,
+            jwtKeys: try await EnrollmentPolicy.jwtKeys(
+                pemKeys: try options.jwtKeyFiles.map { try readText($0) },
+                hs256Secrets: try options.jwtSecretFiles.map { path in
+                    guard let secret = Base64.decode(try readText(path).trimmed) else {
+                        throw SigilInputError("\(path) is not base64")
+                    }
+                    return secret
+                },
+                jwks: try options.jwksFiles.map { try readText($0) }
+            ),
+            isOpen: options.openEnrollment,
+            clock: clock
+        )
+        if options.openEnrollment {
+            logger.warning("open enrollment: anyone who can reach this server can register a device")
+        }
+
+        let middleware = SigilMiddleware<SigilBasicRequestContext>(
+            verifier: verifier,
+            responseSigner: responseSigner,
+            includeSignatureBase: options.includeSignatureBase,
+            readsClientCertificate: clientCA != nil,
+            clock: clock
+        )
+        let api = RegistrationAPI(
+            registry: directory,
+            nonces: nonces,
+            verifierConfiguration: options.verifier,
+            middleware: middleware,
+            policy: policy,
+            responseSigner: responseSigner,
+            responseKey: responseVerificationKey,
+            certificateAuthority: try data.certificateAuthority(),
+            pins: pins,
+            secretOverlap: options.secretOverlap,
+            rotationGrace: options.rotationGrace,
+            clock: clock
+        )
+        let router = Router(context: SigilBasicRequestContext.self)
+        api.addRoutes(to: router)
+
+        let application = Application(
+            router: router,
+            server: try .http2Upgrade(tlsConfiguration: tls),
+            configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port)),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? options.port) },
+            logger: logger
+        )
+        return Prepared(
+            application: application,
+            pins: pins,
+            certificateFile: tlsFiles.certificate,
+            madeCertificate: tlsFiles.isNew,
+            enrollToken: token.token,
+            madeToken: token.isNew,
+            directory: directory,
+            responseKeyID: responseKeyID
+        )
+    }
+
+    static func readText(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { throw SigilInputError("cannot read \(path)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
