@@ -58,6 +58,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteKeyDirectory {
         guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
+        // Create the file owner-only before SQLite does; its -wal and -shm files take the same mode.
+        let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
+        guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
+        Foundation.close(descriptor)
         let writer = try await connect(path, logger: logger)
         do {
             _ = try await writer.query("PRAGMA journal_mode = WAL")

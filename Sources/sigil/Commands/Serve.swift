@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import SigilCore
+import SigilServe
+
+/// `sigil serve`: the protected server with its registration API, ready with no arguments.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a protected HTTPS server: registration API, signed echo route, post-quantum TLS.",
+        discussion: """
+            With no arguments: data in ~/.sigil, HTTPS on 127.0.0.1:8443 with a self-signed certificate \
+            (made on first start; its pin is printed), TLS 1.3 with X25519MLKEM768 only.
+            """
+    )
+
+    @Option(name: .customLong("data-dir"), help: "The data directory (default: ~/.sigil).")
+    var dataDirectory: String?
+
+    @Option(name: .long, help: "The listen address.")
+    var host = "127.0.0.1"
+
+    @Option(name: .long, help: "The listen port (0: any free port).")
+    var port = 8443
+
+    @Option(name: .long, help: "A PEM certificate chain (default: the self-signed one of the data directory).")
+    var cert: String?
+
+    @Option(name: .long, help: "The private key of --cert.")
+    var key: String?
+
+    @Option(name: .customLong("client-ca"), help: "Require client certificates chained to the CAs in this PEM file.")
+    var clientCA: String?
+
+    @Flag(name: .customLong("allow-classical"), help: "Also accept X25519 key exchange without ML-KEM.")
+    var allowClassical = false
+
+    @Option(
+        name: .customLong("enroll-token"),
+        help: "The bootstrap enrollment token (default: $SIGIL_ENROLL_TOKEN, else the stored or a new one).")
+    var enrollToken: String?
+
+    @Flag(name: .customLong("open-enrollment"), help: "Let anyone register a device (logs a warning).")
+    var openEnrollment = false
+
+    @Option(name: .customLong("jwt-key"), help: "A PEM public key (P-256: ES256, RSA: RS256) for enrollment JWTs.")
+    var jwtKeys: [String] = []
+
+    @Option(name: .customLong("jwt-secret"), help: "A file with the base64 HS256 secret for enrollment JWTs.")
+    var jwtSecrets: [String] = []
+
+    @Option(name: .long, help: "A JWKS file for enrollment JWTs.")
+    var jwks: [String] = []
+
+    @Option(name: .customLong("max-skew"), help: "Seconds a request's timestamp may be from the server's time.")
+    var maxSkew: Int64 = 300
+
+    @Option(name: .customLong("body-limit"), help: "The largest request body, in bytes.")
+    var bodyLimit = 8 << 20
+
+    @Option(name: .customLong("secret-overlap"), help: "Seconds a replaced HMAC secret stays valid.")
+    var secretOverlap: Int64 = 86_400
+
+    @Option(name: .customLong("rotation-grace"), help: "Seconds a rotated key stays valid.")
+    var rotationGrace: Int64 = 86_400
+
+    @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
+    var debugSignatureBase = false
+
+    func options() -> SigilServe.Options {
+        var options = SigilServe.Options()
+        options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
+        options.host = host
+        options.port = port
+        options.certificateFile = cert
+        options.keyFile = key
+        options.clientCAFile = clientCA
+        options.allowClassical = allowClassical
+        options.enrollToken = enrollToken ?? ProcessInfo.processInfo.environment["SIGIL_ENROLL_TOKEN"]
+        options.openEnrollment = openEnrollment
+        options.jwtKeyFiles = jwtKeys
+        options.jwtSecretFiles = jwtSecrets
+        options.jwksFiles = jwks
+        options.verifier.maxSkew = maxSkew
+        options.verifier.bodyLimit = bodyLimit
+        options.secretOverlap = secretOverlap
+        options.rotationGrace = rotationGrace
+        options.includeSignatureBase = debugSignatureBase
+        return options
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "sigil.serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
+        let options = options()
+        let host = host.contains(":") ? "[\(host)]" : host
+        let banner = Banner()
+        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+            await banner.print(port: port)
+        }
+        await banner.set { port in
+            Self.banner(prepared, options: options, url: "https://\(host):\(port)")
+        }
+        let group = ServiceGroup(
+            services: [prepared.application],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        try await group.run()
+        try await prepared.directory.close()
+    }
+
+    static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String) -> String {
+        var banner = ["sigil serve: listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
+        banner.append("  data directory: \(options.dataDirectory)")
+        banner.append("  certificate: \(prepared.certificateFile)\(prepared.madeCertificate ? " (made now)" : "")")
+        for pin in prepared.pins { banner.append("  pin: \(pin)") }
+        banner.append(
+            "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
+                + (options.clientCAFile != nil ? "; client certificates required" : ""))
+        if prepared.madeToken {
+            banner.append("  enrollment token (made now, kept in the data directory): \(prepared.enrollToken)")
+        } else {
+            banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
+        }
+        banner.append("  discovery: curl --cacert \(prepared.certificateFile) \(url)/.well-known/sigil")
+        banner.append("  enroll a device: POST \(url)/v1/devices with Authorization: Bearer <token>")
+        return banner.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Prints the start banner once the server listens and the banner's contents are known.
+actor Banner {
+    private var make: (@Sendable (Int) -> String)?
+    private var port: Int?
+
+    func set(_ make: @escaping @Sendable (Int) -> String) {
+        self.make = make
+        flush()
+    }
+
+    func print(port: Int) {
+        self.port = port
+        flush()
+    }
+
+    private func flush() {
+        guard let make, let port else { return }
+        FileHandle.standardOutput.write(Data(make(port).utf8))
+        self.make = nil
+    }
+}
