@@ -30,8 +30,9 @@ public enum Certificates {
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
+                // No KeyUsage: a self-signed leaf is its own trust anchor, and BoringSSL refuses an
+                // anchor whose KeyUsage lacks keyCertSign, which a CA:FALSE certificate must not have.
                 Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectAlternativeNames(generalNames(names))
             },
