@@ -26,7 +26,8 @@ extension Response {
         case .rfc9421:
             try signer.signRFC9421(&head, body: bytes, answering: request, requestLabel: verified.label)
         }
-        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(
+            status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
 

@@ -137,6 +137,13 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             .map(registeredKey(from:))
     }
 
+    /// Every key ID in the directory, sorted.
+    public func keyIDs() async throws -> [String] {
+        try await reader.query("SELECT key_id FROM sigil_keys ORDER BY key_id").compactMap {
+            $0.column("key_id")?.string
+        }
+    }
+
     private static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret, k.state, k.created_at,
                k.valid_until
@@ -226,7 +233,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                     "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
                     [.integer(Int(now)), .text(device)]
                 )
-                _ = try await writer.query("UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
+                _ = try await writer.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
             }
             _ = try await writer.query("COMMIT")
         } catch {

@@ -66,7 +66,8 @@ public struct EnrollmentPolicy: Sendable {
         if isOpen { return nil }
         throw SigilError(
             .enrollmentRefused,
-            credential == nil ? "enrollment requires Authorization: Bearer <token>" : "the enrollment token is not valid"
+            credential == nil
+                ? "enrollment requires Authorization: Bearer <token>" : "the enrollment token is not valid"
         )
     }
 

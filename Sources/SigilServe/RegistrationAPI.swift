@@ -201,7 +201,8 @@ struct RegistrationAPI: Sendable {
                     retiring: previous.map { ($0.keyID, end) }
                 )
             )
-            context.logger.info("secret issued", metadata: ["sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(keyID)"])
+            context.logger.info(
+                "secret issued", metadata: ["sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(keyID)"])
             var response = try json(
                 IssuedSecret(
                     keyId: keyID,
@@ -262,7 +263,8 @@ struct RegistrationAPI: Sendable {
             }
             let key = try Self.publicKey(KeySubmission(alg: rotation.alg, publicKey: rotation.publicKey))
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
-            let message = Self.proofMessage(currentKeyID: identity.keyID, newKeyID: newKeyID, nonce: identity.request.nonce)
+            let message = Self.proofMessage(
+                currentKeyID: identity.keyID, newKeyID: newKeyID, nonce: identity.request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
                 key.isValidSignature(proof, for: message, profile: .sigilV1)
             else {

@@ -188,7 +188,9 @@ public enum SigilServe {
     }
 
     static func readText(_ path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else { throw SigilInputError("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SigilInputError("cannot read \(path)")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

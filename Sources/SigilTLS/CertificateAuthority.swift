@@ -87,7 +87,7 @@ public struct CertificateAuthority: Sendable {
 
     /// The Sigil key ID of a CSR's public key (PROTOCOL.md section 1).
     public static func keyID(of csr: CertificateSigningRequest) throws -> String {
-        let spki = PEM.encode(Array(csr.publicKey.subjectPublicKeyInfoBytes), label: "PUBLIC KEY")
+        let spki = PEM.encode(try Certificates.spkiDER(csr.publicKey), label: "PUBLIC KEY")
         guard let id = try KeyFile.load(Array(spki.utf8)).verificationKey.derivedKeyID else {
             throw SigilError(.invalidRegistration, "the CSR holds no usable public key")
         }
@@ -150,7 +150,8 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
     public init(der: [UInt8]) throws {
         let certificate = try Certificate(derEncoded: der)
         subject = certificate.subject.description
-        commonName = certificate.subject.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }?
+        commonName =
+            certificate.subject.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }?
             .value.description
         var keyID: String?
         let alternativeNames = (try? certificate.extensions.subjectAlternativeNames).flatMap { $0 }
@@ -160,6 +161,6 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
             }
         }
         sigilKeyID = keyID
-        pin = SPKIPin.pin(spkiDER: certificate.publicKey.subjectPublicKeyInfoBytes)
+        pin = SPKIPin.pin(spkiDER: try Certificates.spkiDER(certificate.publicKey))
     }
 }

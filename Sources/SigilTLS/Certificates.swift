@@ -63,6 +63,13 @@ public enum Certificates {
         return nil
     }
 
+    /// The DER SubjectPublicKeyInfo of a public key (what an SPKI pin hashes).
+    public static func spkiDER(_ key: Certificate.PublicKey) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(key)
+        return serializer.serializedBytes
+    }
+
     /// The SPKI pins (`sha256/…`) of every certificate in a PEM file's text.
     public static func pins(certificatePEM: String) throws -> [String] {
         try SPKIPin.pins(certificatePEM: certificatePEM)

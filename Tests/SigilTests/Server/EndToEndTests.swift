@@ -161,7 +161,9 @@ struct EndToEndTests {
         let nonce = "rotation-nonce-\(UUID().uuidString)"
         let proof = try next.key.signature(
             for: Array("sigil-rotate\n\(current.keyID)\n\(next.keyID)\n\(nonce)".utf8), profile: .sigilV1)
-        let object = ["alg": next.key.algorithm.rawValue, "publicKey": try next.publicKeyPEM, "proof": Base64URL.encode(proof)]
+        let object = [
+            "alg": next.key.algorithm.rawValue, "publicKey": try next.publicKeyPEM, "proof": Base64URL.encode(proof),
+        ]
         var request = TestRequest(
             .post, "/v1/keys/rotate", server: server,
             json: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))

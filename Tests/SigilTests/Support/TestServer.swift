@@ -79,13 +79,19 @@ struct TestServer: Sendable {
 
     /// A client that trusts this server's certificate; TLS 1.3 with NIOSSL's default groups
     /// (X25519MLKEM768 first) unless `configure` changes them.
-    func client(configure: (inout TLSConfiguration) throws -> Void = { _ in }) throws -> HTTPClient {
+    ///
+    /// A client the server should refuse gets a short connect timeout: AsyncHTTPClient retries a failed
+    /// handshake until the timeout and then reports the last error.
+    func client(
+        refused: Bool = false,
+        configure: (inout TLSConfiguration) throws -> Void = { _ in }
+    ) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv13
         tls.trustRoots = .certificates(try certificates)
         try configure(&tls)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        configuration.timeout = .init(connect: refused ? .milliseconds(500) : .seconds(10), read: .seconds(30))
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -1,0 +1,178 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HTTPTypes
+import JWTKit
+import SigilCore
+import SigilServe
+import Testing
+
+/// Bad registration input gets problem+json with a PROTOCOL.md code and leaves the directory unchanged.
+@Suite("Registration input")
+struct RegistrationInputTests {
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    static func jwt(secret: [UInt8], subject: String, expires: Int64) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+        return try await keys.sign(
+            Claims(sub: .init(value: subject), exp: .init(value: Date(timeIntervalSince1970: TimeInterval(expires))))
+        )
+    }
+
+    /// A registration request: `body` (the device's own unless given), `authorization`, signed by `signer` if any.
+    static func registration(
+        _ device: TestDevice,
+        server: TestServer,
+        body: [UInt8]? = nil,
+        authorization: String? = "Bearer \(TestServer.token)",
+        signedBy signer: TestDevice?
+    ) throws -> TestRequest {
+        var request = TestRequest(.post, "/v1/devices", server: server, body: try body ?? device.registration)
+        request.head.headerFields[.contentType] = "application/json"
+        request.head.headerFields[.authorization] = authorization
+        if let signer { try request.sign(with: signer.signer(clock: server.clock)) }
+        return request
+    }
+
+    static func body(alg: String, publicKey: String) throws -> [UInt8] {
+        Array(try JSONSerialization.data(withJSONObject: ["alg": alg, "publicKey": publicKey]))
+    }
+
+    @Test("garbage, wrong algorithm, unsigned, bad or expired JWT, oversize, CSR for another key")
+    func badInput() async throws {
+        let secret = (0..<32).map { UInt8($0) }
+        let dataDirectory = TestServer.temporaryDirectory()
+        let secretFile = dataDirectory + "-jwt-secret"
+        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
+        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.jwtSecretFiles = [secretFile] }) {
+            server in
+            try await server.client().using { client in
+                let now = server.clock.now()
+                let device = try TestDevice(.ecdsaP256SHA256)
+                let other = try TestDevice(.ed25519)
+                let privatePEM = try KeyFile.privateKeyFile(for: device.key)
+                let cases: [(String, TestRequest, Int, String)] = [
+                    (
+                        "garbage key",
+                        try Self.registration(
+                            device, server: server, body: try Self.body(alg: "ecdsa-p256-sha256", publicKey: "garbage"),
+                            signedBy: device), 400, "invalid-registration"
+                    ),
+                    (
+                        "wrong algorithm",
+                        try Self.registration(
+                            device, server: server,
+                            body: try Self.body(alg: "ed25519", publicKey: try device.publicKeyPEM), signedBy: device),
+                        400, "invalid-registration"
+                    ),
+                    (
+                        "unknown algorithm",
+                        try Self.registration(
+                            device, server: server, body: try Self.body(alg: "dsa", publicKey: try device.publicKeyPEM),
+                            signedBy: device), 400, "invalid-registration"
+                    ),
+                    (
+                        "HMAC",
+                        try Self.registration(
+                            device, server: server,
+                            body: try Self.body(alg: "hmac-sha256", publicKey: Base64.encode(secret)), signedBy: device),
+                        400, "invalid-registration"
+                    ),
+                    (
+                        "private key",
+                        try Self.registration(
+                            device, server: server,
+                            body: try Self.body(alg: "ecdsa-p256-sha256", publicKey: privatePEM), signedBy: device),
+                        400, "invalid-registration"
+                    ),
+                    (
+                        "not JSON",
+                        try Self.registration(device, server: server, body: Array("alg=x".utf8), signedBy: device), 400,
+                        "invalid-registration"
+                    ),
+                    (
+                        "unsigned", try Self.registration(device, server: server, signedBy: nil), 401,
+                        "missing-signature"
+                    ),
+                    (
+                        "signed by another key", try Self.registration(device, server: server, signedBy: other), 401,
+                        "unknown-key"
+                    ),
+                    (
+                        "no token", try Self.registration(device, server: server, authorization: nil, signedBy: device),
+                        401, "enrollment-refused"
+                    ),
+                    (
+                        "wrong token",
+                        try Self.registration(
+                            device, server: server, authorization: "Bearer not-the-token", signedBy: device), 401,
+                        "enrollment-refused"
+                    ),
+                    (
+                        "JWT with another secret",
+                        try Self.registration(
+                            device, server: server,
+                            authorization: "Bearer "
+                                + (try await Self.jwt(
+                                    secret: Array(secret.reversed()), subject: "mallory", expires: now + 600)),
+                            signedBy: device), 401, "enrollment-refused"
+                    ),
+                    (
+                        "expired JWT",
+                        try Self.registration(
+                            device, server: server,
+                            authorization: "Bearer "
+                                + (try await Self.jwt(secret: secret, subject: "alice", expires: now - 1)),
+                            signedBy: device), 401, "enrollment-refused"
+                    ),
+                    (
+                        "oversize body",
+                        try Self.registration(
+                            device, server: server, body: [UInt8](repeating: 0x20, count: 70_000), signedBy: device),
+                        413, "body-too-large"
+                    ),
+                ]
+                for (name, request, status, code) in cases {
+                    let response = try await request.send(client, to: server)
+                    #expect(response.status == status, "\(name): \(response.text)")
+                    #expect(response.code == code, "\(name)")
+                    #expect(response.headers[.contentType] == "application/problem+json", "\(name)")
+                }
+                #expect(try await server.prepared.directory.keyIDs().isEmpty)
+
+                // A valid JWT registers the device for its subject.
+                let token = try await Self.jwt(secret: secret, subject: "alice", expires: now + 600)
+                let registered = try await Self.registration(
+                    device, server: server, authorization: "Bearer \(token)", signedBy: device
+                ).send(client, to: server)
+                #expect(registered.status == 201, "\(registered.text)")
+                #expect(registered.json["userId"] as? String == "alice")
+                let (echo, _, _) = try await EndToEndTests.echo(
+                    "hi", signer: device.signer(clock: server.clock), server: server, client: client)
+                #expect(echo.json["userId"] as? String == "alice")
+
+                // Registering the same key again changes nothing.
+                let again = try await Self.registration(device, server: server, signedBy: device).send(
+                    client, to: server)
+                #expect(again.code == "invalid-registration")
+
+                // A CSR for another key than the one that signs the request.
+                let stranger = TLSTests.CSRDevice()
+                let csrBody = try JSONSerialization.data(withJSONObject: ["csr": try stranger.csrPEM])
+                var csrRequest = TestRequest(
+                    .post, "/v1/certificates", server: server, json: String(decoding: csrBody, as: UTF8.self))
+                try csrRequest.sign(with: device.signer(clock: server.clock))
+                let refused = try await csrRequest.send(client, to: server)
+                #expect(refused.status == 400, "\(refused.text)")
+                #expect(refused.code == "invalid-registration")
+                #expect(try await server.prepared.directory.keyIDs() == [device.keyID])
+            }
+        }
+    }
+}
