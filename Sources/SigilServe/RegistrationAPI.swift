@@ -104,7 +104,7 @@ struct RegistrationAPI: Sendable {
                 configuration: configuration
             )
             let verified = try await proof.verify(request.head, body: body)
-            let deviceID = "dev-" + Self.randomHex(16)
+            let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
                 DirectoryChange(added: [
                     RegisteredKey(keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
@@ -185,7 +185,7 @@ struct RegistrationAPI: Sendable {
                 $0.key.algorithm == .hmacSHA256 && $0.isUsable(at: now)
             }
             let secret = SymmetricKey(size: .bits256)
-            let keyID = "hmac-" + Self.randomHex(8)
+            let keyID = "hmac-" + Hex.random(bytes: 8)
             let end = now + secretOverlap
             try await registry.apply(
                 DirectoryChange(
@@ -398,11 +398,6 @@ struct RegistrationAPI: Sendable {
             body += chunk.readableBytesView
         }
         return body
-    }
-
-    static func randomHex(_ count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Hex.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }
 

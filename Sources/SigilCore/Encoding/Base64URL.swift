@@ -112,6 +112,12 @@ enum Base64Decoder {
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
+    /// The lowercase hex of `count` bytes from the system's CSPRNG, for identifiers.
+    public static func random(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
     /// Encodes bytes as lowercase hex.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out = [UInt8]()

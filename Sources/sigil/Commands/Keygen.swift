@@ -4,7 +4,7 @@ import SigilCore
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make a new key; prints {\"alg\":…,\"keyId\":…}.",
+        abstract: "Make a new key; prints {\"alg\":…,\"keyId\":…,\"publicKey\":…}.",
         discussion: "Without --out the private key is written to standard output and the JSON line to standard error."
     )
 
@@ -23,14 +23,19 @@ struct Keygen: ParsableCommand {
         }
         let key = try SigningKey.generate(algorithm)
         let verificationKey = try key.verificationKey
-        let keyID = verificationKey.derivedKeyID ?? "hmac-" + RandomHex.make(bytes: 8)
+        let keyID = verificationKey.derivedKeyID ?? "hmac-" + Hex.random(bytes: 8)
         if let publicOut {
             guard let publicPEM = KeyFile.publicKeyFile(for: verificationKey) else {
                 throw SigilInputError("an HMAC secret has no public key")
             }
             try IO.writeSecret(publicPEM, to: publicOut, mode: 0o644)
         }
-        let summary = "{\"alg\":\"\(algorithm.rawValue)\",\"keyId\":\"\(keyID)\"}\n"
+        // With the public key in it, the line is also the body of a registration (`POST /v1/devices`).
+        var summary = "{\"alg\":\"\(algorithm.rawValue)\",\"keyId\":\"\(keyID)\""
+        if let publicPEM = KeyFile.publicKeyFile(for: verificationKey) {
+            summary += ",\"publicKey\":\"" + publicPEM.replacingOccurrences(of: "\n", with: "\\n") + "\""
+        }
+        summary += "}\n"
         if let out {
             try IO.writeSecret(try KeyFile.privateKeyFile(for: key), to: out)
             IO.write(Array(summary.utf8))
@@ -38,12 +43,5 @@ struct Keygen: ParsableCommand {
             IO.write(Array(try KeyFile.privateKeyFile(for: key).utf8))
             FileHandle.standardError.write(Data(summary.utf8))
         }
-    }
-}
-
-enum RandomHex {
-    static func make(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Hex.encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 }

@@ -31,6 +31,17 @@ struct Sign: ParsableCommand {
     @Option(name: .long, help: "The scheme of the request.")
     var scheme: String = "https"
 
+    @Flag(
+        name: .customLong("headers-only"),
+        help: "Print only the header lines the signature adds (for curl -H @FILE) instead of the message.")
+    var headersOnly = false
+
+    /// The header fields a signature of each profile adds.
+    static let signatureFields: [SignatureProfile: Set<String>] = [
+        .sigilV1: ["x-timestamp", "x-nonce", "x-key-id", "x-signature"],
+        .rfc9421: ["content-digest", "signature-input", "signature"],
+    ]
+
     func run() throws {
         let (loaded, keyID) = try keyOptions.load()
         guard let signer = loaded.signingKey else { throw SigilInputError("signing needs a private key or a secret") }
@@ -66,6 +77,12 @@ struct Sign: ParsableCommand {
             message.appendDictionaryMember("Signature-Input", inputMember)
             message.appendDictionaryMember("Signature", signatureMember)
         }
-        IO.write(message.serialized)
+        if headersOnly {
+            let added = Self.signatureFields[profile] ?? []
+            let lines = message.headers.filter { added.contains($0.name.lowercased()) }.map { "\($0.name): \($0.value)\n" }
+            IO.write(Array(lines.joined().utf8))
+        } else {
+            IO.write(message.serialized)
+        }
     }
 }
