@@ -86,9 +86,18 @@ struct TestServer: Sendable {
         refused: Bool = false,
         configure: (inout TLSConfiguration) throws -> Void = { _ in }
     ) throws -> HTTPClient {
+        try Self.client(trusting: try certificates, refused: refused, configure: configure)
+    }
+
+    /// A client that trusts `certificates`.
+    static func client(
+        trusting certificates: [NIOSSLCertificate],
+        refused: Bool = false,
+        configure: (inout TLSConfiguration) throws -> Void = { _ in }
+    ) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv13
-        tls.trustRoots = .certificates(try certificates)
+        tls.trustRoots = .certificates(certificates)
         try configure(&tls)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.timeout = .init(connect: refused ? .milliseconds(500) : .seconds(10), read: .seconds(30))
@@ -149,7 +158,11 @@ struct TestRequest: Sendable {
     var body: [UInt8]
 
     init(_ method: HTTPRequest.Method, _ path: String, server: TestServer, json: String? = nil, body: [UInt8] = []) {
-        head = HTTPRequest(method: method, scheme: "https", authority: "localhost:\(server.port)", path: path)
+        self.init(method, path, port: server.port, json: json, body: body)
+    }
+
+    init(_ method: HTTPRequest.Method, _ path: String, port: Int, json: String? = nil, body: [UInt8] = []) {
+        head = HTTPRequest(method: method, scheme: "https", authority: "localhost:\(port)", path: path)
         self.body = json.map { Array($0.utf8) } ?? body
         if json != nil { head.headerFields[.contentType] = "application/json" }
     }
@@ -162,7 +175,12 @@ struct TestRequest: Sendable {
 
     /// Sends it with `client` to `server`.
     func send(_ client: HTTPClient, to server: TestServer) async throws -> TestResponse {
-        var request = HTTPClientRequest(url: server.baseURL + (head.path ?? "/"))
+        try await send(client)
+    }
+
+    /// Sends it with `client` to the authority it names.
+    func send(_ client: HTTPClient) async throws -> TestResponse {
+        var request = HTTPClientRequest(url: "https://\(head.authority ?? "localhost")" + (head.path ?? "/"))
         request.method = HTTPMethod(rawValue: head.method.rawValue)
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
         if !body.isEmpty || head.method == .post {

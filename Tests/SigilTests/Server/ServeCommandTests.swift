@@ -1,0 +1,69 @@
+import AsyncHTTPClient
+import Foundation
+import NIOSSL
+import HTTPTypes
+import SigilCore
+import Testing
+
+/// `sigil serve` as a user starts it: banner, pin, enrollment with `keygen` and `sign --headers-only`,
+/// graceful shutdown on SIGTERM.
+@Suite("sigil serve command")
+struct ServeCommandTests {
+    @Test("starts, prints URL and pin, enrolls a device signed by hand, stops on SIGTERM")
+    func serve() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        let dataDirectory = directory.appendingPathComponent("data").path
+        let process = Process()
+        process.executableURL = SigilCommand.executable
+        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "0"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SIGIL_ENROLL_TOKEN"] = TestServer.token
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var banner = ""
+        while !banner.contains("enroll a device") {
+            let data = output.fileHandleForReading.availableData
+            guard !data.isEmpty else { break }
+            banner += String(decoding: data, as: UTF8.self)
+        }
+        let listening = try #require(banner.split(separator: "\n").first { $0.contains("listening on https://") })
+        let address = try #require(listening.split(separator: "https://127.0.0.1:").last)
+        let port = try #require(Int(address.prefix { $0.isNumber }))
+        let certificatePath = dataDirectory + "/tls-cert.pem"
+        let pins = try SPKIPin.pins(certificatePEM: try String(contentsOfFile: certificatePath, encoding: .utf8))
+        #expect(banner.contains("pin: \(pins[0])"))
+        #expect(banner.contains("X25519MLKEM768 only"))
+        let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory + "/master.key")[.posixPermissions]
+        #expect(mode as? Int == 0o600)
+
+        // The README's enrollment: keygen's JSON line is the body; sign --headers-only gives the headers.
+        let keyPath = directory.appendingPathComponent("device.pem").path
+        let keygen = try SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", keyPath])
+        let raw = Array("POST /v1/devices HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\n\r\n".utf8)
+        let signed = try SigilCommand.run(["sign", "--key", keyPath, "--headers-only"], input: raw + keygen.output)
+        #expect(signed.status == 0, "\(signed.error)")
+        var request = TestRequest(.post, "/v1/devices", port: port, body: keygen.output)
+        request.head.headerFields[.contentType] = "application/json"
+        request.head.headerFields[.authorization] = "Bearer \(TestServer.token)"
+        for line in signed.text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            let name = try #require(HTTPField.Name(String(parts[0])))
+            request.head.headerFields.append(.init(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
+        }
+        let client = try TestServer.client(trusting: try NIOSSLCertificate.fromPEMFile(certificatePath))
+        let response = try await client.using { try await request.send($0) }
+        #expect(response.status == 201, "\(response.text)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(keygen.output)) as? [String: String])
+        #expect(response.json["keyId"] as? String == summary["keyId"])
+
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}
