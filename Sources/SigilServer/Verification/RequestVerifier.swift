@@ -1,4 +1,5 @@
 import HTTPTypes
+import Metrics
 import SigilCore
 
 /// Verifies signed requests of either profile: PROTOCOL.md section 2.6 for sigil-v1 and the
@@ -14,7 +15,7 @@ public struct RequestVerifier: Sendable {
     let keys: any KeyDirectory
     let nonces: any NonceStore
     let clock: any UnixClock
-    let metrics = VerificationMetrics()
+    let metrics: VerificationMetrics
 
     /// Creates a verifier.
     ///
@@ -22,12 +23,15 @@ public struct RequestVerifier: Sendable {
     ///   - keys: where key IDs are looked up.
     ///   - nonces: where nonces are recorded; its failures refuse requests (`store-unavailable`).
     ///   - clock: the server's clock.
+    ///   - metricsFactory: where the counters `sigil_verifications_total{outcome=…}` go.
     public init(
         keys: any KeyDirectory,
         nonces: any NonceStore,
         clock: any UnixClock = SystemUnixClock(),
-        configuration: VerifierConfiguration = VerifierConfiguration()
+        configuration: VerifierConfiguration = VerifierConfiguration(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
+        self.metrics = VerificationMetrics(factory: metricsFactory)
         self.keys = keys
         self.nonces = nonces
         self.clock = clock

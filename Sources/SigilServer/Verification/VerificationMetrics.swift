@@ -4,18 +4,20 @@ import SigilCore
 /// Counters of verifications by outcome: `sigil_verifications_total{outcome="valid"}` and one per
 /// PROTOCOL.md error code.
 ///
-/// The counters are made when the verifier is, so bootstrap `MetricsSystem` before creating it.
+/// The counters are made when the verifier is, from the factory it is given (by default the one
+/// `MetricsSystem` was bootstrapped with, so bootstrap it before creating verifiers).
 struct VerificationMetrics: Sendable {
     private let valid: Counter
     private let refused: [String: Counter]
 
     static let label = "sigil_verifications_total"
 
-    init() {
-        valid = Counter(label: Self.label, dimensions: [("outcome", "valid")])
+    init(factory: any MetricsFactory) {
+        valid = Counter(label: Self.label, dimensions: [("outcome", "valid")], factory: factory)
         var refused: [String: Counter] = [:]
         for code in SigilError.Code.all {
-            refused[code.rawValue] = Counter(label: Self.label, dimensions: [("outcome", code.rawValue)])
+            refused[code.rawValue] = Counter(
+                label: Self.label, dimensions: [("outcome", code.rawValue)], factory: factory)
         }
         self.refused = refused
     }

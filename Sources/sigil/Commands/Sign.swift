@@ -79,7 +79,9 @@ struct Sign: ParsableCommand {
         }
         if headersOnly {
             let added = Self.signatureFields[profile] ?? []
-            let lines = message.headers.filter { added.contains($0.name.lowercased()) }.map { "\($0.name): \($0.value)\n" }
+            let lines = message.headers.filter { added.contains($0.name.lowercased()) }.map {
+                "\($0.name): \($0.value)\n"
+            }
             IO.write(Array(lines.joined().utf8))
         } else {
             IO.write(message.serialized)

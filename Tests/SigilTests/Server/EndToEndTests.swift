@@ -83,9 +83,13 @@ struct EndToEndTests {
                 // A per-device HMAC secret, used with rfc9421.
                 let first = try await Self.issueSecret(for: device, server: server, client: client)
                 let firstSigner = first.signer(.rfc9421, clock: clock)
-                let (hmacEcho, _, _) = try await Self.echo(
+                let (hmacEcho, _, hmacRequest) = try await Self.echo(
                     "plain text", signer: firstSigner, server: server, client: client)
                 #expect(hmacEcho.status == 200, "\(hmacEcho.text)")
+                #expect(hmacEcho.version == .http2)
+                try responses.verifyRFC9421(
+                    HTTPResponse(status: .ok, headerFields: hmacEcho.headers), body: hmacEcho.body,
+                    answering: hmacRequest.head)
                 #expect(hmacEcho.json["alg"] as? String == "hmac-sha256")
                 #expect(hmacEcho.json["profile"] as? String == "rfc9421")
                 #expect(hmacEcho.headers[MessageSignatures.signatureInputField] != nil)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import NIOSSL
 import HTTPTypes
+import NIOSSL
 import SigilCore
 import Testing
 
@@ -45,7 +45,8 @@ struct ServeCommandTests {
         // The README's enrollment: keygen's JSON line is the body; sign --headers-only gives the headers.
         let keyPath = directory.appendingPathComponent("device.pem").path
         let keygen = try SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", keyPath])
-        let raw = Array("POST /v1/devices HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\n\r\n".utf8)
+        let raw = Array(
+            "POST /v1/devices HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\n\r\n".utf8)
         let signed = try SigilCommand.run(["sign", "--key", keyPath, "--headers-only"], input: raw + keygen.output)
         #expect(signed.status == 0, "\(signed.error)")
         var request = TestRequest(.post, "/v1/devices", port: port, body: keygen.output)

@@ -110,6 +110,7 @@ struct TestResponse: Sendable {
     let status: Int
     let headers: HTTPFields
     let body: [UInt8]
+    var version = HTTPVersion.http1_1
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
@@ -192,7 +193,8 @@ struct TestRequest: Sendable {
             if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) }
         }
         let body = try await response.body.collect(upTo: 16 << 20)
-        return TestResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: body))
+        return TestResponse(
+            status: Int(response.status.code), headers: headers, body: Array(buffer: body), version: response.version)
     }
 }
 
