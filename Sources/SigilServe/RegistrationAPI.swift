@@ -383,6 +383,18 @@ struct RegistrationAPI: Sendable {
         )
     }
 
+    /// `POST /bench/unverified`: what `/v1/echo` does, without verification (the baseline of `sigil bench http`).
+    func addBenchmarkRoute(to router: Router<SigilBasicRequestContext>) {
+        router.post("bench/unverified") { request, _ in
+            let body = try await Self.readBody(request, limit: verifierConfiguration.bodyLimit)
+            let text = String(validating: body, as: UTF8.self)
+            return try json(
+                Echo(
+                    keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
+                    bodyBase64: text == nil ? Base64.encode(body) : nil))
+        }
+    }
+
     // MARK: Helpers
 
     /// Reads a body, refusing with `body-too-large` as soon as it passes `limit`.

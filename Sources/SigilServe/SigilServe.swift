@@ -48,6 +48,11 @@ public enum SigilServe {
         public var rotationGrace: Int64 = 86_400
         /// Put the server's signature base in refusals (development only).
         public var includeSignatureBase = false
+        /// Sign responses to verified requests with the data directory's response key.
+        public var signsResponses = true
+        /// Also serve `POST /bench/unverified`, an echo without verification, as the baseline of
+        /// `sigil bench http`. Never enable it on a real server.
+        public var benchmarkRoute = false
         /// The server's clock.
         public var clock: any UnixClock = SystemUnixClock()
 
@@ -146,7 +151,7 @@ public enum SigilServe {
 
         let middleware = SigilMiddleware<SigilBasicRequestContext>(
             verifier: verifier,
-            responseSigner: responseSigner,
+            responseSigner: options.signsResponses ? responseSigner : nil,
             includeSignatureBase: options.includeSignatureBase,
             readsClientCertificate: clientCA != nil,
             clock: clock
@@ -167,6 +172,7 @@ public enum SigilServe {
         )
         let router = Router(context: SigilBasicRequestContext.self)
         api.addRoutes(to: router)
+        if options.benchmarkRoute { api.addBenchmarkRoute(to: router) }
 
         let application = Application(
             router: router,

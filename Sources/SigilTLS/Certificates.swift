@@ -16,9 +16,11 @@ public enum Certificates {
         validity: TimeInterval = 365 * 86_400
     ) throws -> (certificatePEM: String, keyPEM: String) {
         let key = P256.Signing.PrivateKey()
+        // A distinct name per certificate: a client trusting two of them finds the right anchor by name.
         let name = try DistinguishedName {
             CommonName(names.first ?? "localhost")
             OrganizationName("Sigil")
+            OrganizationalUnitName(Hex.random(bytes: 8))
         }
         let certificate = try Certificate(
             version: .v3,

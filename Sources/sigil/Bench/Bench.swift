@@ -5,8 +5,18 @@ import SigilClient
 import SigilCore
 import SigilServer
 
+/// `sigil bench`: the core figures by default, `sigil bench http` for the server over loopback TLS.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        abstract: "Benchmarks (build with -c release): the core by default, or the server over TLS (http).",
+        subcommands: [CoreBench.self, HTTPBench.self],
+        defaultSubcommand: CoreBench.self
+    )
+}
+
+struct CoreBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "core",
         abstract: "Measure verification, signing, the nonce store and canonicalization (build with -c release).",
         discussion: "Verification runs on one task, so one core; figures are ratios within one run."
     )
@@ -59,21 +69,21 @@ struct Bench: AsyncParsableCommand {
         for row in rows {
             for profile in SignatureProfile.allCases {
                 print(
-                    "| \(row.algorithm) | \(profile) | \(format(row.rawVerify[profile] ?? 0)) | "
-                        + "\(format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
-                        + "\(format(row.sign)) |"
+                    "| \(row.algorithm) | \(profile) | \(Self.format(row.rawVerify[profile] ?? 0)) | "
+                        + "\(Self.format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
+                        + "\(Self.format(row.sign)) |"
                 )
             }
         }
         print()
         print("| measure | value |")
         print("|---|---:|")
-        print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(format(nonces.insertsPerSecond)) |")
+        print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(Self.format(nonces.insertsPerSecond)) |")
         print("| MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |")
         print("| JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |")
     }
 
-    func format(_ value: Double) -> String {
+    static func format(_ value: Double) -> String {
         let rounded = Int(value.rounded())
         let formatter = NumberFormatter()
         formatter.numberStyle = .decimal
