@@ -85,6 +85,25 @@ public struct CertificateAuthority: Sendable {
         return csr
     }
 
+    /// A CSR for a PEM private key (P-256, P-384, Ed25519 or RSA), for an operator who holds the key.
+    ///
+    /// - Returns: the CSR and the key's PKCS#8 DER.
+    public static func csr(privateKeyPEM: String) throws -> (CertificateSigningRequest, privateKeyDER: [UInt8]) {
+        let key: Certificate.PrivateKey
+        do {
+            key = try Certificate.PrivateKey(pemEncoded: privateKeyPEM)
+        } catch {
+            throw SigilInputError("the key is not a P-256, P-384, Ed25519 or RSA private key in PEM")
+        }
+        let csr = try CertificateSigningRequest(
+            version: .v1,
+            subject: try DistinguishedName { CommonName("sigil device") },
+            privateKey: key,
+            attributes: CertificateSigningRequest.Attributes()
+        )
+        return (csr, try PEM.decode(privateKeyPEM).der)
+    }
+
     /// The Sigil key ID of a CSR's public key (PROTOCOL.md section 1).
     public static func keyID(of csr: CertificateSigningRequest) throws -> String {
         let spki = PEM.encode(try Certificates.spkiDER(csr.publicKey), label: "PUBLIC KEY")

@@ -65,6 +65,13 @@ public enum Certificates {
         return nil
     }
 
+    /// The DER of a certificate.
+    public static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
     /// The DER SubjectPublicKeyInfo of a public key (what an SPKI pin hashes).
     public static func spkiDER(_ key: Certificate.PublicKey) throws -> [UInt8] {
         var serializer = DER.Serializer()

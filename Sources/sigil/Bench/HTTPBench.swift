@@ -140,14 +140,18 @@ struct HTTPBench: AsyncParsableCommand {
     func report(_ figures: [(String, Double)]) {
         let baseline = figures.first?.1 ?? 1
         if json {
-            let rows = figures.map { ["mode": $0.0, "requestsPerSecond": $0.1, "ratio": $0.1 / baseline] as [String: Any] }
+            let rows = figures.map {
+                ["mode": $0.0, "requestsPerSecond": $0.1, "ratio": $0.1 / baseline] as [String: Any]
+            }
             let object: [String: Any] = ["concurrency": concurrency, "bodyBytes": bodySize, "modes": rows]
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
                 print(String(decoding: data, as: UTF8.self))
             }
             return
         }
-        print("| request (\(bodySize) B JSON, \(concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |")
+        print(
+            "| request (\(bodySize) B JSON, \(concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
+        )
         print("|---|---:|---:|")
         for (name, rate) in figures {
             print("| \(name) | \(CoreBench.format(rate)) | \(String(format: "%.2f", rate / baseline)) |")
@@ -174,7 +178,9 @@ struct HTTPBench: AsyncParsableCommand {
     ) async throws -> Reply {
         var head = HTTPRequest(method: method, scheme: "https", authority: "localhost:\(port)", path: path)
         head.headerFields = headers
-        if !body.isEmpty && head.headerFields[.contentType] == nil { head.headerFields[.contentType] = "application/json" }
+        if !body.isEmpty && head.headerFields[.contentType] == nil {
+            head.headerFields[.contentType] = "application/json"
+        }
         try signer?.sign(&head, body: body)
         var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
         request.method = .init(rawValue: method.rawValue)

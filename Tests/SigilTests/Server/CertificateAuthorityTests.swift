@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOSSL
 import SigilCore
 import SigilTLS
 import SwiftASN1
@@ -31,5 +32,32 @@ extension Certificate {
         var serializer = DER.Serializer()
         try serializer.serialize(self)
         return serializer.serializedBytes
+    }
+}
+
+@Suite("PKCS#12")
+struct PKCS12Tests {
+    @Test("a bundle opens with BoringSSL under its password, and not under another")
+    func bundle() throws {
+        let authority = try CertificateAuthority.create().authority
+        let key = P256.Signing.PrivateKey()
+        let (csr, keyDER) = try CertificateAuthority.csr(privateKeyPEM: key.pemRepresentation)
+        let certificate = try authority.issue(csr, keyID: try CertificateAuthority.keyID(of: csr))
+        let bundle = try PKCS12.bundle(
+            privateKeyDER: keyDER,
+            certificatesDER: [try Certificates.der(certificate), try Certificates.der(authority.certificate)],
+            password: "correct horse",
+            iterations: 2048
+        )
+        let opened = try NIOSSLPKCS12Bundle(buffer: bundle, passphrase: Array("correct horse".utf8))
+        #expect(try opened.certificateChain.map { try $0.toDERBytes() }.first == Certificates.der(certificate))
+        let openedKey = try P256.Signing.PrivateKey(derRepresentation: try opened.privateKey.derBytes)
+        #expect(openedKey.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+        #expect(throws: (any Error).self) {
+            _ = try NIOSSLPKCS12Bundle(buffer: bundle, passphrase: Array("wrong horse".utf8))
+        }
+        #expect(throws: SigilInputError.self) {
+            _ = try PKCS12.bundle(privateKeyDER: keyDER, certificatesDER: [], password: "")
+        }
     }
 }
