@@ -13,38 +13,46 @@ import Synchronization
 /// under the server's master key, with the key ID as associated data, so a copied database file
 /// reveals no secret and a sealed secret cannot be moved to another key ID.
 ///
-/// Every change runs in one `BEGIN IMMEDIATE` transaction on its own connection, so concurrent
-/// writers (other tasks or other processes on the same file) queue on SQLite's lock and a failed
-/// write leaves nothing half-done. Lookups are cached in memory; this process's own changes update
-/// the cache at once. Another process's changes are seen after ``cacheLifetime`` seconds.
+/// Every change runs in one `BEGIN IMMEDIATE` transaction, so a failed write leaves nothing
+/// half-done. Changes from this instance queue on an async lock; other processes writing the same
+/// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
+/// own changes clear the cache at once, another process's are seen after ``cacheLifetime`` seconds.
 public final class SQLiteKeyDirectory: KeyRegistry {
-    private let path: String
     private let masterKey: SymmetricKey
     private let reader: SQLiteConnection
+    private let writer: SQLiteConnection
+    private let writeLock = WriteLock()
     private let clock: any UnixClock
     private let logger: Logger
-    private let cache = Mutex<[String: (key: RegisteredKey, loadedAt: Int64)]>([:])
+    private let cache = Mutex(Cache())
 
     /// How long a cached lookup is trusted when another process may write the same file, in seconds.
     public let cacheLifetime: Int64
 
+    /// Looked-up keys, and a generation that every change bumps so a lookup that raced a change
+    /// never stores what it read before the change.
+    struct Cache {
+        var generation: UInt64 = 0
+        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
+    }
+
     private init(
-        path: String,
         masterKey: SymmetricKey,
         reader: SQLiteConnection,
+        writer: SQLiteConnection,
         clock: any UnixClock,
         cacheLifetime: Int64,
         logger: Logger
     ) {
-        self.path = path
         self.masterKey = masterKey
         self.reader = reader
+        self.writer = writer
         self.clock = clock
         self.cacheLifetime = cacheLifetime
         self.logger = logger
     }
 
-    /// Opens (creating if needed) the directory in the file at `path`.
+    /// Opens (creating if needed) the directory in the file at `path`, created with mode 0600.
     ///
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
@@ -63,27 +71,30 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
         Foundation.close(descriptor)
         let writer = try await connect(path, logger: logger)
+        let reader: SQLiteConnection
         do {
             _ = try await writer.query("PRAGMA journal_mode = WAL")
             for statement in schema { _ = try await writer.query(statement) }
-            try await writer.close()
+            reader = try await connect(path, logger: logger)
         } catch {
             try? await writer.close()
             throw error
         }
-        let reader = try await connect(path, logger: logger)
         return SQLiteKeyDirectory(
-            path: path,
             masterKey: masterKey,
             reader: reader,
+            writer: writer,
             clock: clock,
             cacheLifetime: cacheLifetime,
             logger: logger
         )
     }
 
-    /// Closes the file.
-    public func close() async throws { try await reader.close() }
+    /// Closes the file, after any change in progress.
+    public func close() async throws {
+        try await reader.close()
+        try await writeLock.withLock { try await self.writer.close() }
+    }
 
     static let schema = [
         """
@@ -121,14 +132,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
         let now = clock.now()
-        if let hit = cache.withLock({ $0[keyID] }), now - hit.loadedAt < cacheLifetime { return hit.key }
+        let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
+        if let hit, now - hit.loadedAt < cacheLifetime { return hit.key }
         let rows = try await reader.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
-        guard let row = rows.first else {
-            cache.withLock { _ = $0.removeValue(forKey: keyID) }
-            return nil
-        }
+        guard let row = rows.first else { return nil }
         let key = try registeredKey(from: row)
-        cache.withLock { $0[keyID] = (key, now) }
+        cache.withLock { cache in
+            if cache.generation == generation { cache.entries[keyID] = (key, now) }
+        }
         return key
     }
 
@@ -177,9 +188,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     // MARK: Changes
 
+    /// A row to insert: the key, its stored material and the column that holds it.
+    typealias Row = (key: RegisteredKey, material: SQLiteData, column: String)
+
     public func apply(_ change: DirectoryChange) async throws {
         let now = clock.now()
-        var rows: [(key: RegisteredKey, material: SQLiteData, column: String)] = []
+        var rows: [Row] = []
         for key in change.added {
             guard key.deviceID != nil else {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
@@ -190,12 +204,16 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 rows.append((key, .text(pem), "public_key"))
             }
         }
-        let writer: SQLiteConnection
-        do {
-            writer = try await Self.connect(path, logger: logger)
-        } catch {
-            throw SigilError(.storeUnavailable, "the key directory cannot be opened for writing")
+        let rowsToWrite = rows
+        try await writeLock.withLock { try await self.write(rowsToWrite, change: change, now: now) }
+        cache.withLock { cache in
+            cache.generation &+= 1
+            cache.entries.removeAll()
         }
+    }
+
+    /// One transaction: the new keys, the retirements, the revocations; rolled back on any failure.
+    private func write(_ rows: [Row], change: DirectoryChange, now: Int64) async throws {
         do {
             _ = try await writer.query("BEGIN IMMEDIATE")
             for (key, material, column) in rows {
@@ -239,13 +257,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             _ = try await writer.query("COMMIT")
         } catch {
             _ = try? await writer.query("ROLLBACK")
-            try? await writer.close()
             if error is SigilError { throw error }
             logger.error("key directory write failed", metadata: ["error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "the key directory could not be written; nothing changed")
         }
-        try? await writer.close()
-        cache.withLock { $0.removeAll() }
     }
 
     // MARK: Secrets at rest
