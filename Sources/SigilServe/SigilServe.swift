@@ -96,6 +96,23 @@ public enum SigilServe {
             clock: clock,
             logger: logger
         )
+        do {
+            return try await prepare(
+                options, data: data, directory: directory, logger: logger, onListening: onListening)
+        } catch {
+            try? await directory.close()
+            throw error
+        }
+    }
+
+    static func prepare(
+        _ options: Options,
+        data: DataDirectory,
+        directory: SQLiteKeyDirectory,
+        logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) async throws -> Prepared {
+        let clock = options.clock
         let nonces = MemoryNonceStore(clock: clock)
         let verifier = RequestVerifier(
             keys: directory,

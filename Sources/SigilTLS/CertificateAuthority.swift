@@ -45,21 +45,16 @@ public struct CertificateAuthority: Sendable {
             CommonName(name)
             OrganizationName("Sigil")
         }
-        let certificate = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-300),
-            notValidAfter: now.addingTimeInterval(validity),
-            issuer: subject,
-            subject: subject,
-            signatureAlgorithm: .ecdsaWithSHA256,
+        let certificate = try Certificates.selfSigned(
+            key: key,
+            name: subject,
+            now: now,
+            validity: validity,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: Certificate.PublicKey(key.publicKey))
-            },
-            issuerPrivateKey: Certificate.PrivateKey(key)
+            }
         )
         let authority = CertificateAuthority(certificate: certificate, privateKey: Certificate.PrivateKey(key))
         return (authority, try certificate.serializeAsPEM().pemString + "\n", key.pemRepresentation + "\n")

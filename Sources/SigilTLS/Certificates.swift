@@ -22,7 +22,31 @@ public enum Certificates {
             OrganizationName("Sigil")
             OrganizationalUnitName(Hex.random(bytes: 8))
         }
-        let certificate = try Certificate(
+        let certificate = try selfSigned(
+            key: key,
+            name: name,
+            now: now,
+            validity: validity,
+            extensions: try Certificate.Extensions {
+                // No KeyUsage: a self-signed leaf is its own trust anchor, and BoringSSL refuses an
+                // anchor whose KeyUsage lacks keyCertSign, which a CA:FALSE certificate must not have.
+                Critical(BasicConstraints.notCertificateAuthority)
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames(generalNames(names))
+            }
+        )
+        return (try certificate.serializeAsPEM().pemString + "\n", key.pemRepresentation + "\n")
+    }
+
+    /// A certificate `key` signs for itself, valid from five minutes ago for `validity` seconds.
+    static func selfSigned(
+        key: P256.Signing.PrivateKey,
+        name: DistinguishedName,
+        now: Date,
+        validity: TimeInterval,
+        extensions: Certificate.Extensions
+    ) throws -> Certificate {
+        try Certificate(
             version: .v3,
             serialNumber: Certificate.SerialNumber(),
             publicKey: Certificate.PublicKey(key.publicKey),
@@ -31,16 +55,9 @@ public enum Certificates {
             issuer: name,
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                // No KeyUsage: a self-signed leaf is its own trust anchor, and BoringSSL refuses an
-                // anchor whose KeyUsage lacks keyCertSign, which a CA:FALSE certificate must not have.
-                Critical(BasicConstraints.notCertificateAuthority)
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(generalNames(names))
-            },
+            extensions: extensions,
             issuerPrivateKey: Certificate.PrivateKey(key)
         )
-        return (try certificate.serializeAsPEM().pemString + "\n", key.pemRepresentation + "\n")
     }
 
     /// The subject alternative names for host names and IP addresses.
