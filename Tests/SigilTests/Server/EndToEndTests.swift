@@ -33,7 +33,8 @@ struct EndToEndTests {
 
     @Test("register, echo, replay, tamper, secret, rotation with overlap, revocation")
     func deviceLifecycle() async throws {
-        try await TestServer.with { server in
+        let logs = LogCapture()
+        let secrets: [String] = try await TestServer.with(logs: logs) { server in
             try await server.client().using { client in
                 let clock = server.clock
                 let device = try TestDevice(.ecdsaP256SHA256)
@@ -140,8 +141,17 @@ struct EndToEndTests {
                         "after", signer: key.signer(clock: clock), server: server, client: client)
                     #expect(response.code == "revoked-key")
                 }
+                return try [first, second].map { device in
+                    let secret = try #require(try device.key.verificationKey.hmacSecret)
+                    return secret.withUnsafeBytes { Base64.encode(Array($0)) }
+                }
             }
         }
+        // The logs say what happened and never carry a secret or the enrollment token.
+        let text = logs.text
+        #expect(text.contains("secret issued"))
+        #expect(text.contains("replayed-nonce"))
+        for secret in secrets + [TestServer.token] { #expect(!text.contains(secret)) }
     }
 
     static func issueSecret(for device: TestDevice, server: TestServer, client: HTTPClient) async throws

@@ -10,6 +10,7 @@ import SigilClient
 import SigilCore
 import SigilServe
 import SigilServer
+import Synchronization
 
 /// A `sigil serve` started in-process on a free loopback port, with a manual clock and its own data directory.
 struct TestServer: Sendable {
@@ -31,6 +32,7 @@ struct TestServer: Sendable {
         dataDirectory: String = temporaryDirectory(),
         clock: ManualUnixClock = ManualUnixClock(SigningSetup.start),
         configure: (inout SigilServe.Options) -> Void = { _ in },
+        logs: LogCapture? = nil,
         _ body: (TestServer) async throws -> Result
     ) async throws -> Result {
         var options = SigilServe.Options()
@@ -40,8 +42,8 @@ struct TestServer: Sendable {
         options.enrollToken = TestServer.token
         options.clock = clock
         configure(&options)
-        var logger = Logger(label: "sigil.test")
-        logger.logLevel = .critical
+        var logger = logs.map { capture in Logger(label: "sigil.test") { _ in capture } } ?? Logger(label: "sigil.test")
+        logger.logLevel = logs == nil ? .critical : .trace
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let prepared = try await SigilServe.prepare(options, logger: logger) { port in
             portContinuation.yield(port)
@@ -210,4 +212,23 @@ extension HTTPClient {
             throw error
         }
     }
+}
+
+/// Collects every log line (message and metadata), to check what a server writes.
+final class LogCapture: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.withLock { $0.append("\(event.level) \(event.message) \(merged)") }
+    }
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
 }
