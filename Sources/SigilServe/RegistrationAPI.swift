@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Metrics
 import NIOCore
 import SigilCore
 import SigilHummingbird
@@ -21,6 +22,7 @@ struct RegistrationAPI: Sendable {
     let responseKey: VerificationKey
     let certificateAuthority: CertificateAuthority?
     let pins: [String]
+    let metricsFactory: any MetricsFactory
     let secretOverlap: Int64
     let rotationGrace: Int64
     let clock: any UnixClock
@@ -101,7 +103,8 @@ struct RegistrationAPI: Sendable {
                 keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
                 nonces: nonces,
                 clock: clock,
-                configuration: configuration
+                configuration: configuration,
+                metricsFactory: metricsFactory
             )
             let verified = try await proof.verify(request.head, body: body)
             let deviceID = "dev-" + Hex.random(bytes: 16)

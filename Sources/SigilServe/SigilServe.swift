@@ -2,8 +2,10 @@ import Foundation
 import Hummingbird
 import HummingbirdHTTP2
 import Logging
+import Metrics
 import NIOCore
 import NIOSSL
+import Prometheus
 import SigilCore
 import SigilHummingbird
 import SigilSQLite
@@ -48,6 +50,9 @@ public enum SigilServe {
         public var rotationGrace: Int64 = 86_400
         /// Put the server's signature base in refusals (development only).
         public var includeSignatureBase = false
+        /// Serve `GET /metrics` (Prometheus text): `sigil_verifications_total{outcome=…}`. Without it,
+        /// the counters go to whatever `MetricsSystem` was bootstrapped with.
+        public var metrics = false
         /// Sign responses to verified requests with the data directory's response key.
         public var signsResponses = true
         /// Also serve `POST /bench/unverified`, an echo without verification, as the baseline of
@@ -114,11 +119,16 @@ public enum SigilServe {
     ) async throws -> Prepared {
         let clock = options.clock
         let nonces = MemoryNonceStore(clock: clock)
+        let registry = options.metrics ? PrometheusCollectorRegistry() : nil
+        let metricsFactory: any MetricsFactory =
+            registry.map { PrometheusMetricsFactory(registry: $0) }
+            ?? MetricsSystem.factory
         let verifier = RequestVerifier(
             keys: directory,
             nonces: nonces,
             clock: clock,
-            configuration: options.verifier
+            configuration: options.verifier,
+            metricsFactory: metricsFactory
         )
 
         let responseKey = try data.responseKey()
@@ -183,6 +193,7 @@ public enum SigilServe {
             responseKey: responseVerificationKey,
             certificateAuthority: try data.certificateAuthority(),
             pins: pins,
+            metricsFactory: metricsFactory,
             secretOverlap: options.secretOverlap,
             rotationGrace: options.rotationGrace,
             clock: clock
@@ -190,6 +201,15 @@ public enum SigilServe {
         let router = Router(context: SigilBasicRequestContext.self)
         api.addRoutes(to: router)
         if options.benchmarkRoute { api.addBenchmarkRoute(to: router) }
+        if let registry {
+            router.get("metrics") { _, _ in
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer()))
+                )
+            }
+        }
 
         let application = Application(
             router: router,

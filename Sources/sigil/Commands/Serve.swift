@@ -68,6 +68,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
     var debugSignatureBase = false
 
+    @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
+    var metrics = false
+
     func options() -> SigilServe.Options {
         var options = SigilServe.Options()
         options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
@@ -87,6 +90,7 @@ struct Serve: AsyncParsableCommand {
         options.secretOverlap = secretOverlap
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
+        options.metrics = metrics
         return options
     }
 

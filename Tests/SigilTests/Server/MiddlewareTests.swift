@@ -135,6 +135,23 @@ struct MiddlewareTests {
         }
     }
 
+    @Test("sigil serve --metrics serves the counters in Prometheus text")
+    func prometheus() async throws {
+        try await TestServer.with(configure: { $0.metrics = true }) { server in
+            try await server.client().using { client in
+                let device = try await Self.registeredDevice(on: server, client: client)
+                let (_, _, sent) = try await EndToEndTests.echo(
+                    "counted", signer: device.signer(clock: server.clock), server: server, client: client)
+                _ = try await sent.send(client, to: server)
+                let metrics = try await TestRequest(.get, "/metrics", server: server).send(client, to: server)
+                #expect(metrics.status == 200)
+                // The registration's proof and the echo are valid; the replay is refused.
+                #expect(metrics.text.contains(#"sigil_verifications_total{outcome="valid"} 2"#), "\(metrics.text)")
+                #expect(metrics.text.contains(#"sigil_verifications_total{outcome="replayed-nonce"} 1"#))
+            }
+        }
+    }
+
     @Test("verifications are counted by outcome")
     func metrics() async throws {
         let metrics = TestMetrics()
