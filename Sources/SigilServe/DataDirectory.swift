@@ -35,9 +35,18 @@ public struct DataDirectory: Sendable {
     public var databasePath: String { file("directory.sqlite") }
 
     /// Reads a file, or `nil` when it does not exist.
-    func read(_ name: String) throws -> [UInt8]? {
+    ///
+    /// - Parameter secret: refuse the file when its group or others may read it, as ssh does.
+    func read(_ name: String, secret: Bool = false) throws -> [UInt8]? {
         let path = file(name)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if secret {
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw SigilInputError("cannot read \(path)") }
+            guard status.st_mode & 0o077 == 0 else {
+                throw SigilInputError("\(path) is readable by others; run chmod 600 \(path)")
+            }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw SigilInputError("cannot read \(path)")
         }
@@ -46,7 +55,7 @@ public struct DataDirectory: Sendable {
 
     /// The master key, made on first use.
     public func masterKey() throws -> SymmetricKey {
-        if let text = try read("master.key") {
+        if let text = try read("master.key", secret: true) {
             guard let bytes = Base64.decode(String(decoding: text, as: UTF8.self).trimmed), bytes.count == 32 else {
                 throw SigilInputError("\(file("master.key")) is not the base64 of 32 bytes")
             }
@@ -65,7 +74,9 @@ public struct DataDirectory: Sendable {
             guard given.utf8.count >= 16 else { throw SigilInputError("the enrollment token must be 16+ characters") }
             return (given, false)
         }
-        if let stored = try read("enroll-token") { return (String(decoding: stored, as: UTF8.self).trimmed, false) }
+        if let stored = try read("enroll-token", secret: true) {
+            return (String(decoding: stored, as: UTF8.self).trimmed, false)
+        }
         var random = [UInt8](repeating: 0, count: 24)
         for index in random.indices { random[index] = UInt8.random(in: 0...255) }
         let token = Base64URL.encode(random)
@@ -75,7 +86,7 @@ public struct DataDirectory: Sendable {
 
     /// The response-signing key, made on first use.
     public func responseKey() throws -> SigningKey {
-        if let pem = try read("response-key.pem") {
+        if let pem = try read("response-key.pem", secret: true) {
             guard let key = try KeyFile.load(pem).signingKey else {
                 throw SigilInputError("\(file("response-key.pem")) is not a private key")
             }
@@ -108,7 +119,9 @@ public struct DataDirectory: Sendable {
 
     /// The client CA of `sigil ca init`, if there is one.
     public func certificateAuthority() throws -> CertificateAuthority? {
-        guard let certificate = try read("ca-cert.pem"), let key = try read("ca-key.pem") else { return nil }
+        guard let certificate = try read("ca-cert.pem"), let key = try read("ca-key.pem", secret: true) else {
+            return nil
+        }
         return try CertificateAuthority(
             certificatePEM: String(decoding: certificate, as: UTF8.self),
             keyPEM: String(decoding: key, as: UTF8.self)

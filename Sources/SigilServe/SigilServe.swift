@@ -141,6 +141,7 @@ public enum SigilServe {
             names.append(options.host)
         }
         let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
+        if !tlsFiles.isNew && options.keyFile == nil { _ = try data.read("tls-key.pem", secret: true) }
         let identity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
         let pins = try identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
         let clientCA = try options.clientCAFile.map { path in

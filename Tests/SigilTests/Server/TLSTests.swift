@@ -153,6 +153,11 @@ struct TLSTests {
         #expect(
             database.range(of: try #require(secret.key.verificationKey.hmacSecret).withUnsafeBytes { Data($0) }) == nil)
         #expect(!master.isEmpty)
+        // A master key others can read is refused, as ssh refuses such keys.
+        let masterPath = dataDirectory + "/master.key"
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: masterPath)
+        await #expect(throws: SigilInputError.self) { try await TestServer.with(dataDirectory: dataDirectory) { _ in } }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: masterPath)
         try await TestServer.with(dataDirectory: dataDirectory) { server in
             try await server.client().using { client in
                 for key in [device, secret] {
