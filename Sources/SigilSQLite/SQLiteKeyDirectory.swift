@@ -134,7 +134,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         let now = clock.now()
         let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
         if let hit, now - hit.loadedAt < cacheLifetime { return hit.key }
-        let rows = try await reader.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
+        let rows = try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
         guard let row = rows.first else { return nil }
         let key = try registeredKey(from: row)
         cache.withLock { cache in
@@ -144,14 +144,24 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
-        try await reader.query(Self.selectKeys + " WHERE k.device_id = ? ORDER BY k.key_id", [.text(deviceID)])
+        try await read(Self.selectKeys + " WHERE k.device_id = ? ORDER BY k.key_id", [.text(deviceID)])
             .map(registeredKey(from:))
     }
 
     /// Every key ID in the directory, sorted.
     public func keyIDs() async throws -> [String] {
-        try await reader.query("SELECT key_id FROM sigil_keys ORDER BY key_id").compactMap {
+        try await read("SELECT key_id FROM sigil_keys ORDER BY key_id").compactMap {
             $0.column("key_id")?.string
+        }
+    }
+
+    /// A query on the reading connection; a failure is `store-unavailable`.
+    private func read(_ query: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        do {
+            return try await reader.query(query, binds)
+        } catch {
+            logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the key directory could not be read")
         }
     }
 

@@ -117,7 +117,8 @@ struct RegistrationAPI: Sendable {
                 Registered(keyId: keyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: userID),
                 status: .created
             )
-            return try await response.signed(with: responseSigner, answering: request.head, verified: verified)
+            guard let signer = middleware.responseSigner else { return response }
+            return try await response.signed(with: signer, answering: request.head, verified: verified)
         } catch let error as SigilError {
             throw middleware.refusal(error, for: request.head)
         }
