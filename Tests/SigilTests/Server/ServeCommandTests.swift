@@ -39,6 +39,12 @@ struct ServeCommandTests {
         let pins = try SPKIPin.pins(certificatePEM: try String(contentsOfFile: certificatePath, encoding: .utf8))
         #expect(banner.contains("pin: \(pins[0])"))
         #expect(banner.contains("X25519MLKEM768 only"))
+        // sigil pin against the live server prints the same pin as the certificate file.
+        let live = try SigilCommand.run(["pin", "127.0.0.1:\(port)"])
+        #expect(live.status == 0, "\(live.error)")
+        #expect(live.text == pins.map { $0 + "\n" }.joined())
+        #expect(try SigilCommand.run(["pin", "127.0.0.1:1"]).status == 2)
+        #expect(try SigilCommand.run(["pin", "no-port"]).status == 2)
         let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory + "/master.key")[.posixPermissions]
         #expect(mode as? Int == 0o600)
 
