@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
         .library(name: "SigilTLS", targets: ["SigilTLS"]),
         .library(name: "SigilServe", targets: ["SigilServe"]),
+        .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
     dependencies: [
@@ -87,6 +88,16 @@ let package = Package(
             ]
         ),
         .target(
+            name: "SigilHTTPClient",
+            dependencies: [
+                "SigilCore",
+                "SigilClient",
+                "SigilTLS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "SigilServe",
             dependencies: [
                 "SigilServer",
@@ -123,6 +134,7 @@ let package = Package(
             name: "SigilTests",
             dependencies: [
                 "SigilCore", "SigilClient", "SigilServer", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
+                "SigilHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),

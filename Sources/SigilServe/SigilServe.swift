@@ -32,6 +32,8 @@ public enum SigilServe {
         public var clientCAFile: String?
         /// Also accept classical X25519 key exchange.
         public var allowClassical = false
+        /// Replaces the key exchange groups, for interoperability tests only (a classical-only server).
+        public var tlsGroups: [NIOTLSCurve]?
         /// The bootstrap enrollment token; without it, the stored or a new one.
         public var enrollToken: String?
         /// Anyone may register a device.
@@ -154,7 +156,8 @@ public enum SigilServe {
         let tls = ServerTLS.configuration(
             identity: identity,
             allowClassical: options.allowClassical,
-            clientCA: clientCA
+            clientCA: clientCA,
+            groups: options.tlsGroups
         )
 
         let token = try data.enrollToken(given: options.enrollToken)

@@ -19,10 +19,12 @@ public enum ServerTLS {
     ///   - allowClassical: also accept X25519 alone.
     ///   - clientCA: when set, every client must present a certificate chained to one of these; a
     ///     client without one fails in the handshake.
+    ///   - groups: replaces the key exchange groups, for interoperability tests only.
     public static func configuration(
         identity: TLSIdentity,
         allowClassical: Bool = false,
-        clientCA: [NIOSSLCertificate]? = nil
+        clientCA: [NIOSSLCertificate]? = nil,
+        groups: [NIOTLSCurve]? = nil
     ) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.chain.map { .certificate($0) },
@@ -30,7 +32,7 @@ public enum ServerTLS {
         )
         configuration.minimumTLSVersion = .tlsv13
         configuration.maximumTLSVersion = .tlsv13
-        configuration.curves = groups(allowClassical: allowClassical)
+        configuration.curves = groups ?? Self.groups(allowClassical: allowClassical)
         if let clientCA {
             configuration.certificateVerification = .noHostnameVerification
             configuration.trustRoots = .certificates(clientCA)
