@@ -9,6 +9,7 @@ import SigilServe
 import SigilTLS
 import Synchronization
 import Testing
+import X509
 
 /// SigilSession over AsyncHTTPClient against `sigil serve` on loopback TLS.
 @Suite("Client session")
@@ -149,6 +150,48 @@ struct SessionTests {
                         Self.discovery(server), body: [])
                     #expect(head.status == .ok)
                 }
+        }
+    }
+}
+
+/// Client certificates through ClientTLS: PEM files and a PKCS#12 bundle.
+@Suite("Client certificates")
+struct ClientCertificateTests {
+    @Test("mTLS with a PEM certificate and key, and with a PKCS#12 bundle")
+    func pemAndPKCS12() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        let data = try DataDirectory(path: dataDirectory)
+        let caPath = try data.createCertificateAuthority()
+        let authority = try #require(try data.certificateAuthority())
+        let holder = TLSTests.CSRDevice()
+        let (csr, keyDER) = try CertificateAuthority.csr(privateKeyPEM: holder.privateKey.pemRepresentation)
+        let certificate = try authority.issue(csr, keyID: try holder.device.keyID)
+        let files = TestServer.temporaryDirectory()
+        try SecureFile.createDirectory(files)
+        try SecureFile.write(try certificate.serializeAsPEM().pemString, to: files + "/client.pem")
+        try SecureFile.write(holder.privateKey.pemRepresentation, to: files + "/client-key.pem")
+        let bundle = try PKCS12.bundle(
+            privateKeyDER: keyDER, certificatesDER: [try Certificates.der(certificate)], password: "p12 password",
+            iterations: 2048)
+        try SecureFile.write(bundle, to: files + "/client.p12")
+
+        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.clientCAFile = caPath }) { server in
+            let identities = [
+                try TLSIdentity(certificateFile: files + "/client.pem", keyFile: files + "/client-key.pem"),
+                try TLSIdentity(pkcs12File: files + "/client.p12", password: "p12 password"),
+            ]
+            for identity in identities {
+                let tls = ClientTLS.configuration(anchors: try server.certificates, identity: identity)
+                try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+                    .using { client in
+                        let (head, _) = try await AsyncHTTPClientTransport(client: client).send(
+                            SessionTests.discovery(server), body: [])
+                        #expect(head.status == .ok)
+                    }
+            }
+        }
+        #expect(throws: SigilInputError.self) {
+            _ = try TLSIdentity(pkcs12File: files + "/client.p12", password: "wrong")
         }
     }
 }
