@@ -1,0 +1,69 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import SigilClient
+import SigilCore
+import SigilHTTPClient
+import SigilServe
+import SigilTLS
+import Testing
+import X509
+
+/// The device's side of registration against `sigil serve`.
+@Suite("Device registration")
+struct DeviceRegistrationTests {
+    @Test("discover, enroll, fetch a secret, rotate, get a client certificate")
+    func lifecycle() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
+        let serverClock = ManualUnixClock(SystemUnixClock().now())
+        try await TestServer.with(dataDirectory: dataDirectory, clock: serverClock) { server in
+            let tls = ClientTLS.configuration(anchors: try server.certificates)
+            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+                .using { client in
+                    let clock = ServerClock(local: ManualUnixClock(serverClock.now() - 1000))
+                    let registration = DeviceRegistration(
+                        transport: AsyncHTTPClientTransport(client: client), authority: "localhost:\(server.port)",
+                        clock: clock)
+                    let discovery = try await registration.discover()
+                    #expect(discovery.pins == server.prepared.pins)
+                    #expect(clock.now() == serverClock.now())
+                    let verifier = try discovery.responseVerifier(clock: clock)
+
+                    let holder = TLSTests.CSRDevice()
+                    let device = try holder.device
+                    let enrolled = try await registration.enroll(device.key, token: TestServer.token, server: verifier)
+                    #expect(enrolled.keyId == device.keyID)
+
+                    let secret = try await registration.fetchSecret(
+                        key: device.key, keyID: device.keyID, server: verifier)
+                    #expect(secret.keyId.hasPrefix("hmac-"))
+                    let hmac = SigilSession(
+                        transport: AsyncHTTPClientTransport(client: client),
+                        signer: RequestSigner(key: try secret.signingKey, keyID: secret.keyId, clock: clock),
+                        clock: clock, responses: verifier, requireSignedResponses: true)
+                    let echo = try await hmac.send(SessionTests.echo(server), body: Array("{}".utf8))
+                    #expect(echo.head.status == .ok)
+
+                    let issued = try await registration.requestCertificate(
+                        csrPEM: try holder.csrPEM, key: device.key, keyID: device.keyID, server: verifier)
+                    let certificate = try Certificate(pemEncoded: issued.certificate)
+                    #expect(certificate.subject.description.contains(device.keyID))
+
+                    let next = try SigningKey.generate(.ed25519)
+                    let rotated = try await registration.rotate(
+                        from: device.key, keyID: device.keyID, to: next, server: verifier)
+                    #expect(rotated.keyId == next.derivedKeyID)
+                    #expect(rotated.deviceId == enrolled.deviceId)
+
+                    // A wrong token is a RegistrationError naming the server's code.
+                    let stranger = try SigningKey.generate(.ecdsaP256SHA256)
+                    let error = await #expect(throws: RegistrationError.self) {
+                        _ = try await registration.enroll(stranger, token: "not-the-token", server: verifier)
+                    }
+                    #expect(error?.code == "enrollment-refused")
+                    #expect(error?.status == 401)
+                }
+        }
+    }
+}
