@@ -1,0 +1,178 @@
+import Foundation
+import NIOSSL
+import SigilCore
+import SwiftASN1
+import X509
+
+/// The SPKI pins a client accepts for one host: at least two (one a backup, on a key not in use yet)
+/// unless the single pin is explicitly waived through.
+public struct PinSet: Sendable, Hashable {
+    /// The host the pins are for.
+    public let host: String
+    /// `sha256/<base64 of SHA-256(SPKI DER)>` values.
+    public let pins: Set<String>
+
+    /// Creates a pin set.
+    ///
+    /// - Parameter allowSinglePin: accept one pin with no backup; a key change then locks clients out.
+    /// - Throws: ``SigilInputError`` for a malformed pin, or a single pin without the waiver.
+    public init(host: String, pins: [String], allowSinglePin: Bool = false) throws {
+        for pin in pins {
+            guard pin.hasPrefix("sha256/"), Base64.decode(pin.dropFirst(7))?.count == 32 else {
+                throw SigilInputError("a pin is sha256/<base64 of 32 bytes>: \(pin.prefix(60))")
+            }
+        }
+        let unique = Set(pins)
+        guard !unique.isEmpty else { throw SigilInputError("no pin for \(host)") }
+        guard unique.count >= 2 || allowSinglePin else {
+            throw SigilInputError("pin \(host) with a backup pin too (a second key), or waive it explicitly")
+        }
+        self.host = host
+        self.pins = unique
+    }
+}
+
+/// What a pin check saw, for errors and for the report-only callback.
+public struct PinReport: Sendable, Hashable, CustomStringConvertible {
+    /// The host.
+    public let host: String
+    /// The pins the client accepts, sorted.
+    public let expected: [String]
+    /// The pins of the validated chain the server presented, leaf first.
+    public let seen: [String]
+    /// Whether one of them matched.
+    public var matched: Bool { !Set(expected).isDisjoint(with: seen) }
+
+    public var description: String {
+        "\(host): expected one of \(expected.joined(separator: ", ")); the server presented "
+            + seen.enumerated().map { $0.offset == 0 ? "\($0.element) (leaf)" : $0.element }.joined(separator: ", ")
+    }
+}
+
+/// A pin check that failed: the chain did not validate, or no pinned key is in it.
+public struct PinError: Error, Sendable, CustomStringConvertible {
+    /// What the check saw, when the chain validated.
+    public let report: PinReport?
+    /// Why it failed.
+    public let reason: String
+
+    public var description: String {
+        report.map { "certificate pin mismatch for \($0)" } ?? reason
+    }
+}
+
+/// Checks a server against a pin set before a client trusts it.
+///
+/// The chain the server presents is validated with swift-certificates: against the given anchors,
+/// else against a presented self-signed certificate whose key is pinned (how `sigil serve`'s own
+/// certificate is trusted), else against the system roots; the host name or IP address is checked
+/// against the leaf either way. Then at least one pinned key must be in the validated chain.
+public enum PinnedServer {
+    /// The outcome: the anchors a client should trust for later connections.
+    public struct Trust: Sendable {
+        /// The certificates to trust instead of the system roots, or `nil` for the system roots.
+        public let anchors: [NIOSSLCertificate]?
+        /// What the pin check saw.
+        public let report: PinReport
+    }
+
+    /// Fetches and checks `host:port`'s chain.
+    ///
+    /// - Parameters:
+    ///   - anchors: trust these instead of the system roots (and instead of a pinned self-signed certificate).
+    ///   - reportOnly: on a pin mismatch, call `report` and trust the validated chain anyway.
+    /// - Throws: ``PinError`` naming the expected and presented pins, or why the chain is not valid.
+    public static func check(
+        host: String,
+        port: Int,
+        pins: PinSet,
+        anchors: [NIOSSLCertificate]? = nil,
+        reportOnly: Bool = false,
+        report: (@Sendable (PinReport) -> Void)? = nil,
+        validationTime: Date = Date()
+    ) async throws -> Trust {
+        let presented = try await PeerCertificates.fetch(host: host, port: port)
+        let certificates = try presented.map { try Certificate(derEncoded: $0) }
+        guard let leaf = certificates.first else {
+            throw PinError(report: nil, reason: "\(host) presented no certificate")
+        }
+        let presentedPins = try certificates.map { SPKIPin.pin(spkiDER: try Certificates.spkiDER($0.publicKey)) }
+
+        var roots: CertificateStore
+        var trustedAnchors: [NIOSSLCertificate]?
+        var anchoredAtPin = false
+        if let anchors {
+            let anchorCertificates = try anchors.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+            roots = CertificateStore(anchorCertificates)
+            trustedAnchors = anchors
+            // A self-signed server certificate given as an anchor is trusted for its key, like a pinned one.
+            anchoredAtPin = anchorCertificates.contains(leaf) && isSelfSigned(leaf)
+        } else if let index = certificates.indices.first(where: {
+            pins.pins.contains(presentedPins[$0]) && isSelfSigned(certificates[$0])
+        }) {
+            roots = CertificateStore([certificates[index]])
+            trustedAnchors = [try NIOSSLCertificate(bytes: presented[index], format: .der)]
+            anchoredAtPin = true
+        } else {
+            roots = CertificateStore.systemTrustRoots
+            trustedAnchors = nil
+        }
+        let isAddress = Certificates.ipAddressBytes(host) != nil
+        let identity = ServerIdentityPolicy(serverHostname: isAddress ? nil : host, serverIP: isAddress ? host : nil)
+        let intermediates = CertificateStore(certificates.dropFirst())
+        let result: CertificateValidationResult
+        if anchoredAtPin {
+            // A pinned (or anchored) self-signed certificate is trusted for its key, not as a CA, so RFC 5280's
+            // CA rules do not apply; its dates and the name still do.
+            guard certificates.allSatisfy({ $0.notValidBefore <= validationTime && validationTime <= $0.notValidAfter })
+            else { throw PinError(report: nil, reason: "a certificate of \(host) is expired or not yet valid") }
+            var verifier = Verifier(rootCertificates: roots) {
+                PinnedKeyPolicy()
+                identity
+            }
+            result = await verifier.validate(leaf: leaf, intermediates: intermediates)
+        } else {
+            var verifier = Verifier(rootCertificates: roots) {
+                RFC5280Policy(validationTime: validationTime)
+                identity
+            }
+            result = await verifier.validate(leaf: leaf, intermediates: intermediates)
+        }
+        let chain: [Certificate]
+        switch result {
+        case .validCertificate(let validated):
+            chain = Array(validated)
+        case .couldNotValidate(let failures):
+            let trustBasis = anchors == nil ? "system roots or a pinned self-signed certificate" : "the given anchors"
+            let why = failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a trusted root"
+            throw PinError(
+                report: nil, reason: "the certificate chain of \(host) does not validate against \(trustBasis): \(why)")
+        }
+        let validatedPins = try chain.map { SPKIPin.pin(spkiDER: try Certificates.spkiDER($0.publicKey)) }
+        let outcome = PinReport(host: pins.host, expected: pins.pins.sorted(), seen: validatedPins)
+        guard outcome.matched else {
+            guard reportOnly else { throw PinError(report: outcome, reason: "") }
+            report?(outcome)
+            return Trust(anchors: trustedAnchors, report: outcome)
+        }
+        return Trust(anchors: trustedAnchors, report: outcome)
+    }
+
+    /// Whether `certificate` names itself as issuer and its own key verifies its signature.
+    static func isSelfSigned(_ certificate: Certificate) -> Bool {
+        certificate.issuer == certificate.subject
+            && certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
+    }
+}
+
+/// For a certificate trusted because its key is pinned: its CA and usage extensions are read (so a
+/// critical one does not make the chain fail) but not enforced, as the key, not a CA, is trusted.
+struct PinnedKeyPolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
+        .X509ExtensionID.basicConstraints, .X509ExtensionID.keyUsage, .X509ExtensionID.extendedKeyUsage,
+    ]
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        .meetsPolicy
+    }
+}
