@@ -122,6 +122,7 @@ let package = Package(
                 "SigilServer",
                 "SigilServe",
                 "SigilTLS",
+                "SigilHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -43,6 +43,8 @@ public struct DeviceRegistration: Sendable {
         public let serverTime: Int64
         /// The SPKI pins of the server's TLS certificate chain.
         public let pins: [String]
+        /// Pins of keys the server may move to, if it publishes any.
+        public let backupPins: [String]?
 
         /// A verifier for the server's first response key.
         public func responseVerifier(clock: any UnixClock) throws -> ResponseVerifier {

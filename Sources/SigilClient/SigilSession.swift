@@ -24,6 +24,9 @@ public struct SigilResponse: Sendable {
     /// The PROTOCOL.md code of a problem+json refusal, if this is one.
     public var problemCode: String? { problem?["code"] as? String }
 
+    /// The server's signature base in a refusal, when its debug option is on.
+    public var problemSignatureBase: String? { problem?["signatureBase"] as? String }
+
     /// The problem+json object of a refusal.
     var problem: [String: Any]? {
         guard head.headerFields[.contentType]?.hasPrefix("application/problem+json") == true else { return nil }

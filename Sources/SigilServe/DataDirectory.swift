@@ -117,6 +117,23 @@ public struct DataDirectory: Sendable {
         return (certificatePath, keyPath, true)
     }
 
+    /// The pin of the backup TLS key (`tls-backup-key.pem`, made on first use): a key not in use yet,
+    /// so clients that pin it too survive a move of the server to it.
+    public func backupPin() throws -> String {
+        let key: P256.Signing.PrivateKey
+        if let pem = try read("tls-backup-key.pem", secret: true) {
+            do {
+                key = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self))
+            } catch {
+                throw SigilInputError("\(file("tls-backup-key.pem")) is not a P-256 private key")
+            }
+        } else {
+            key = P256.Signing.PrivateKey()
+            try SecureFile.write(key.pemRepresentation + "\n", to: file("tls-backup-key.pem"))
+        }
+        return SPKIPin.pin(spkiDER: key.publicKey.derRepresentation)
+    }
+
     /// The client CA of `sigil ca init`, if there is one.
     public func certificateAuthority() throws -> CertificateAuthority? {
         guard let certificate = try read("ca-cert.pem"), let key = try read("ca-key.pem", secret: true) else {

@@ -22,6 +22,7 @@ struct RegistrationAPI: Sendable {
     let responseKey: VerificationKey
     let certificateAuthority: CertificateAuthority?
     let pins: [String]
+    let backupPins: [String]
     let metricsFactory: any MetricsFactory
     let secretOverlap: Int64
     let rotationGrace: Int64
@@ -57,6 +58,7 @@ struct RegistrationAPI: Sendable {
         let maxSkew: Int64
         let serverTime: Int64
         let pins: [String]
+        let backupPins: [String]
     }
 
     func discovery() -> Discovery {
@@ -72,7 +74,8 @@ struct RegistrationAPI: Sendable {
             algorithms: SignatureAlgorithm.allCases.map(\.rawValue),
             maxSkew: verifierConfiguration.maxSkew,
             serverTime: clock.now(),
-            pins: pins
+            pins: pins,
+            backupPins: backupPins
         )
     }
 

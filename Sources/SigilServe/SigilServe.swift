@@ -73,6 +73,9 @@ public enum SigilServe {
         public let application: Application<RouterResponder<SigilBasicRequestContext>>
         /// The SPKI pins of the server certificate chain.
         public let pins: [String]
+        /// The pin of the backup TLS key of the self-signed setup, for clients to pin beside ``pins``;
+        /// `nil` with `--cert`, whose backup is the operator's to plan.
+        public let backupPin: String?
         /// The server certificate file.
         public let certificateFile: String
         /// Whether the self-signed certificate was made by this start.
@@ -187,6 +190,7 @@ public enum SigilServe {
             readsClientCertificate: clientCA != nil,
             clock: clock
         )
+        let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         let api = RegistrationAPI(
             registry: directory,
             nonces: nonces,
@@ -197,6 +201,7 @@ public enum SigilServe {
             responseKey: responseVerificationKey,
             certificateAuthority: try data.certificateAuthority(),
             pins: pins,
+            backupPins: backupPin.map { [$0] } ?? [],
             metricsFactory: metricsFactory,
             secretOverlap: options.secretOverlap,
             rotationGrace: options.rotationGrace,
@@ -225,6 +230,7 @@ public enum SigilServe {
         return Prepared(
             application: application,
             pins: pins,
+            backupPin: backupPin,
             certificateFile: tlsFiles.certificate,
             madeCertificate: tlsFiles.isNew,
             enrollToken: token.token,

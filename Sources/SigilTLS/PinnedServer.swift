@@ -57,7 +57,8 @@ public struct PinError: Error, Sendable, CustomStringConvertible {
     public let reason: String
 
     public var description: String {
-        report.map { "certificate pin mismatch for \($0)" } ?? reason
+        guard let report else { return reason }
+        return "certificate pin mismatch for \(report)" + (reason.isEmpty ? "" : "; \(reason)")
     }
 }
 
@@ -145,8 +146,10 @@ public enum PinnedServer {
         case .couldNotValidate(let failures):
             let trustBasis = anchors == nil ? "system roots or a pinned self-signed certificate" : "the given anchors"
             let why = failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a trusted root"
+            let presentedReport = PinReport(host: pins.host, expected: pins.pins.sorted(), seen: presentedPins)
             throw PinError(
-                report: nil, reason: "the certificate chain of \(host) does not validate against \(trustBasis): \(why)")
+                report: presentedReport.matched ? nil : presentedReport,
+                reason: "the certificate chain of \(host) does not validate against \(trustBasis): \(why)")
         }
         let validatedPins = try chain.map { SPKIPin.pin(spkiDER: try Certificates.spkiDER($0.publicKey)) }
         let outcome = PinReport(host: pins.host, expected: pins.pins.sorted(), seen: validatedPins)

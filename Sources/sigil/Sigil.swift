@@ -8,7 +8,10 @@ struct Sigil: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sigil",
         abstract: "Sign and verify HTTP requests; keys, pins, a protected server and benchmarks.",
-        subcommands: [Keygen.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, CA.self, Bench.self]
+        subcommands: [
+            Keygen.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, CA.self, Enroll.self, Curl.self,
+            Bench.self,
+        ]
     )
 
     /// Exit codes: 0 valid or done, 1 invalid (verify), 2 unusable input or arguments. One line, no traces.

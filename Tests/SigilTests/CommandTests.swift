@@ -21,10 +21,13 @@ enum SigilCommand {
         var text: String { String(decoding: output, as: UTF8.self) }
     }
 
-    static func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
+    static func run(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

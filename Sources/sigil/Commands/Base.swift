@@ -19,25 +19,8 @@ struct Base: ParsableCommand {
         let message = try RawHTTPMessage(parsing: try IO.readStandardInput())
         guard !message.isResponse else { throw SigilInputError("base reads a request; this is a response") }
         let request = try message.request(scheme: scheme)
-        let useRFC9421 = profile == .rfc9421 || (profile == nil && request.headerFields[SigilV1.signatureField] == nil)
         do {
-            if useRFC9421 {
-                let signatures = try MessageSignatures(request.headerFields)
-                guard let entry = label.map({ signatures.entry(label: $0) }) ?? signatures.entries.first else {
-                    throw SigilInputError("no signature labelled '\(label ?? "")'")
-                }
-                IO.write(try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request)))
-            } else {
-                let headers = try SigilV1.parseRequestHeaders(request.headerFields)
-                IO.write(
-                    SigilV1.requestBase(
-                        for: request,
-                        body: message.body,
-                        timestamp: headers.timestampText,
-                        nonce: headers.nonce
-                    )
-                )
-            }
+            IO.write(try CoveredBase.base(of: request, body: message.body, profile: profile, label: label))
         } catch let error as SigilError {
             throw SigilInputError("\(error.code): \(error.detail)")
         }

@@ -121,6 +121,9 @@ struct Serve: AsyncParsableCommand {
         banner.append("  data directory: \(options.dataDirectory)")
         banner.append("  certificate: \(prepared.certificateFile)\(prepared.madeCertificate ? " (made now)" : "")")
         for pin in prepared.pins { banner.append("  pin: \(pin)") }
+        if let backup = prepared.backupPin {
+            banner.append("  backup pin (tls-backup-key.pem, not in use yet): \(backup)")
+        }
         banner.append(
             "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
                 + (options.clientCAFile != nil ? "; client certificates required" : ""))
@@ -130,7 +133,8 @@ struct Serve: AsyncParsableCommand {
             banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
         }
         banner.append("  discovery: curl --cacert \(prepared.certificateFile) \(url)/.well-known/sigil")
-        banner.append("  enroll a device: POST \(url)/v1/devices with Authorization: Bearer <token>")
+        let pins = ([prepared.pins.first] + [prepared.backupPin]).compactMap { $0 }.map { "--pin \($0)" }
+        banner.append("  enroll this machine: sigil enroll \(url) --token <token> \(pins.joined(separator: " "))")
         return banner.joined(separator: "\n") + "\n"
     }
 }

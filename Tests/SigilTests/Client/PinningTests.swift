@@ -42,6 +42,7 @@ struct PinningTests {
                 _ = try await PinnedServer.check(host: "localhost", port: server.port, pins: pins)
             }
             #expect(unanchored?.description.contains("does not validate") == true)
+            #expect(unanchored?.description.contains(server.prepared.pins[0]) == true)
             // Anchored by the caller, the chain validates and the pins are compared.
             let error = await #expect(throws: PinError.self) {
                 _ = try await PinnedServer.check(

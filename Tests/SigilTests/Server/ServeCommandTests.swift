@@ -27,7 +27,7 @@ struct ServeCommandTests {
         defer { if process.isRunning { process.terminate() } }
 
         var banner = ""
-        while !banner.contains("enroll a device") {
+        while !banner.contains("enroll this machine") {
             let data = output.fileHandleForReading.availableData
             guard !data.isEmpty else { break }
             banner += String(decoding: data, as: UTF8.self)
@@ -68,6 +68,45 @@ struct ServeCommandTests {
         #expect(response.status == 201, "\(response.text)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(keygen.output)) as? [String: String])
         #expect(response.json["keyId"] as? String == summary["keyId"])
+
+        // sigil enroll, then sigil curl with the stored identity, its pins and its secret.
+        let home = ["HOME": directory.appendingPathComponent("client-home").path]
+        let backup = try #require(
+            banner.split(separator: "\n").first { $0.contains("backup pin") }?.split(separator: " ").last.map(
+                String.init))
+        let enroll = try SigilCommand.run(
+            ["enroll", "https://localhost:\(port)", "--token", TestServer.token, "--pin", pins[0], "--pin", backup],
+            environment: home)
+        #expect(enroll.status == 0, "\(enroll.error)")
+        #expect(enroll.text.hasPrefix("enrolled key-id="))
+        let curl = try SigilCommand.run(
+            ["curl", "-v", "--json", #"{"hello":"world"}"#, "https://localhost:\(port)/v1/echo"], environment: home)
+        #expect(curl.status == 0, "\(curl.error)")
+        #expect(curl.text.contains(#""body":"{\"hello\":\"world\"}""#))
+        #expect(curl.error.contains("signature verified"))
+        #expect(curl.error.contains("pins matched"))
+        let hmac = try SigilCommand.run(
+            ["curl", "--use-secret", "--profile", "rfc9421", "-d", "plain", "https://localhost:\(port)/v1/echo"],
+            environment: home)
+        #expect(hmac.status == 0, "\(hmac.error)")
+        #expect(hmac.text.contains("hmac-sha256"))
+        // A refusal: exit 1 and the server's code.
+        let strangerPath = directory.appendingPathComponent("stranger.pem").path
+        _ = try SigilCommand.run(["keygen", "--alg", "ed25519", "--out", strangerPath])
+        let unsigned = try SigilCommand.run(
+            [
+                "curl", "--key", strangerPath, "-d", "x", "--pin", pins[0], "--pin", backup,
+                "https://localhost:\(port)/v1/echo",
+            ],
+            environment: home)
+        #expect(unsigned.status == 1)
+        #expect(unsigned.error.contains("unknown-key"))
+        // A mismatched pin names what was expected and what was seen.
+        let wrongPin = "sha256/" + Base64.encode([UInt8](repeating: 1, count: 32))
+        let mismatch = try SigilCommand.run(
+            ["curl", "--pin", wrongPin, "--pin", backup, "https://localhost:\(port)/v1/echo"], environment: home)
+        #expect(mismatch.status == 2)
+        #expect(mismatch.error.contains(wrongPin) && mismatch.error.contains(pins[0]))
 
         process.terminate()
         process.waitUntilExit()

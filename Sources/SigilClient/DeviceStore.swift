@@ -1,0 +1,109 @@
+import Foundation
+import SigilCore
+
+/// What a device keeps between launches: where it enrolled, its key ID, the server's pins and
+/// response key, and its HMAC secret's key ID.
+public struct DeviceIdentity: Codable, Sendable, Hashable {
+    /// The server's base URL, `https://host:port`.
+    public var server: String
+    /// The device key's ID.
+    public var keyID: String
+    /// The device ID the server gave.
+    public var deviceID: String
+    /// The device key's algorithm.
+    public var algorithm: String
+    /// The server's SPKI pins.
+    public var pins: [String]
+    /// The server's response-signing key ID.
+    public var responseKeyID: String
+    /// The server's response-signing public key, PEM.
+    public var responseKey: String
+    /// The HMAC secret's key ID, when one was fetched.
+    public var secretKeyID: String?
+
+    /// Creates an identity.
+    public init(
+        server: String,
+        keyID: String,
+        deviceID: String,
+        algorithm: String,
+        pins: [String],
+        responseKeyID: String,
+        responseKey: String,
+        secretKeyID: String? = nil
+    ) {
+        self.server = server
+        self.keyID = keyID
+        self.deviceID = deviceID
+        self.algorithm = algorithm
+        self.pins = pins
+        self.responseKeyID = responseKeyID
+        self.responseKey = responseKey
+        self.secretKeyID = secretKeyID
+    }
+}
+
+/// Where a device's identity, private key and secret are kept: files on Linux, the Keychain on Apple.
+public protocol DeviceStore: Sendable {
+    /// The stored identity, if any.
+    func identity() throws -> DeviceIdentity?
+    /// The stored private key, if any.
+    func privateKey() throws -> SigningKey?
+    /// The stored HMAC secret, if any.
+    func secret() throws -> SigningKey?
+    /// Stores everything at once: identity, key, and the secret if given.
+    func save(_ identity: DeviceIdentity, privateKey: SigningKey, secret: [UInt8]?) throws
+}
+
+/// A ``DeviceStore`` in a directory: `identity.json`, `device-key.pem` and `secret`, all mode 0600.
+public struct FileDeviceStore: DeviceStore {
+    /// The directory.
+    public let directory: String
+
+    /// Creates a store in `directory` (made mode 0700 when saving).
+    public init(directory: String) { self.directory = directory }
+
+    func path(_ name: String) -> String { directory + "/" + name }
+
+    func read(_ name: String) throws -> [UInt8]? {
+        guard FileManager.default.fileExists(atPath: path(name)) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path(name)) else {
+            throw SigilInputError("cannot read \(path(name))")
+        }
+        return Array(data)
+    }
+
+    public func identity() throws -> DeviceIdentity? {
+        guard let bytes = try read("identity.json") else { return nil }
+        do {
+            return try JSONDecoder().decode(DeviceIdentity.self, from: Data(bytes))
+        } catch {
+            throw SigilInputError("\(path("identity.json")) does not decode")
+        }
+    }
+
+    public func privateKey() throws -> SigningKey? {
+        guard let bytes = try read("device-key.pem") else { return nil }
+        return try KeyFile.load(bytes).signingKey
+    }
+
+    public func secret() throws -> SigningKey? {
+        guard let bytes = try read("secret") else { return nil }
+        guard
+            let secret = Base64.decode(
+                String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            throw SigilInputError("\(path("secret")) is not base64")
+        }
+        return try SigningKey(hmacSecret: secret)
+    }
+
+    public func save(_ identity: DeviceIdentity, privateKey: SigningKey, secret: [UInt8]?) throws {
+        try SecureFile.createDirectory(directory)
+        try SecureFile.write(try KeyFile.privateKeyFile(for: privateKey), to: path("device-key.pem"))
+        if let secret { try SecureFile.write(Base64.encode(secret) + "\n", to: path("secret")) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try SecureFile.write(Array(try encoder.encode(identity)), to: path("identity.json"))
+    }
+}

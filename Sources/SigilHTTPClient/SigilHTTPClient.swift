@@ -1,0 +1,128 @@
+import AsyncHTTPClient
+import Foundation
+import NIOSSL
+import SigilClient
+import SigilCore
+import SigilTLS
+
+/// An AsyncHTTPClient set up the Sigil way for one server: its pins checked first, TLS 1.3 with the
+/// hybrid group first (or only), anchored at the pinned certificate for a self-signed server, and a
+/// client certificate when one is configured.
+///
+/// - Warning: AsyncHTTPClient offers no per-connection certificate callback. Pins are checked on a
+///   connection of this type's own before the client is made; later connections are held to the
+///   same anchors (the pinned self-signed certificate, the given anchors, or the system roots).
+public struct SigilHTTPClient: Sendable {
+    /// How to reach the server.
+    public struct Options: Sendable {
+        /// The server's SPKI pins; none means the system roots (or ``anchors``) alone decide.
+        public var pins: [String] = []
+        /// Accept a single pin with no backup.
+        public var allowSinglePin = false
+        /// On a pin mismatch, report and go on.
+        public var reportOnly = false
+        /// Called with what the pin check saw, always in report-only mode.
+        public var report: (@Sendable (PinReport) -> Void)?
+        /// Trust these instead of the system roots.
+        public var anchors: [NIOSSLCertificate]?
+        /// Offer X25519MLKEM768 only.
+        public var pqOnly = false
+        /// The client certificate and key to present.
+        public var identity: TLSIdentity?
+
+        /// The defaults: no pins, system roots, hybrid group first.
+        public init() {}
+    }
+
+    /// The client.
+    public let client: HTTPClient
+    /// What the pin check saw, when pins were given.
+    public let pinReport: PinReport?
+
+    /// Checks the pins of `host:port` (when given) and makes the client.
+    ///
+    /// - Throws: ``PinError`` naming the expected and presented pins; ``SigilInputError`` for bad options.
+    public static func connect(host: String, port: Int, options: Options) async throws -> SigilHTTPClient {
+        var anchors = options.anchors
+        var pinReport: PinReport?
+        if !options.pins.isEmpty {
+            let pins = try PinSet(host: host, pins: options.pins, allowSinglePin: options.allowSinglePin)
+            let trust = try await PinnedServer.check(
+                host: host, port: port, pins: pins, anchors: options.anchors, reportOnly: options.reportOnly,
+                report: options.report)
+            anchors = trust.anchors
+            pinReport = trust.report
+        }
+        let tls = ClientTLS.configuration(pqOnly: options.pqOnly, anchors: anchors, identity: options.identity)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        return SigilHTTPClient(client: client, pinReport: pinReport)
+    }
+
+    /// A transport over the client.
+    public var transport: AsyncHTTPClientTransport { AsyncHTTPClientTransport(client: client) }
+
+    /// Shuts the client down.
+    public func shutdown() async throws { try await client.shutdown() }
+}
+
+/// Enrolling a device from the command line or a test: pins checked, key made, registered, stored.
+public enum Enrollment {
+    /// Enrolls a new key of `algorithm` with `server` (`https://host:port`) and stores the identity.
+    ///
+    /// - Parameters:
+    ///   - fetchSecret: also fetch the per-device HMAC secret.
+    /// - Returns: the stored identity.
+    public static func enroll(
+        server: String,
+        token: String,
+        options: SigilHTTPClient.Options,
+        algorithm: SigilCore.SignatureAlgorithm = .ecdsaP256SHA256,
+        fetchSecret: Bool = true,
+        store: any DeviceStore
+    ) async throws -> DeviceIdentity {
+        let (host, port) = try endpoint(server)
+        let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
+        do {
+            let clock = ServerClock()
+            let registration = DeviceRegistration(
+                transport: connection.transport, authority: authority(host, port), clock: clock)
+            let discovery = try await registration.discover()
+            let verifier = try discovery.responseVerifier(clock: clock)
+            let key = try SigningKey.generate(algorithm)
+            let enrolled = try await registration.enroll(key, token: token, server: verifier)
+            var secret: DeviceRegistration.IssuedSecret?
+            if fetchSecret {
+                secret = try await registration.fetchSecret(key: key, keyID: enrolled.keyId, server: verifier)
+            }
+            let identity = DeviceIdentity(
+                server: "https://\(authority(host, port))",
+                keyID: enrolled.keyId,
+                deviceID: enrolled.deviceId,
+                algorithm: key.algorithm.rawValue,
+                pins: options.pins.isEmpty ? discovery.pins : options.pins,
+                responseKeyID: verifier.keyID,
+                responseKey: discovery.responseKeys.first?.publicKey ?? "",
+                secretKeyID: secret?.keyId
+            )
+            try store.save(identity, privateKey: key, secret: try secret.flatMap { Base64.decode($0.secret) })
+            try await connection.shutdown()
+            return identity
+        } catch {
+            try? await connection.shutdown()
+            throw error
+        }
+    }
+
+    /// The host and port of `https://host[:port][/…]`.
+    public static func endpoint(_ url: String) throws -> (host: String, port: Int) {
+        guard let components = URLComponents(string: url), components.scheme == "https",
+            let host = components.host, !host.isEmpty
+        else { throw SigilInputError("expected an https:// URL") }
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        return (bare, components.port ?? 443)
+    }
+
+    static func authority(_ host: String, _ port: Int) -> String {
+        (host.contains(":") ? "[\(host)]" : host) + (port == 443 ? "" : ":\(port)")
+    }
+}

@@ -1,0 +1,229 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import SigilClient
+import SigilCore
+import SigilHTTPClient
+import SigilTLS
+
+/// `sigil curl`: a signed, pinned, post-quantum HTTPS request, and why it failed when it did.
+struct Curl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a signed request over pinned TLS; -v shows the base, the pins, the clock and the verdict.",
+        discussion: "Exit 0: a response (with a valid signature when the server's key is known); 1: refused or "
+            + "mis-signed; 2: unusable arguments or no connection."
+    )
+
+    @Option(name: .customShort("X"), help: "The method (default GET, or POST with data).")
+    var method: String?
+
+    @Option(name: .customShort("H"), help: "A header, 'Name: value'.")
+    var headers: [String] = []
+
+    @Option(name: .customShort("d"), help: "The body.")
+    var data: String?
+
+    @Option(name: .customLong("data-binary"), help: "The body, or @FILE.")
+    var dataBinary: String?
+
+    @Option(name: .long, help: "A JSON body (sets Content-Type and Accept).")
+    var json: String?
+
+    @Option(name: .long, help: "The wire profile.")
+    var profile: SignatureProfile = .sigilV1
+
+    @Option(name: .long, help: "A private key or HMAC secret file to sign with.")
+    var key: String?
+
+    @Option(name: .customLong("key-id"), help: "The key ID for --key (default: derived).")
+    var keyID: String?
+
+    @Option(name: .long, help: "An identity from sigil enroll (default: 'default' when it exists).")
+    var identity: String?
+
+    @Flag(name: .customLong("use-secret"), help: "Sign with the identity's HMAC secret.")
+    var useSecret = false
+
+    @Option(name: .long, help: "A pin of the server (sha256/…).")
+    var pin: [String] = []
+
+    @Flag(name: .customLong("allow-single-pin"), help: "Accept a single pin with no backup.")
+    var allowSinglePin = false
+
+    @Option(name: .long, help: "A client certificate (PEM).")
+    var cert: String?
+
+    @Option(name: .customLong("cert-key"), help: "The client certificate's key (PEM).")
+    var certKey: String?
+
+    @Option(name: .long, help: "A PKCS#12 client bundle.")
+    var p12: String?
+
+    @Option(name: .customLong("p12-password-env"), help: "The environment variable with the PKCS#12 password.")
+    var p12PasswordEnv = "SIGIL_P12_PASSWORD"
+
+    @Flag(name: .customLong("pq-only"), help: "Offer X25519MLKEM768 only.")
+    var pqOnly = false
+
+    @Flag(name: .customShort("i"), help: "Print the status line and headers.")
+    var include = false
+
+    @Flag(name: .customShort("v"), help: "Explain: base sent, TLS, pins, clock, response signature.")
+    var verbose = false
+
+    @Argument(help: "https://host[:port]/path?query")
+    var url: String
+
+    func run() async throws {
+        let (host, port) = try Enrollment.endpoint(url)
+        guard let components = URLComponents(string: url) else { throw SigilInputError("expected an https:// URL") }
+        let path =
+            (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
+            + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let stored = try storedIdentity()
+        let (signingKey, signingKeyID) = try signingKey(stored)
+        var options = SigilHTTPClient.Options()
+        options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
+        options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
+        options.pqOnly = pqOnly
+        options.identity = try clientIdentity()
+        let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
+        defer { Task { try? await connection.shutdown() } }
+        if verbose {
+            note("TLS 1.3, groups " + (pqOnly ? "X25519MLKEM768 only" : "X25519MLKEM768 first, X25519"))
+            if let report = connection.pinReport {
+                note("pins " + (report.matched ? "matched: " : "MISMATCH: ") + "\(report)")
+            }
+        }
+
+        let clock = ServerClock()
+        var responses: ResponseVerifier?
+        if let stored {
+            let key = try KeyFile.load(
+                Array(stored.identity.responseKey.utf8), algorithm: .ecdsaP256SHA256
+            ).verificationKey
+            responses = ResponseVerifier(key: key, keyID: stored.identity.responseKeyID, clock: clock)
+        }
+        var request = HTTPRequest(
+            method: .init(method ?? (body.isEmpty ? "GET" : "POST")) ?? .get, scheme: "https",
+            authority: components.port.map { "\(host):\($0)" } ?? host, path: path)
+        if json != nil {
+            request.headerFields[.contentType] = "application/json"
+            request.headerFields[.accept] = "application/json"
+        }
+        for header in headers {
+            let parts = header.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let name = HTTPField.Name(String(parts[0])) else {
+                throw SigilInputError("a header is 'Name: value'")
+            }
+            request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
+        }
+        let session = SigilSession(
+            transport: connection.transport,
+            signer: RequestSigner(key: signingKey, keyID: signingKeyID, profile: profile, clock: clock),
+            clock: clock, responses: responses)
+        let response: SigilResponse
+        do {
+            response = try await session.send(request, body: body)
+        } catch let error as SigilError {
+            FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
+            throw ExitStatus(code: 1)
+        }
+        report(response)
+        if include {
+            var lines = "HTTP \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
+            for field in response.head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
+            FileHandle.standardOutput.write(Data((lines + "\r\n").utf8))
+        }
+        FileHandle.standardOutput.write(Data(response.body))
+        if response.problemCode != nil { throw ExitStatus(code: 1) }
+    }
+
+    var body: [UInt8] {
+        if let json { return Array(json.utf8) }
+        if let data { return Array(data.utf8) }
+        if let dataBinary {
+            if dataBinary.hasPrefix("@") { return (try? IO.readFile(String(dataBinary.dropFirst()))) ?? [] }
+            return Array(dataBinary.utf8)
+        }
+        return []
+    }
+
+    func storedIdentity() throws -> (identity: DeviceIdentity, store: FileDeviceStore)? {
+        if key != nil && identity == nil { return nil }
+        let store = try Identities.store(identity ?? "default")
+        guard let stored = try store.identity() else {
+            if identity != nil { throw SigilInputError("no identity '\(identity ?? "")'; run sigil enroll") }
+            return nil
+        }
+        return (stored, store)
+    }
+
+    func signingKey(_ stored: (identity: DeviceIdentity, store: FileDeviceStore)?) throws -> (SigningKey, String) {
+        if let key {
+            let (loaded, id) = try KeyOptions.parse(["--key", key] + (keyID.map { ["--key-id", $0] } ?? [])).load()
+            guard let signer = loaded.signingKey else {
+                throw SigilInputError("signing needs a private key or a secret")
+            }
+            return (signer, id)
+        }
+        guard let stored else { throw SigilInputError("give --key FILE or --identity NAME (see sigil enroll)") }
+        if useSecret {
+            guard let secret = try stored.store.secret(), let id = stored.identity.secretKeyID else {
+                throw SigilInputError("the identity has no HMAC secret")
+            }
+            return (secret, id)
+        }
+        guard let privateKey = try stored.store.privateKey() else { throw SigilInputError("the identity has no key") }
+        return (privateKey, stored.identity.keyID)
+    }
+
+    func clientIdentity() throws -> TLSIdentity? {
+        if let p12 {
+            guard let password = ProcessInfo.processInfo.environment[p12PasswordEnv] else {
+                throw SigilInputError("set the PKCS#12 password in $\(p12PasswordEnv)")
+            }
+            return try TLSIdentity(pkcs12File: p12, password: password)
+        }
+        if let cert {
+            guard let certKey else { throw SigilInputError("--cert needs --cert-key") }
+            return try TLSIdentity(certificateFile: cert, keyFile: certKey)
+        }
+        return nil
+    }
+
+    /// `-v`: the base sent, the clock, the verdict, and on a refusal the server's code and base diff.
+    func report(_ response: SigilResponse) {
+        guard verbose || response.problemCode != nil else { return }
+        let sent =
+            (try? CoveredBase.base(of: response.sentRequest, body: body, profile: profile))
+            .map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if verbose {
+            note("signature base sent:")
+            for line in sent.split(separator: "\n", omittingEmptySubsequences: false) { note("  > \(line)") }
+            note("attempts: \(response.attempts)")
+            note(
+                "response: HTTP \(response.head.status.code), signature "
+                    + (response.signatureVerified ? "verified" : "not checked (no server key) or not signed"))
+        }
+        guard let code = response.problemCode else { return }
+        note("refused: \(code)")
+        if let serverBase = response.problemSignatureBase {
+            note("signature base diff (- client, + server):")
+            let client = sent.split(separator: "\n", omittingEmptySubsequences: false)
+            let server = serverBase.split(separator: "\n", omittingEmptySubsequences: false)
+            for index in 0..<max(client.count, server.count) {
+                let mine = index < client.count ? String(client[index]) : nil
+                let theirs = index < server.count ? String(server[index]) : nil
+                if mine == theirs {
+                    note("    \(mine ?? "")")
+                } else {
+                    if let mine { note("  - \(mine)") }
+                    if let theirs { note("  + \(theirs)") }
+                }
+            }
+        }
+    }
+
+    func note(_ text: String) { FileHandle.standardError.write(Data("* \(text)\n".utf8)) }
+}

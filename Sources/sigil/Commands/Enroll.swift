@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import SigilClient
+import SigilCore
+import SigilHTTPClient
+import SigilServe
+
+/// Where `sigil enroll` keeps identities: `~/.sigil/identities/NAME`.
+enum Identities {
+    static func store(_ name: String) throws -> FileDeviceStore {
+        guard KeyID.isValid(name) else { throw SigilInputError("an identity name matches [A-Za-z0-9._~-]{1,128}") }
+        return FileDeviceStore(directory: DataDirectory.defaultPath + "/identities/" + name)
+    }
+}
+
+/// `sigil enroll URL --token T --pin sha256/…`: make a key, register it, keep the identity.
+struct Enroll: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Enroll this machine with a Sigil server: a new key, registered, kept under ~/.sigil/identities.")
+
+    @Argument(help: "The server, https://host:port.")
+    var url: String
+
+    @Option(name: .long, help: "The bootstrap enrollment token or an enrollment JWT.")
+    var token: String
+
+    @Option(name: .long, help: "A pin of the server (sha256/…); give the backup pin too.")
+    var pin: [String] = []
+
+    @Flag(name: .customLong("allow-single-pin"), help: "Accept a single pin with no backup.")
+    var allowSinglePin = false
+
+    @Option(name: .long, help: "The key's algorithm.")
+    var alg = "ecdsa-p256-sha256"
+
+    @Option(name: .long, help: "The identity's name.")
+    var identity = "default"
+
+    @Flag(name: .customLong("pq-only"), help: "Offer X25519MLKEM768 only.")
+    var pqOnly = false
+
+    func run() async throws {
+        guard !pin.isEmpty else {
+            throw SigilInputError("pin the server: --pin sha256/… (sigil serve prints its pins)")
+        }
+        var options = SigilHTTPClient.Options()
+        options.pins = pin
+        options.allowSinglePin = allowSinglePin
+        options.pqOnly = pqOnly
+        let enrolled = try await Enrollment.enroll(
+            server: url, token: token, options: options, algorithm: try SignatureAlgorithm.named(alg),
+            store: try Identities.store(identity))
+        print("enrolled key-id=\(enrolled.keyID) device=\(enrolled.deviceID) identity=\(identity)")
+    }
+}
