@@ -80,6 +80,18 @@ struct PinningTests {
             #expect(!trust.report.matched)
             #expect(reports.withLock { $0 } == [trust.report])
             #expect(trust.report.seen == server.prepared.pins)
+
+            // Through SigilHTTPClient: the pin check reports, and the request goes through.
+            var options = SigilHTTPClient.Options()
+            options.pins = [Self.otherPin, Self.anotherPin]
+            options.anchors = try server.certificates
+            options.reportOnly = true
+            options.report = { report in reports.withLock { $0.append(report) } }
+            let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
+            let (head, _) = try await connection.transport.send(SessionTests.discovery(server), body: [])
+            try await connection.shutdown()
+            #expect(head.status == .ok)
+            #expect(reports.withLock { $0.count } == 2)
         }
     }
 }

@@ -1,0 +1,93 @@
+#if canImport(Security)
+    import Foundation
+    import Security
+    import SigilCore
+
+    /// A `URLSessionDelegate` that applies a Sigil pin set and presents a client identity.
+    ///
+    /// The server's chain is evaluated by the system (against the system roots, or only against
+    /// `anchors` for a self-signed server), with the SSL policy for the host; then at least one pinned
+    /// SPKI must be in the chain. In report-only mode a mismatch is reported and the connection goes on.
+    public final class PinningSessionDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+        /// The pins per host.
+        public let pins: [String: Set<String>]
+        /// Trust only these certificates, per host (a self-signed server's own certificate).
+        public let anchors: [String: [SecCertificate]]
+        /// Report mismatches instead of refusing.
+        public let reportOnly: Bool
+        /// Called with the host, the expected pins and the presented pins on every mismatch.
+        public let report: (@Sendable (String, [String], [String]) -> Void)?
+        /// The client identity to present when the server asks for one.
+        public let clientIdentity: SecIdentity?
+
+        /// Creates the delegate.
+        public init(
+            pins: [String: Set<String>],
+            anchors: [String: [SecCertificate]] = [:],
+            reportOnly: Bool = false,
+            report: (@Sendable (String, [String], [String]) -> Void)? = nil,
+            clientIdentity: SecIdentity? = nil
+        ) {
+            self.pins = pins
+            self.anchors = anchors
+            self.reportOnly = reportOnly
+            self.report = report
+            self.clientIdentity = clientIdentity
+        }
+
+        /// The identity in a PKCS#12 bundle.
+        public static func identity(pkcs12: Data, password: String) throws -> SecIdentity {
+            var items: CFArray?
+            let options = [kSecImportExportPassphrase as String: password] as CFDictionary
+            let status = SecPKCS12Import(pkcs12 as CFData, options, &items)
+            guard status == errSecSuccess, let first = (items as? [[String: Any]])?.first,
+                let identity = first[kSecImportItemIdentity as String]
+            else { throw SigilInputError("the PKCS#12 bundle does not open with the password (\(status))") }
+            return identity as! SecIdentity
+        }
+
+        public func urlSession(
+            _ session: URLSession,
+            didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            switch challenge.protectionSpace.authenticationMethod {
+            case NSURLAuthenticationMethodClientCertificate:
+                guard let clientIdentity else { return completionHandler(.performDefaultHandling, nil) }
+                completionHandler(
+                    .useCredential, URLCredential(identity: clientIdentity, certificates: nil, persistence: .forSession)
+                )
+            case NSURLAuthenticationMethodServerTrust:
+                guard let trust = challenge.protectionSpace.serverTrust else {
+                    return completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+                let host = challenge.protectionSpace.host
+                if evaluate(trust, host: host) {
+                    completionHandler(.useCredential, URLCredential(trust: trust))
+                } else {
+                    completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+            default:
+                completionHandler(.performDefaultHandling, nil)
+            }
+        }
+
+        /// Evaluates the chain for `host`, then the pins.
+        func evaluate(_ trust: SecTrust, host: String) -> Bool {
+            SecTrustSetPolicies(trust, SecPolicyCreateSSL(true, host as CFString))
+            if let hostAnchors = anchors[host] {
+                SecTrustSetAnchorCertificates(trust, hostAnchors as CFArray)
+                SecTrustSetAnchorCertificatesOnly(trust, true)
+            }
+            guard SecTrustEvaluateWithError(trust, nil) else { return false }
+            guard let expected = pins[host] else { return true }
+            let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
+            let presented = chain.compactMap { certificate in
+                try? SPKIPin.pin(certificateDER: Array(SecCertificateCopyData(certificate) as Data))
+            }
+            if !expected.isDisjoint(with: presented) { return true }
+            report?(host, expected.sorted(), presented)
+            return reportOnly
+        }
+    }
+#endif
