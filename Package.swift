@@ -95,6 +95,7 @@ let package = Package(
                 "SigilTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .target(

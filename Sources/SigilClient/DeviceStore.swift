@@ -20,6 +20,8 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     public var responseKey: String
     /// The HMAC secret's key ID, when one was fetched.
     public var secretKeyID: String?
+    /// The client certificate the server's CA issued for the device key, PEM, when one was requested.
+    public var clientCertificate: String?
 
     /// Creates an identity.
     public init(
@@ -30,7 +32,8 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
         pins: [String],
         responseKeyID: String,
         responseKey: String,
-        secretKeyID: String? = nil
+        secretKeyID: String? = nil,
+        clientCertificate: String? = nil
     ) {
         self.server = server
         self.keyID = keyID
@@ -40,6 +43,7 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
         self.responseKeyID = responseKeyID
         self.responseKey = responseKey
         self.secretKeyID = secretKeyID
+        self.clientCertificate = clientCertificate
     }
 }
 

@@ -4,6 +4,7 @@ import NIOSSL
 import SigilClient
 import SigilCore
 import SigilTLS
+import X509
 
 /// An AsyncHTTPClient set up the Sigil way for one server: its pins checked first, TLS 1.3 with the
 /// hybrid group first (or only), anchored at the pinned certificate for a self-signed server, and a
@@ -78,6 +79,7 @@ public enum Enrollment {
         options: SigilHTTPClient.Options,
         algorithm: SigilCore.SignatureAlgorithm = .ecdsaP256SHA256,
         fetchSecret: Bool = true,
+        requestCertificate: Bool = false,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
         let (host, port) = try endpoint(server)
@@ -94,6 +96,13 @@ public enum Enrollment {
             if fetchSecret {
                 secret = try await registration.fetchSecret(key: key, keyID: enrolled.keyId, server: verifier)
             }
+            var certificate: String?
+            if requestCertificate {
+                let (csr, _) = try CertificateAuthority.csr(privateKeyPEM: try KeyFile.privateKeyFile(for: key))
+                certificate = try await registration.requestCertificate(
+                    csrPEM: try csr.serializeAsPEM().pemString, key: key, keyID: enrolled.keyId, server: verifier
+                ).certificate
+            }
             let identity = DeviceIdentity(
                 server: "https://\(authority(host, port))",
                 keyID: enrolled.keyId,
@@ -102,7 +111,8 @@ public enum Enrollment {
                 pins: options.pins.isEmpty ? discovery.pins : options.pins,
                 responseKeyID: verifier.keyID,
                 responseKey: discovery.responseKeys.first?.publicKey ?? "",
-                secretKeyID: secret?.keyId
+                secretKeyID: secret?.keyId,
+                clientCertificate: certificate
             )
             try store.save(identity, privateKey: key, secret: try secret.flatMap { Base64.decode($0.secret) })
             try await connection.shutdown()

@@ -55,6 +55,19 @@ public struct TLSIdentity: Sendable {
         self.privateKey = privateKey
     }
 
+    /// Reads a PEM certificate chain and a PEM private key.
+    ///
+    /// - Throws: ``SigilInputError`` when either does not parse.
+    public init(certificatePEM: String, keyPEM: String) throws {
+        do {
+            chain = try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8))
+            privateKey = try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)
+        } catch {
+            throw SigilInputError("the client certificate or its key does not parse")
+        }
+        guard !chain.isEmpty else { throw SigilInputError("no certificate in the PEM") }
+    }
+
     /// Loads a PEM certificate chain file and a PEM private key file.
     ///
     /// - Throws: ``SigilInputError`` when either file is unreadable or not PEM of the right kind.

@@ -86,7 +86,7 @@ struct Curl: AsyncParsableCommand {
         options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
         options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
         options.pqOnly = pqOnly
-        options.identity = try clientIdentity()
+        options.identity = try clientIdentity(stored)
         let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
         defer { Task { try? await connection.shutdown() } }
         if verbose {
@@ -129,7 +129,7 @@ struct Curl: AsyncParsableCommand {
             FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
             throw ExitStatus(code: 1)
         }
-        report(response)
+        report(response, clockOffset: clock.offsetSeconds)
         if include {
             var lines = "HTTP \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
             for field in response.head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
@@ -178,7 +178,7 @@ struct Curl: AsyncParsableCommand {
         return (privateKey, stored.identity.keyID)
     }
 
-    func clientIdentity() throws -> TLSIdentity? {
+    func clientIdentity(_ stored: (identity: DeviceIdentity, store: FileDeviceStore)?) throws -> TLSIdentity? {
         if let p12 {
             guard let password = ProcessInfo.processInfo.environment[p12PasswordEnv] else {
                 throw SigilInputError("set the PKCS#12 password in $\(p12PasswordEnv)")
@@ -189,11 +189,14 @@ struct Curl: AsyncParsableCommand {
             guard let certKey else { throw SigilInputError("--cert needs --cert-key") }
             return try TLSIdentity(certificateFile: cert, keyFile: certKey)
         }
+        if let stored, let certificate = stored.identity.clientCertificate, let key = try stored.store.privateKey() {
+            return try TLSIdentity(certificatePEM: certificate, keyPEM: try KeyFile.privateKeyFile(for: key))
+        }
         return nil
     }
 
     /// `-v`: the base sent, the clock, the verdict, and on a refusal the server's code and base diff.
-    func report(_ response: SigilResponse) {
+    func report(_ response: SigilResponse, clockOffset: Int64) {
         guard verbose || response.problemCode != nil else { return }
         let sent =
             (try? CoveredBase.base(of: response.sentRequest, body: body, profile: profile))
@@ -201,7 +204,7 @@ struct Curl: AsyncParsableCommand {
         if verbose {
             note("signature base sent:")
             for line in sent.split(separator: "\n", omittingEmptySubsequences: false) { note("  > \(line)") }
-            note("attempts: \(response.attempts)")
+            note("attempts: \(response.attempts), clock offset from the server: \(clockOffset) s")
             note(
                 "response: HTTP \(response.head.status.code), signature "
                     + (response.signatureVerified ? "verified" : "not checked (no server key) or not signed"))

@@ -39,6 +39,9 @@ struct Enroll: AsyncParsableCommand {
     @Flag(name: .customLong("pq-only"), help: "Offer X25519MLKEM768 only.")
     var pqOnly = false
 
+    @Flag(name: .customLong("client-certificate"), help: "Also get a client certificate from the server's CA.")
+    var clientCertificate = false
+
     func run() async throws {
         guard !pin.isEmpty else {
             throw SigilInputError("pin the server: --pin sha256/… (sigil serve prints its pins)")
@@ -49,7 +52,7 @@ struct Enroll: AsyncParsableCommand {
         options.pqOnly = pqOnly
         let enrolled = try await Enrollment.enroll(
             server: url, token: token, options: options, algorithm: try SignatureAlgorithm.named(alg),
-            store: try Identities.store(identity))
+            requestCertificate: clientCertificate, store: try Identities.store(identity))
         print("enrolled key-id=\(enrolled.keyID) device=\(enrolled.deviceID) identity=\(identity)")
     }
 }

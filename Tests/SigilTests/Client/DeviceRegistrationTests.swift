@@ -67,3 +67,51 @@ struct DeviceRegistrationTests {
         }
     }
 }
+
+@Suite("Enrollment")
+struct EnrollmentTests {
+    @Test("enroll with pins, keep key, secret and client certificate, then use them over mTLS")
+    func enrollAndKeep() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        let caPath = try DataDirectory(path: dataDirectory).createCertificateAuthority()
+        let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
+        let clock = ManualUnixClock(SystemUnixClock().now())
+        let enrolled = try await TestServer.with(dataDirectory: dataDirectory, clock: clock) { server in
+            var options = SigilHTTPClient.Options()
+            options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
+            return try await Enrollment.enroll(
+                server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
+                requestCertificate: true, store: store)
+        }
+        #expect(try store.identity() == enrolled)
+        #expect(try store.privateKey()?.derivedKeyID == enrolled.keyID)
+        #expect(try store.secret() != nil)
+        let certificatePEM = try #require(enrolled.clientCertificate)
+        for name in ["identity.json", "device-key.pem", "secret"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: store.directory + "/" + name)[.posixPermissions]
+            #expect(mode as? Int == 0o600, "\(name)")
+        }
+
+        // The kept certificate opens the same server when it requires client certificates.
+        try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: { $0.clientCAFile = caPath }) {
+            server in
+            var options = SigilHTTPClient.Options()
+            options.pins = enrolled.pins + [try #require(server.prepared.backupPin)]
+            options.identity = try TLSIdentity(
+                certificatePEM: certificatePEM,
+                keyPEM: try KeyFile.privateKeyFile(for: try #require(try store.privateKey())))
+            let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
+            let serverClock = ServerClock(local: clock)
+            let session = SigilSession(
+                transport: connection.transport,
+                signer: RequestSigner(
+                    key: try #require(try store.privateKey()), keyID: enrolled.keyID, clock: serverClock),
+                clock: serverClock)
+            let response = try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
+            try await connection.shutdown()
+            #expect(response.head.status == .ok)
+            let echo = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect((echo?["clientCertificate"] as? [String: Any])?["keyId"] as? String == enrolled.keyID)
+        }
+    }
+}
