@@ -41,9 +41,11 @@
             let options = [kSecImportExportPassphrase as String: password] as CFDictionary
             let status = SecPKCS12Import(pkcs12 as CFData, options, &items)
             guard status == errSecSuccess, let first = (items as? [[String: Any]])?.first,
-                let identity = first[kSecImportItemIdentity as String]
+                let item = first[kSecImportItemIdentity as String],
+                CFGetTypeID(item as CFTypeRef) == SecIdentityGetTypeID()
             else { throw SigilInputError("the PKCS#12 bundle does not open with the password (\(status))") }
-            return identity as! SecIdentity
+            // A CoreFoundation type cannot be cast conditionally; its type ID was checked just above.
+            return unsafeBitCast(item as CFTypeRef, to: SecIdentity.self)
         }
 
         public func urlSession(
