@@ -80,6 +80,7 @@ struct Curl: AsyncParsableCommand {
         let path =
             (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
             + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let body = try readBody()
         let stored = try storedIdentity()
         let (signingKey, signingKeyID) = try signingKey(stored)
         var options = SigilHTTPClient.Options()
@@ -88,7 +89,30 @@ struct Curl: AsyncParsableCommand {
         options.pqOnly = pqOnly
         options.identity = try clientIdentity(stored)
         let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
-        defer { Task { try? await connection.shutdown() } }
+        let clock = ServerClock()
+        do {
+            try await send(
+                body: body, host: host, port: components.port, path: path, stored: stored,
+                signer: RequestSigner(key: signingKey, keyID: signingKeyID, profile: profile, clock: clock),
+                clock: clock, connection: connection)
+            try await connection.shutdown()
+        } catch {
+            try? await connection.shutdown()
+            throw error
+        }
+    }
+
+    /// Sends the request over `connection` and prints the outcome.
+    func send(
+        body: [UInt8],
+        host: String,
+        port: Int?,
+        path: String,
+        stored: (identity: DeviceIdentity, store: FileDeviceStore)?,
+        signer: RequestSigner,
+        clock: ServerClock,
+        connection: SigilHTTPClient
+    ) async throws {
         if verbose {
             note("TLS 1.3, groups " + (pqOnly ? "X25519MLKEM768 only" : "X25519MLKEM768 first, X25519"))
             if let report = connection.pinReport {
@@ -96,17 +120,15 @@ struct Curl: AsyncParsableCommand {
             }
         }
 
-        let clock = ServerClock()
         var responses: ResponseVerifier?
         if let stored {
-            let key = try KeyFile.load(
-                Array(stored.identity.responseKey.utf8), algorithm: .ecdsaP256SHA256
-            ).verificationKey
+            // The key decides its algorithm (P-256 keys verify ecdsa-p256-sha256 by default).
+            let key = try KeyFile.load(Array(stored.identity.responseKey.utf8)).verificationKey
             responses = ResponseVerifier(key: key, keyID: stored.identity.responseKeyID, clock: clock)
         }
         var request = HTTPRequest(
             method: .init(method ?? (body.isEmpty ? "GET" : "POST")) ?? .get, scheme: "https",
-            authority: components.port.map { "\(host):\($0)" } ?? host, path: path)
+            authority: port.map { "\(host):\($0)" } ?? host, path: path)
         if json != nil {
             request.headerFields[.contentType] = "application/json"
             request.headerFields[.accept] = "application/json"
@@ -118,10 +140,7 @@ struct Curl: AsyncParsableCommand {
             }
             request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
         }
-        let session = SigilSession(
-            transport: connection.transport,
-            signer: RequestSigner(key: signingKey, keyID: signingKeyID, profile: profile, clock: clock),
-            clock: clock, responses: responses)
+        let session = SigilSession(transport: connection.transport, signer: signer, clock: clock, responses: responses)
         let response: SigilResponse
         do {
             response = try await session.send(request, body: body)
@@ -129,7 +148,7 @@ struct Curl: AsyncParsableCommand {
             FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
             throw ExitStatus(code: 1)
         }
-        report(response, clockOffset: clock.offsetSeconds)
+        report(response, body: body, clockOffset: clock.offsetSeconds)
         if include {
             var lines = "HTTP \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
             for field in response.head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
@@ -139,11 +158,12 @@ struct Curl: AsyncParsableCommand {
         if response.problemCode != nil { throw ExitStatus(code: 1) }
     }
 
-    var body: [UInt8] {
+    /// The body from `--json`, `-d` or `--data-binary` (`@FILE` read once; an unreadable file is an error).
+    func readBody() throws -> [UInt8] {
         if let json { return Array(json.utf8) }
         if let data { return Array(data.utf8) }
         if let dataBinary {
-            if dataBinary.hasPrefix("@") { return (try? IO.readFile(String(dataBinary.dropFirst()))) ?? [] }
+            if dataBinary.hasPrefix("@") { return try IO.readFile(String(dataBinary.dropFirst())) }
             return Array(dataBinary.utf8)
         }
         return []
@@ -196,7 +216,7 @@ struct Curl: AsyncParsableCommand {
     }
 
     /// `-v`: the base sent, the clock, the verdict, and on a refusal the server's code and base diff.
-    func report(_ response: SigilResponse, clockOffset: Int64) {
+    func report(_ response: SigilResponse, body: [UInt8], clockOffset: Int64) {
         guard verbose || response.problemCode != nil else { return }
         let sent =
             (try? CoveredBase.base(of: response.sentRequest, body: body, profile: profile))

@@ -101,6 +101,14 @@ struct ServeCommandTests {
             environment: home)
         #expect(unsigned.status == 1)
         #expect(unsigned.error.contains("unknown-key"))
+        // A body file that cannot be read is unusable input, not an empty body.
+        let missing = try SigilCommand.run(
+            [
+                "curl", "--data-binary", "@" + directory.appendingPathComponent("missing.json").path,
+                "https://localhost:\(port)/v1/echo",
+            ], environment: home)
+        #expect(missing.status == 2)
+        #expect(missing.error.contains("missing.json"))
         // A mismatched pin names what was expected and what was seen.
         let wrongPin = "sha256/" + Base64.encode([UInt8](repeating: 1, count: 32))
         let mismatch = try SigilCommand.run(
