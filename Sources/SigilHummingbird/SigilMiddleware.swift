@@ -10,8 +10,12 @@ import SigilTLS
 /// context, and signs the response when a response key is configured.
 ///
 /// The body is read as it streams in, and the request is refused with `body-too-large` as soon as it
-/// passes the verifier's limit; the headers, the time window and the key are checked before any body
-/// byte is read. Refusals are `application/problem+json`. Hummingbird adds `Date` to every response.
+/// passes the limit: the smaller of the verifier's `bodyLimit` and the context's `maxUploadSize`, so
+/// a body that verifies also decodes. The headers, the time window and the key are checked before any
+/// body byte is read, and again when the body has ended. A TLS client certificate that names a Sigil
+/// key (`urn:sigil:key:`) must name a key of the signer's device (`certificate-mismatch`).
+/// Refusals are `application/problem+json`, signed like responses when the request's nonce parsed.
+/// Hummingbird adds `Date` to every response.
 ///
 /// ```swift
 /// let router = Router(context: SigilBasicRequestContext.self)
@@ -25,30 +29,29 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     public let responseSigner: ResponseSigner?
     /// Whether refusals carry the server's signature base (for development only).
     public let includeSignatureBase: Bool
-    /// Whether to read the TLS client certificate into the identity.
+    /// Whether to read the TLS client certificate into the identity and check that it names the
+    /// signer's device.
     public let readsClientCertificate: Bool
-    let clock: any UnixClock
 
     /// Creates the middleware.
     ///
     /// - Parameters:
     ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
-    ///   - responseSigner: signs responses (sigil-v1 section 2.7, or rfc9421 with `;req`).
+    ///   - responseSigner: signs responses and refusals (sigil-v1 section 2.7, or rfc9421 with `;req`).
     ///   - includeSignatureBase: put `signatureBase` in refusals.
     ///     - Warning: for development: it shows a caller what the server expected.
-    ///   - readsClientCertificate: put the TLS client certificate's identity on the context.
+    ///   - readsClientCertificate: put the TLS client certificate's identity on the context, and
+    ///     refuse a certificate naming a key of another device.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         includeSignatureBase: Bool = false,
-        readsClientCertificate: Bool = false,
-        clock: any UnixClock = SystemUnixClock()
+        readsClientCertificate: Bool = false
     ) {
         self.verifier = verifier
         self.responseSigner = responseSigner
         self.includeSignatureBase = includeSignatureBase
         self.readsClientCertificate = readsClientCertificate
-        self.clock = clock
     }
 
     public func handle(
@@ -59,18 +62,23 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         var request = request
         var context = context
         let verified: VerifiedRequest
+        let certificate: ClientCertificateIdentity?
         do {
             let (identity, body) = try await verifier.verify(
                 request.head,
-                bodyChunks: request.body.map { $0.readableBytesView }
+                bodyChunks: request.body.map { $0.readableBytesView },
+                limit: context.maxUploadSize
             )
             verified = identity
             request.body = RequestBody(buffer: ByteBuffer(bytes: body))
+            certificate = readsClientCertificate ? await Self.clientCertificate(of: context.channel) : nil
+            if let certificateKeyID = certificate?.sigilKeyID {
+                try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
+            }
         } catch let error as SigilError {
             context.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
             throw refusal(error, for: request.head)
         }
-        let certificate = readsClientCertificate ? await Self.clientCertificate(of: context.channel) : nil
         context.sigilIdentity = SigilIdentity(request: verified, clientCertificate: certificate)
         context.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
         let response = try await next(request, context)
@@ -78,16 +86,12 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         return try await response.signed(with: responseSigner, answering: request.head, verified: verified)
     }
 
-    /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1.
+    /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,
+    /// signed for the request when a response signer is set and the request's nonce parsed.
     public func refusal(_ error: SigilError, for request: HTTPRequest) -> SigilHTTPError {
-        let usedSigilV1 = request.headerFields[SigilV1.signatureField] != nil
-        let offersRFC9421 = verifier.configuration.profiles.contains(.rfc9421) && !usedSigilV1
-        return SigilHTTPError(
-            error,
-            serverTime: clock.now(),
-            acceptSignature: offersRFC9421 ? verifier.configuration.acceptSignature : nil,
-            includeSignatureBase: includeSignatureBase
-        )
+        let (head, body) = verifier.refusal(
+            error, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
+        return SigilHTTPError(error, head: head, body: body)
     }
 
     /// The client certificate of the connection `channel` belongs to (the stream's parent for HTTP/2).

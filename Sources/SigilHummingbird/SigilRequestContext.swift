@@ -47,8 +47,10 @@ public struct SigilBasicRequestContext: SigilRequestContext {
         channel = source.channel
     }
 
-    /// Reads at most 1 MiB when a route decodes a body; the middleware enforces its own limit first.
-    public var maxUploadSize: Int { 1 << 20 }
+    /// The most a route reads when it decodes a body: the verifier's default body limit (8 MiB).
+    /// ``SigilMiddleware`` reads at most the smaller of this and its verifier's `bodyLimit`, so a body
+    /// that verifies also decodes; to accept larger bodies, raise both.
+    public var maxUploadSize: Int { VerifierConfiguration().bodyLimit }
 }
 
 extension SigilRequestContext {

@@ -18,14 +18,7 @@ extension Response {
         try await body.write(collector.writer)
         let bytes = collector.bytes
         var head = HTTPResponse(status: status, headerFields: headers)
-        switch verified.profile {
-        case .sigilV1:
-            head.headerFields.append(
-                contentsOf: try signer.sigilV1Fields(for: head, body: bytes, requestNonce: verified.nonce)
-            )
-        case .rfc9421:
-            try signer.signRFC9421(&head, body: bytes, answering: request, requestLabel: verified.label)
-        }
+        try signer.sign(&head, body: bytes, answering: request, binding: ResponseBinding(verified))
         return Response(
             status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }

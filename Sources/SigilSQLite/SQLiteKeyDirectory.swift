@@ -119,6 +119,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         )
         """,
         "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
+        """
+        CREATE TABLE IF NOT EXISTS sigil_certificates (
+            serial TEXT PRIMARY KEY,
+            key_id TEXT NOT NULL,
+            device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+            not_after INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
     ]
 
     private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
@@ -165,9 +174,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
+    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
     private static let selectKeys = """
-        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret, k.state, k.created_at,
-               k.valid_until
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
@@ -222,10 +232,25 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
-    /// One transaction: the new keys, the retirements, the revocations; rolled back on any failure.
+    /// The certificates recorded for a device.
+    public func certificates(ofDevice deviceID: String) async throws -> [IssuedCertificateRecord] {
+        try await read(
+            "SELECT serial, key_id, not_after FROM sigil_certificates WHERE device_id = ? ORDER BY serial",
+            [.text(deviceID)]
+        ).compactMap { row in
+            guard let serial = row.column("serial")?.string, let keyID = row.column("key_id")?.string,
+                let notAfter = row.column("not_after")?.integer
+            else { return nil }
+            return IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: deviceID, notAfter: Int64(notAfter))
+        }
+    }
+
+    /// One transaction: the rules of ``DirectoryChange`` checked, then the new keys, the retirements,
+    /// the revocations and the certificates; rolled back on any failure.
     private func write(_ rows: [Row], change: DirectoryChange, now: Int64) async throws {
         do {
             _ = try await writer.query("BEGIN IMMEDIATE")
+            try await checkRules(of: change, now: now)
             for (key, material, column) in rows {
                 _ = try await writer.query(
                     "INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at) VALUES (?, ?, ?)",
@@ -264,12 +289,39 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 _ = try await writer.query(
                     "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
             }
+            for certificate in change.certificates {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(certificate.serial), .text(certificate.keyID), .text(certificate.deviceID),
+                        .integer(Int(certificate.notAfter)), .integer(Int(now)),
+                    ]
+                )
+            }
             _ = try await writer.query("COMMIT")
         } catch {
             _ = try? await writer.query("ROLLBACK")
             if error is SigilError { throw error }
             logger.error("key directory write failed", metadata: ["error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "the key directory could not be written; nothing changed")
+        }
+    }
+
+    /// Inside the write transaction: the acting key is its device's active key, and no device that
+    /// receives a key or a certificate is revoked.
+    private func checkRules(of change: DirectoryChange, now: Int64) async throws {
+        if let acting = change.actingKeyID {
+            let rows = try await writer.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(acting)])
+            let key = try rows.first.map(registeredKey(from:))
+            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
+        }
+        for device in change.receivingDevices.sorted() {
+            let revoked = try await writer.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)])
+            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
         }
     }
 

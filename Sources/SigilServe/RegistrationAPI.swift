@@ -9,6 +9,7 @@ import SigilCore
 import SigilHummingbird
 import SigilServer
 import SigilTLS
+import X509
 
 /// The registration API of `sigil serve`: discovery, device registration with proof of possession,
 /// per-device HMAC secrets, key rotation, revocation, client certificates, and an echo route.
@@ -205,7 +206,8 @@ struct RegistrationAPI: Sendable {
                             createdAt: now
                         )
                     ],
-                    retiring: previous.map { ($0.keyID, end) }
+                    retiring: previous.map { ($0.keyID, end) },
+                    actingKeyID: identity.keyID
                 )
             )
             context.logger.info(
@@ -289,7 +291,8 @@ struct RegistrationAPI: Sendable {
                             createdAt: now
                         )
                     ],
-                    retiring: [(identity.keyID, now + rotationGrace)]
+                    retiring: [(identity.keyID, now + rotationGrace)],
+                    actingKeyID: identity.keyID
                 )
             )
             return try json(
@@ -301,13 +304,14 @@ struct RegistrationAPI: Sendable {
         }
     }
 
-    /// `DELETE /v1/devices/{keyId}`, signed by a key of the same device: revokes every key of the
-    /// device, effective from the next request.
+    /// `DELETE /v1/devices/{keyId}`, signed by the active key of the same device (the current
+    /// asymmetric key or the current HMAC secret): revokes every key of the device, effective from the
+    /// next request.
     func revoke(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
         let identity = try context.requireSigilIdentity()
         do {
             let deviceID = try await ownDevice(of: context.parameters.get("keyId"), identity: identity)
-            try await registry.apply(DirectoryChange(revokedDevices: [deviceID]))
+            try await registry.apply(DirectoryChange(revokedDevices: [deviceID], actingKeyID: identity.keyID))
             context.logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
             return Response(status: .noContent)
         } catch let error as SigilError {
@@ -323,12 +327,17 @@ struct RegistrationAPI: Sendable {
         let caCertificate: String
     }
 
-    /// `POST /v1/certificates`: a CSR signed by the same key that signed the request gets a client certificate.
+    /// `POST /v1/certificates`: a CSR signed by the same key that signed the request, the device's
+    /// active key, gets a client certificate, recorded in the directory in the same transaction that
+    /// checks the key.
     func issueCertificate(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
         let identity = try context.requireSigilIdentity()
         do {
             guard let certificateAuthority else {
                 throw SigilError(.forbidden, "this server has no client CA (run `sigil ca init`)")
+            }
+            guard let deviceID = identity.deviceID else {
+                throw SigilError(.forbidden, "the signing key belongs to no device")
             }
             let body = try await Self.readBody(request, limit: Self.registrationBodyLimit)
             let submission: CertificateRequest
@@ -339,6 +348,19 @@ struct RegistrationAPI: Sendable {
             }
             let csr = try CertificateAuthority.parseCSR(Array(submission.csr.utf8))
             let certificate = try certificateAuthority.issue(csr, keyID: identity.keyID)
+            try await registry.apply(
+                DirectoryChange(
+                    certificates: [
+                        IssuedCertificateRecord(
+                            serial: Hex.encode(Array(certificate.serialNumber.bytes)),
+                            keyID: identity.keyID,
+                            deviceID: deviceID,
+                            notAfter: Int64(certificate.notValidAfter.timeIntervalSince1970)
+                        )
+                    ],
+                    actingKeyID: identity.keyID
+                )
+            )
             return try json(
                 IssuedCertificate(
                     certificate: try certificate.serializeAsPEM().pemString + "\n",

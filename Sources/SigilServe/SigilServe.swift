@@ -13,8 +13,8 @@ import SigilServer
 import SigilTLS
 
 /// What `sigil serve` runs: the registration API and the echo route over HTTPS (TLS 1.3, hybrid
-/// post-quantum key exchange, HTTP/2 and HTTP/1.1), with a SQLite key directory and an in-memory nonce
-/// store, all kept in one data directory.
+/// post-quantum key exchange, HTTP/2 and HTTP/1.1), with a SQLite key directory and a nonce store
+/// that survives restarts, all kept in one data directory.
 public enum SigilServe {
     /// The options of `sigil serve`.
     public struct Options: Sendable {
@@ -84,10 +84,18 @@ public enum SigilServe {
         public let enrollToken: String
         /// Whether the token was made by this start.
         public let madeToken: Bool
-        /// The key directory (close it after the application stops).
+        /// The key directory (closed by ``close()``).
         public let directory: SQLiteKeyDirectory
+        /// The nonce store (closed by ``close()``).
+        public let nonces: SQLiteNonceStore
         /// The response-signing key's ID.
         public let responseKeyID: String
+
+        /// Closes the key directory and the nonce store; call it after the application stopped.
+        public func close() async throws {
+            try await nonces.close()
+            try await directory.close()
+        }
     }
 
     /// Prepares the data directory, the key directory, TLS and the routes.
@@ -106,10 +114,18 @@ public enum SigilServe {
             clock: clock,
             logger: logger
         )
+        let nonces: SQLiteNonceStore
+        do {
+            nonces = try await SQLiteNonceStore.open(path: data.databasePath, clock: clock, logger: logger)
+        } catch {
+            try? await directory.close()
+            throw error
+        }
         do {
             return try await prepare(
-                options, data: data, directory: directory, logger: logger, onListening: onListening)
+                options, data: data, directory: directory, nonces: nonces, logger: logger, onListening: onListening)
         } catch {
+            try? await nonces.close()
             try? await directory.close()
             throw error
         }
@@ -119,11 +135,11 @@ public enum SigilServe {
         _ options: Options,
         data: DataDirectory,
         directory: SQLiteKeyDirectory,
+        nonces: SQLiteNonceStore,
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void
     ) async throws -> Prepared {
         let clock = options.clock
-        let nonces = MemoryNonceStore(clock: clock)
         let registry = options.metrics ? PrometheusCollectorRegistry() : nil
         let metricsFactory: any MetricsFactory =
             registry.map { PrometheusMetricsFactory(registry: $0) }
@@ -187,8 +203,7 @@ public enum SigilServe {
             verifier: verifier,
             responseSigner: options.signsResponses ? responseSigner : nil,
             includeSignatureBase: options.includeSignatureBase,
-            readsClientCertificate: clientCA != nil,
-            clock: clock
+            readsClientCertificate: clientCA != nil
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         let api = RegistrationAPI(
@@ -236,6 +251,7 @@ public enum SigilServe {
             enrollToken: token.token,
             madeToken: token.isNew,
             directory: directory,
+            nonces: nonces,
             responseKeyID: responseKeyID
         )
     }

@@ -46,8 +46,16 @@ struct CanonicalTests {
         #expect(ECMAScriptNumber.serialize(value) == expected)
     }
 
+    /// What JCS makes of a decimal literal, with Foundation's `Decimal` as an independent judge of
+    /// exactness: the shortest double form when it has the literal's decimal value, else not I-JSON.
+    static func expectedCanonical(_ literal: String) -> String? {
+        let serialized = ECMAScriptNumber.serialize(Double(literal)!)
+        return Decimal(string: literal) == Decimal(string: serialized) ? serialized : nil
+    }
+
     @Test func shortDecimalFastPathAgreesWithDoubleFormatting() {
         var generator = SystemRandomNumberGenerator()
+        var exact = 0
         for _ in 0..<20_000 {
             let integerDigits = Int.random(in: 0...8, using: &generator)
             let fractionDigits = Int.random(in: 1...9, using: &generator)
@@ -59,8 +67,10 @@ struct CanonicalTests {
             let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map {
                 String(decoding: $0, as: UTF8.self)
             }
-            #expect(canonical == ECMAScriptNumber.serialize(Double(literal)!), "\(literal)")
+            #expect(canonical == Self.expectedCanonical(literal), "\(literal)")
+            if canonical != nil { exact += 1 }
         }
+        #expect(exact > 10_000)  // most literals of up to 17 digits are exact; the test exercises both outcomes
         for literal in ["0.000001", "0.0000001", "-0.0", "100.000", "123456789012345.6", "0.10", "999999999999999.0"] {
             let canonical = JSONCanonicalizer.canonicalize(Array(literal.utf8)).map {
                 String(decoding: $0, as: UTF8.self)
@@ -70,12 +80,31 @@ struct CanonicalTests {
     }
 
     @Test(
+        "numbers more precise than their double are not I-JSON",
+        arguments: [
+            ("9007199254740993.0", nil), ("9007199254740992.0", "9007199254740992"), ("0.10000000000000000001", nil),
+            ("1.5e-400", nil), ("333333333.33333329", nil), ("333333333.3333333", "333333333.3333333"),
+            ("1e23", "1e+23"), ("5e-324", "5e-324"), ("4.50", "4.5"), ("-0.0e99999999999999999999", "0"),
+            ("1e99999999999999999999", nil), ("0.30000000000000004", "0.30000000000000004"),
+            ("0.30000000000000004441", nil), ("12345678901234567890e-10", nil),
+            ("1234567890123456e-10", "123456.7890123456"),
+        ] as [(String, String?)]
+    )
+    func exactNumbers(_ literal: String, _ expected: String?) {
+        let canonical = JSONCanonicalizer.canonicalize(Array("[\(literal)]".utf8)).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        #expect(canonical == expected.map { "[\($0)]" })
+    }
+
+    @Test(
         "JCS edge cases",
         arguments: [
             (#"{"a":1,"\u0061":2}"#, nil),  // duplicate once escapes are decoded
             ("[\"\u{C0}\u{AF}\"]", nil),
             (#"["\u0000\u001F\/\u00E9\uD83D\uDE00"]"#, "[\"\\u0000\\u001f/é😀\"]"),
-            (#"[1E2,-0.0,0.5e1,1e-400]"#, "[100,0,5,0]"),
+            (#"[1E2,-0.0,0.5e1,0e-400]"#, "[100,0,5,0]"),
+            (#"[1e-400]"#, nil),  // underflows to 0, another value
             (#"{"b":{"d":1,"c":2},"a":[]}"#, #"{"a":[],"b":{"c":2,"d":1}}"#),
             (#"[-9007199254740991,-9007199254740992]"#, nil),
             (#"[01]"#, nil), (#"[1.]"#, nil), (#"[.5]"#, nil), (#"[+1]"#, nil), (#"{"a" 1}"#, nil), (#"[1,]"#, nil),

@@ -49,14 +49,21 @@ struct ReplayTests {
             clock: setup.clock
         )
         #expect(await restarted.failure(request, body: body) == .timestampOutOfWindow)
+        // So is one dated in the second the store started, which the old process may have accepted too.
+        var sameSecond = SigningSetup.jsonPost().0
+        try setup.signer(.sigilV1).sign(&sameSecond, body: body)
+        #expect(await restarted.failure(sameSecond, body: body) == .timestampOutOfWindow)
         // A fresh request (the client re-syncs from serverTime) goes through.
+        setup.clock.advance(by: 1)
         var fresh = SigningSetup.jsonPost().0
         try setup.signer(.sigilV1).sign(&fresh, body: body)
         _ = try await restarted.verify(fresh, body: body)
     }
 
     struct BrokenStore: NonceStore {
-        func insert(keyID: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        func insert(keyID: String, nonce: String, timestamp: Int64, expiresAt: Int64, now: Int64) async throws
+            -> Bool
+        {
             throw SigilInputError("connection refused")
         }
         var oldestAcceptableTimestamp: Int64? { nil }

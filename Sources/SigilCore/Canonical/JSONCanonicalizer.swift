@@ -495,9 +495,16 @@ private struct Parser: ~Copyable {
         {
             return true
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+        let literal = UnsafeBufferPointer(rebasing: input[start..<position])
+        let text = String(decoding: literal, as: UTF8.self)
         guard let value = Double(text), value.isFinite else { return false }
         var serialized = ECMAScriptNumber.serialize(value)
+        // A literal more precise than its double (or one that underflows) would sign alike with
+        // another literal that a decimal-exact parser reads as a different value: not I-JSON.
+        let exact = serialized.withUTF8 { serializedBytes in
+            ExactDecimal(literal) == ExactDecimal(serializedBytes)
+        }
+        guard exact else { return false }
         serialized.withUTF8 { out.append(contentsOf: $0) }
         return true
     }
@@ -552,6 +559,63 @@ private struct Parser: ~Copyable {
         if digits.count < 16 { return true }
         if digits.count > 16 { return false }
         return !"9007199254740991".utf8.lexicographicallyPrecedes(digits)
+    }
+}
+
+/// The exact decimal value of a JSON number literal: its significant digits (no leading or trailing
+/// zero) and the position of the decimal point, value = ±0.digits × 10^point. Every zero is one value.
+struct ExactDecimal: Equatable {
+    var negative = false
+    var digits: [UInt8] = []
+    var point = 0
+
+    /// Reads a literal of RFC 8259's number grammar (already checked by the parser).
+    init(_ literal: UnsafeBufferPointer<UInt8>) {
+        var index = 0
+        if index < literal.count && literal[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
+        var seenPoint = false
+        var integerDigits = 0
+        while index < literal.count {
+            let byte = literal[index]
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+                break
+            } else {
+                if !(digits.isEmpty && byte == UInt8(ascii: "0")) {
+                    digits.append(byte)
+                } else if seenPoint {
+                    integerDigits -= 1  // a leading zero after the point moves the point
+                }
+                if !seenPoint && !digits.isEmpty { integerDigits += 1 }
+            }
+            index += 1
+        }
+        var exponent = 0
+        if index < literal.count {
+            index += 1
+            var exponentNegative = false
+            if literal[index] == UInt8(ascii: "+") || literal[index] == UInt8(ascii: "-") {
+                exponentNegative = literal[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            while index < literal.count {
+                // Saturate: any exponent this large makes the double infinite or zero anyway.
+                exponent = min(exponent * 10 + Int(literal[index] - UInt8(ascii: "0")), 1 << 40)
+                index += 1
+            }
+            if exponentNegative { exponent = -exponent }
+        }
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        if digits.isEmpty {
+            negative = false
+            point = 0
+        } else {
+            point = integerDigits + exponent
+        }
     }
 }
 

@@ -34,25 +34,33 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let missingComponent = Code("missing-component")
         /// A nonce seen before within its retention.
         public static let replayedNonce = Code("replayed-nonce")
+        /// A TLS client certificate naming a key of another device than the signer's.
+        public static let certificateMismatch = Code("certificate-mismatch")
         /// A body over the configured limit.
         public static let bodyTooLarge = Code("body-too-large")
         /// The nonce store did not answer; the request is refused.
         public static let storeUnavailable = Code("store-unavailable")
+        /// The request's headers or body arrived too slowly.
+        public static let requestTimeout = Code("request-timeout")
+        /// A `sigil-hpke` sealed body that does not open.
+        public static let sealedBodyInvalid = Code("sealed-body-invalid")
 
         /// A registration, enrollment or certificate request whose content cannot be used: a garbage
         /// key, an algorithm the key cannot have, a private key where a public one belongs, a CSR for
-        /// another key. Not in PROTOCOL.md section 4, which covers verification only.
+        /// another key.
         public static let invalidRegistration = Code("invalid-registration")
         /// Enrollment without a valid bootstrap token or JWT.
         public static let enrollmentRefused = Code("enrollment-refused")
-        /// A verified key asking to act on a device that is not its own.
+        /// A verified key acting beyond its rights: on another device, or managing its device while
+        /// it is not the device's active key.
         public static let forbidden = Code("forbidden")
 
-        /// Every code: PROTOCOL.md section 4 in its order, then the registration API's.
+        /// Every code, in the order of PROTOCOL.md section 4.
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
-            .replayedNonce, .bodyTooLarge, .storeUnavailable, .invalidRegistration, .enrollmentRefused, .forbidden,
+            .replayedNonce, .certificateMismatch, .invalidRegistration, .enrollmentRefused, .forbidden, .bodyTooLarge,
+            .requestTimeout, .sealedBodyInvalid, .storeUnavailable,
         ]
 
         /// Looks a code up by its wire name.
@@ -65,8 +73,9 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public var httpStatus: Int {
             switch self {
             case .bodyTooLarge: return 413
+            case .requestTimeout: return 408
             case .storeUnavailable: return 503
-            case .invalidRegistration: return 400
+            case .invalidRegistration, .sealedBodyInvalid: return 400
             case .forbidden: return 403
             default: return 401
             }
@@ -87,8 +96,11 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .digestMismatch: return "Content digest does not match"
             case .missingComponent: return "Required component not signed"
             case .replayedNonce: return "Nonce already used"
+            case .certificateMismatch: return "Client certificate names another device"
             case .bodyTooLarge: return "Body too large"
-            case .storeUnavailable: return "Nonce store unavailable"
+            case .requestTimeout: return "Request too slow"
+            case .sealedBodyInvalid: return "Sealed body does not open"
+            case .storeUnavailable: return "Store unavailable"
             case .invalidRegistration: return "Registration input unusable"
             case .enrollmentRefused: return "Enrollment refused"
             case .forbidden: return "Not allowed for this key"

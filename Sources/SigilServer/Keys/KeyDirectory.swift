@@ -52,6 +52,12 @@ public struct RegisteredKey: Sendable {
         if let validUntil, now >= validUntil { return false }
         return true
     }
+
+    /// Whether the key may manage its device at `now`: active, with no end date passed.
+    ///
+    /// A rotating key still signs ordinary requests during its grace period, but it may not issue
+    /// secrets, rotate, get certificates or revoke.
+    public func isActive(at now: Int64) -> Bool { state == .active && isUsable(at: now) }
 }
 
 /// Looks keys up by key ID, in the style of jwt-kit's `JWTKeyCollection`, except that an unknown key
@@ -66,9 +72,15 @@ public protocol KeyDirectory: Sendable {
 /// An in-memory ``KeyDirectory`` for tests and single processes.
 public actor MemoryKeyDirectory: KeyDirectory {
     var keys: [String: RegisteredKey] = [:]
+    var revokedDevices: Set<String> = []
+    var certificates: [IssuedCertificateRecord] = []
+    let clock: any UnixClock
 
     /// Creates a directory holding `keys`.
-    public init(_ keys: [RegisteredKey] = []) {
+    ///
+    /// - Parameter clock: the time changes are judged at (whether an acting key's grace has ended).
+    public init(_ keys: [RegisteredKey] = [], clock: any UnixClock = SystemUnixClock()) {
+        self.clock = clock
         for key in keys { self.keys[key.keyID] = key }
     }
 
@@ -91,5 +103,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
     /// Marks a key revoked, effective for the next lookup.
     public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
 
-    public func key(for keyID: String) -> RegisteredKey? { keys[keyID] }
+    /// The key, revoked when its device is, whatever its own state says.
+    public func key(for keyID: String) -> RegisteredKey? {
+        guard var key = keys[keyID] else { return nil }
+        if let device = key.deviceID, revokedDevices.contains(device) { key.state = .revoked }
+        return key
+    }
 }

@@ -1,9 +1,15 @@
 import SigilCore
 
-/// One atomic change to a key directory: keys added, keys given an end date, devices revoked.
+/// One atomic change to a key directory: keys added, keys given an end date, devices revoked,
+/// client certificates recorded.
 ///
 /// A ``KeyRegistry`` applies a change all at once or not at all, so a failed write never leaves a
-/// device with its new key but without its old key's end date, or the reverse.
+/// device with its new key but without its old key's end date, or the reverse. Its rules are checked
+/// inside the same write, so a change racing a revocation either lands before it (and is revoked
+/// with the device) or fails:
+/// - nothing is added to a revoked device (`revoked-key`);
+/// - with ``actingKeyID``, that key must be its device's active key when the change applies
+///   (`revoked-key` when it or its device is revoked, `forbidden` when it is rotating out).
 public struct DirectoryChange: Sendable {
     /// Keys to add; adding a key ID that exists fails the whole change.
     public var added: [RegisteredKey]
@@ -11,16 +17,64 @@ public struct DirectoryChange: Sendable {
     public var retiring: [(keyID: String, until: Int64)]
     /// Devices whose every key is revoked.
     public var revokedDevices: [String]
+    /// Client certificates issued to devices.
+    public var certificates: [IssuedCertificateRecord]
+    /// The key on whose authority the change is made, which must be its device's active key.
+    public var actingKeyID: String?
 
     /// Creates a change.
     public init(
         added: [RegisteredKey] = [],
         retiring: [(keyID: String, until: Int64)] = [],
-        revokedDevices: [String] = []
+        revokedDevices: [String] = [],
+        certificates: [IssuedCertificateRecord] = [],
+        actingKeyID: String? = nil
     ) {
         self.added = added
         self.retiring = retiring
         self.revokedDevices = revokedDevices
+        self.certificates = certificates
+        self.actingKeyID = actingKeyID
+    }
+
+    /// The devices the change adds something to.
+    package var receivingDevices: Set<String> {
+        Set(added.compactMap(\.deviceID) + certificates.map(\.deviceID))
+    }
+
+    /// The refusal for an acting key in `key`'s state at `now`, or `nil` when it may act.
+    package static func refusal(actingKey key: RegisteredKey?, keyID: String, now: Int64) -> SigilError? {
+        guard let key else { return SigilError(.unknownKey, "no key is registered as \(keyID)") }
+        guard key.isUsable(at: now) else { return SigilError(.revokedKey, "key \(keyID) is revoked") }
+        guard key.isActive(at: now) else {
+            return SigilError(.forbidden, "key \(keyID) is rotating out; only the device's active key manages it")
+        }
+        return nil
+    }
+
+    /// The refusal for adding to a revoked device.
+    package static func revokedDevice(_ deviceID: String) -> SigilError {
+        SigilError(.revokedKey, "device \(deviceID) is revoked; nothing can be added to it")
+    }
+}
+
+/// A client certificate issued to a device, as the directory records it.
+public struct IssuedCertificateRecord: Sendable, Hashable {
+    /// The serial number, lowercase hex.
+    public let serial: String
+    /// The key the certificate names.
+    public let keyID: String
+    /// The device of that key.
+    public let deviceID: String
+    /// The end of its validity (Unix seconds).
+    public let notAfter: Int64
+
+    /// Creates a record.
+    public init(serial: String, keyID: String, deviceID: String, notAfter: Int64) {
+        self.serial = serial
+        self.keyID = keyID
+        self.deviceID = deviceID
+        self.notAfter = notAfter
     }
 }
 
@@ -50,6 +104,14 @@ extension RegisteredKey {
 
 extension MemoryKeyDirectory: KeyRegistry {
     public func apply(_ change: DirectoryChange) throws {
+        if let acting = change.actingKeyID,
+            let refusal = DirectoryChange.refusal(actingKey: key(for: acting), keyID: acting, now: clock.now())
+        {
+            throw refusal
+        }
+        if let device = change.receivingDevices.first(where: revokedDevices.contains) {
+            throw DirectoryChange.revokedDevice(device)
+        }
         var updated = keys
         for key in change.added {
             guard updated[key.keyID] == nil else {
@@ -64,9 +126,16 @@ extension MemoryKeyDirectory: KeyRegistry {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
         }
         keys = updated
+        revokedDevices.formUnion(change.revokedDevices)
+        certificates += change.certificates
+    }
+
+    /// The certificates recorded for a device.
+    public func certificates(ofDevice deviceID: String) -> [IssuedCertificateRecord] {
+        certificates.filter { $0.deviceID == deviceID }
     }
 
     public func keys(ofDevice deviceID: String) -> [RegisteredKey] {
-        keys.values.filter { $0.deviceID == deviceID }.sorted { $0.keyID < $1.keyID }
+        keys.keys.compactMap { key(for: $0) }.filter { $0.deviceID == deviceID }.sorted { $0.keyID < $1.keyID }
     }
 }

@@ -7,6 +7,13 @@ import Synchronization
 /// Each live nonce costs one 24-byte slot at a load factor between 3/8 and 3/4, so 32 to 64 bytes;
 /// expired entries are dropped as tables are rebuilt while they fill. Shards have their own locks so
 /// concurrent verifiers do not queue on one.
+///
+/// - Warning: what it remembers ends with the process. After a restart it refuses every request
+///   dated at or before its start, but a request dated *ahead* of the server's clock (up to the
+///   window, 300 s by default) and accepted before the restart is accepted once more after it, until
+///   its timestamp leaves the window. Behind several replicas each has its own memory, so a request
+///   is accepted once per replica. Where either matters, use a persistent or shared store
+///   (`SQLiteNonceStore` for one server, as `sigil serve` does).
 public final class MemoryNonceStore: NonceStore {
     struct Slot {
         var high: UInt64 = 0
@@ -69,24 +76,27 @@ public final class MemoryNonceStore: NonceStore {
     }
 
     private let shards: [Shard]
-    private let startedAt: Int64
     private let epoch: Int64
 
     /// Creates an empty store.
     ///
     /// - Parameters:
-    ///   - clock: read once, for the restart rule: requests dated before now are refused.
+    ///   - clock: read once, for the restart rule: requests dated at or before now are refused.
     ///   - shardCount: number of independently locked tables, rounded up to a power of two.
     public init(clock: some UnixClock = SystemUnixClock(), shardCount: Int = 16) {
         let count = shardCount <= 1 ? 1 : 1 << (Int.bitWidth - (shardCount - 1).leadingZeroBitCount)
         shards = (0..<count).map { _ in Shard() }
-        startedAt = clock.now()
-        epoch = startedAt - 1
+        epoch = clock.now() - 1
     }
 
-    public var oldestAcceptableTimestamp: Int64? { startedAt }
+    /// When the store started (Unix seconds).
+    public var startedAt: Int64 { epoch + 1 }
 
-    public func insert(keyID: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+    public var oldestAcceptableTimestamp: Int64? { startedAt + 1 }
+
+    public func insert(keyID: String, nonce: String, timestamp: Int64, expiresAt: Int64, now: Int64) async throws
+        -> Bool
+    {
         insertSync(keyID: keyID, nonce: nonce, expiresAt: expiresAt, now: now)
     }
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import SigilCore
 
 /// RFC 9457 problem+json for a refused request (PROTOCOL.md section 4).
@@ -41,5 +42,52 @@ public enum Problem {
             }
         }
         return out + "\""
+    }
+}
+
+extension RequestVerifier {
+    /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4): `serverTime`,
+    /// `Cache-Control: no-store`, `Accept-Signature` unless the request used sigil-v1, and, with a
+    /// `signer`, the server's signature bound to the request when its nonce parsed (section 2.7).
+    ///
+    /// - Parameter includeSignatureBase: the debug option: the body carries the server's base.
+    public func refusal(
+        _ error: SigilError,
+        for request: HTTPRequest,
+        signer: ResponseSigner?,
+        includeSignatureBase: Bool = false
+    ) -> (head: HTTPResponse, body: [UInt8]) {
+        let body = Problem.body(for: error, serverTime: clock.now(), includeSignatureBase: includeSignatureBase)
+        var head = HTTPResponse(status: .init(code: error.code.httpStatus))
+        head.headerFields[.contentType] = Problem.contentType
+        head.headerFields[.cacheControl] = "no-store"
+        let binding = responseBinding(for: request)
+        let usedSigilV1 = binding?.profile == .sigilV1 || request.headerFields[SigilV1.signatureField] != nil
+        if configuration.profiles.contains(.rfc9421) && !usedSigilV1 {
+            head.headerFields[MessageSignatures.acceptSignatureField] = configuration.acceptSignature
+        }
+        if let signer, let binding {
+            var signed = head
+            // A request too broken to name its authority or path cannot be covered with ;req: unsigned.
+            if (try? signer.sign(&signed, body: body, answering: request, binding: binding)) != nil { head = signed }
+        }
+        return (head, body)
+    }
+
+    /// What a response to `request` is bound to, when the request's signature headers parse far
+    /// enough to name a well-formed nonce, read the way verification reads them.
+    public func responseBinding(for request: HTTPRequest) -> ResponseBinding? {
+        let fields = request.headerFields
+        if configuration.profiles.contains(.sigilV1) && fields[SigilV1.nonceField] != nil {
+            let nonces = fields[values: SigilV1.nonceField]
+            guard nonces.count == 1, SigilV1.isValidNonce(nonces[0]) else { return nil }
+            return ResponseBinding(profile: .sigilV1, nonce: nonces[0], label: nil)
+        }
+        guard configuration.profiles.contains(.rfc9421),
+            let signatures = try? MessageSignatures(fields),
+            let entry = configuration.label.map({ signatures.entry(label: $0) }) ?? signatures.entries.first,
+            let nonce = try? entry.input.nonce, SigilV1.isValidNonce(nonce)
+        else { return nil }
+        return ResponseBinding(profile: .rfc9421, nonce: nonce, label: entry.label)
     }
 }

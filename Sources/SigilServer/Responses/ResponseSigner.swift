@@ -36,6 +36,22 @@ public struct ResponseSigner: Sendable {
         ])
     }
 
+    /// Signs `response` in the profile of the request it answers: sigil-v1 over the request's nonce
+    /// (section 2.7), or rfc9421 covering the request with `;req`.
+    public func sign(
+        _ response: inout HTTPResponse, body: [UInt8], answering request: HTTPRequest, binding: ResponseBinding
+    )
+        throws
+    {
+        switch binding.profile {
+        case .sigilV1:
+            response.headerFields.append(
+                contentsOf: try sigilV1Fields(for: response, body: body, requestNonce: binding.nonce))
+        case .rfc9421:
+            try signRFC9421(&response, body: body, answering: request, requestLabel: binding.label)
+        }
+    }
+
     /// rfc9421: signs `response` with `;req` components of `request` and the request's own signature
     /// (`"signature";req;key="<label>"`), so the response is bound to that request.
     ///
@@ -68,5 +84,28 @@ public struct ResponseSigner: Sendable {
         let (inputMember, signatureMember) = try RFC9421.sign(message, input: input, label: label, signer: signer)
         response.headerFields[MessageSignatures.signatureInputField] = inputMember
         response.headerFields[MessageSignatures.signatureField] = signatureMember
+    }
+}
+
+/// What binds a response to the request it answers: the request's profile, its nonce, and (rfc9421)
+/// the label of its signature, covered as `"signature";req;key="<label>"`.
+public struct ResponseBinding: Sendable, Hashable {
+    /// The request's profile, which the response is signed in.
+    public let profile: SignatureProfile
+    /// The request's nonce.
+    public let nonce: String
+    /// rfc9421: the label of the request's signature, when the request carries one under it.
+    public let label: String?
+
+    /// Creates a binding.
+    public init(profile: SignatureProfile, nonce: String, label: String?) {
+        self.profile = profile
+        self.nonce = nonce
+        self.label = label
+    }
+
+    /// The binding of a verified request.
+    public init(_ verified: VerifiedRequest) {
+        self.init(profile: verified.profile, nonce: verified.nonce, label: verified.label)
     }
 }

@@ -44,29 +44,58 @@ public struct RequestVerifier: Sendable {
     public func verify(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
         try await counted {
             let admitted = try await admit(request)
-            try checkBodyLimit(body.count)
-            return try await complete(admitted, request: request, body: body)
+            try checkBodyLimit(body.count, limit: configuration.bodyLimit)
+            return try await complete(admitted, request: request, body: body, bodyWasAwaited: false)
         }
     }
 
     /// Verifies a request whose body arrives in chunks: the headers, the time window and the key are
-    /// checked before any byte is read, then at most the body limit is read.
+    /// checked before any byte is read, then at most the body limit is read, then the window, the
+    /// key's state and the restart rule are checked again at the time the body ended, since a client
+    /// may stall between the two (a key revoked meanwhile is refused).
     ///
     /// A declared `Content-Length` over the limit is refused before the body is read.
+    /// - Parameter limit: a lower body limit than the configuration's, for a caller (a web framework's
+    ///   upload limit) that cannot take more; the smaller of the two applies.
     /// - Returns: the verified identity and the body.
     public func verify<Chunks: AsyncSequence>(
         _ request: HTTPRequest,
-        bodyChunks: Chunks
+        bodyChunks: Chunks,
+        limit: Int? = nil
     ) async throws -> (VerifiedRequest, [UInt8]) where Chunks.Element: Collection<UInt8> {
         try await counted {
+            let limit = min(limit ?? configuration.bodyLimit, configuration.bodyLimit)
             let admitted = try await admit(request)
-            if let length = request.headerFields[.contentLength].flatMap(Int.init) { try checkBodyLimit(length) }
+            if let length = request.headerFields[.contentLength].flatMap(Int.init) {
+                try checkBodyLimit(length, limit: limit)
+            }
             var body = [UInt8]()
             for try await chunk in bodyChunks {
-                try checkBodyLimit(body.count + chunk.count)
+                try checkBodyLimit(body.count + chunk.count, limit: limit)
                 body.append(contentsOf: chunk)
             }
-            return (try await complete(admitted, request: request, body: body), body)
+            return (try await complete(admitted, request: request, body: body, bodyWasAwaited: true), body)
+        }
+    }
+
+    /// Checks that a TLS client certificate naming the Sigil key `certificateKeyID` (its
+    /// `urn:sigil:key:` name) belongs to the device of the key that signed `request`.
+    ///
+    /// - Throws: ``SigilError`` `certificate-mismatch` when the certificate names a key of another
+    ///   device or an unknown key, `store-unavailable` when the directory does not answer.
+    public func checkClientCertificate(naming certificateKeyID: String, for request: VerifiedRequest) async throws {
+        if certificateKeyID == request.keyID { return }
+        let named: RegisteredKey?
+        do {
+            named = try await keys.key(for: certificateKeyID)
+        } catch {
+            throw SigilError(.storeUnavailable, "the key directory did not answer")
+        }
+        guard let deviceID = request.deviceID, let named, named.deviceID == deviceID else {
+            throw SigilError(
+                .certificateMismatch,
+                "the client certificate names key \(certificateKeyID.prefix(128)), not a key of the signer's device"
+            )
         }
     }
 
@@ -93,8 +122,11 @@ public struct RequestVerifier: Sendable {
         let keyID: String
         let nonce: String
         let timestamp: Int64
+        /// rfc9421 `expires`.
+        let expires: Int64?
+        /// rfc9421 `alg`.
+        let declaredAlgorithm: SignatureAlgorithm?
         let key: RegisteredKey
-        let now: Int64
     }
 
     /// Steps 1 to 3: the signature headers parse, the timestamp is in the window, the key is known.
@@ -106,14 +138,15 @@ public struct RequestVerifier: Sendable {
                 || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
         {
             let headers = try SigilV1.parseRequestHeaders(fields)
-            try checkWindow(headers.timestamp, now: now)
+            try checkTime(headers.timestamp, expires: nil, now: now)
             return Admitted(
                 signature: .sigilV1(headers),
                 keyID: headers.keyID,
                 nonce: headers.nonce,
                 timestamp: headers.timestamp,
-                key: try await lookUp(headers.keyID, now: now),
-                now: now
+                expires: nil,
+                declaredAlgorithm: nil,
+                key: try await lookUp(headers.keyID, declaredAlgorithm: nil, now: now)
             )
         }
         if configuration.profiles.contains(.rfc9421)
@@ -152,29 +185,36 @@ public struct RequestVerifier: Sendable {
             throw SigilError(.malformedSignature, "nonce must match [A-Za-z0-9._~-]{16,128}")
         }
         let declaredAlgorithm = try input.algorithm.map(SignatureAlgorithm.named)
-        try checkWindow(created, now: now)
-        if let expires = try input.expires, expires <= now {
-            throw SigilError(.expired, "the signature expired at \(expires)")
-        }
-        let registered = try await lookUp(keyID, now: now)
-        if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
-            throw SigilError(
-                .algorithmMismatch,
-                "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)"
-            )
-        }
+        let expires = try input.expires
+        try checkTime(created, expires: expires, now: now)
         return Admitted(
             signature: .rfc9421(entry),
             keyID: keyID,
             nonce: nonce,
             timestamp: created,
-            key: registered,
-            now: now
+            expires: expires,
+            declaredAlgorithm: declaredAlgorithm,
+            key: try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now)
         )
     }
 
     /// Steps 4 to 6: the body (its hash or Content-Digest), the signature, then the nonce.
-    func complete(_ admitted: Admitted, request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
+    ///
+    /// When the body was awaited, the time and the key checked by ``admit(_:)`` are facts of a moment
+    /// that has passed: they are checked again with a fresh clock and a fresh lookup, and the nonce is
+    /// recorded at that time.
+    func complete(
+        _ admitted: Admitted,
+        request: HTTPRequest,
+        body: [UInt8],
+        bodyWasAwaited: Bool
+    ) async throws -> VerifiedRequest {
+        let now = clock.now()
+        var registered = admitted.key
+        if bodyWasAwaited {
+            try checkTime(admitted.timestamp, expires: admitted.expires, now: now)
+            registered = try await lookUp(admitted.keyID, declaredAlgorithm: admitted.declaredAlgorithm, now: now)
+        }
         let base: [UInt8]
         let signature: [UInt8]
         let profile: SignatureProfile
@@ -201,39 +241,44 @@ public struct RequestVerifier: Sendable {
             if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
             base = try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
         }
-        guard admitted.key.key.isValidSignature(signature, for: base, profile: profile) else {
+        guard registered.key.isValidSignature(signature, for: base, profile: profile) else {
             throw SigilError(
                 .invalidSignature,
                 "the signature does not verify with key \(admitted.keyID)",
                 signatureBase: String(decoding: base, as: UTF8.self)
             )
         }
-        try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: admitted.now)
+        try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: now)
         return VerifiedRequest(
             keyID: admitted.keyID,
-            algorithm: admitted.key.key.algorithm,
+            algorithm: registered.key.algorithm,
             profile: profile,
             timestamp: admitted.timestamp,
             nonce: admitted.nonce,
-            deviceID: admitted.key.deviceID,
-            userID: admitted.key.userID,
+            deviceID: registered.deviceID,
+            userID: registered.userID,
             label: label
         )
     }
 
     // MARK: Shared steps
 
-    func checkWindow(_ timestamp: Int64, now: Int64) throws {
+    /// The window (section 2.6 step 2), the restart rule and rfc9421 `expires`, at `now`.
+    func checkTime(_ timestamp: Int64, expires: Int64?, now: Int64) throws {
         let skew = timestamp > now ? timestamp - now : now - timestamp
         guard skew <= configuration.maxSkew else {
             throw SigilError(.timestampOutOfWindow, "the timestamp is \(skew) s from the server's time")
         }
         if let oldest = nonces.oldestAcceptableTimestamp, timestamp < oldest {
-            throw SigilError(.timestampOutOfWindow, "the timestamp is older than the verifier's start")
+            throw SigilError(.timestampOutOfWindow, "the timestamp is not after the verifier's start")
+        }
+        if let expires, expires <= now {
+            throw SigilError(.expired, "the signature expired at \(expires)")
         }
     }
 
-    func lookUp(_ keyID: String, now: Int64) async throws -> RegisteredKey {
+    /// The key as the directory has it now: known, usable at `now`, and of the declared algorithm.
+    func lookUp(_ keyID: String, declaredAlgorithm: SignatureAlgorithm?, now: Int64) async throws -> RegisteredKey {
         let found: RegisteredKey?
         do {
             found = try await keys.key(for: keyID)
@@ -242,12 +287,18 @@ public struct RequestVerifier: Sendable {
         }
         guard let registered = found else { throw SigilError(.unknownKey, "no key is registered as \(keyID)") }
         guard registered.isUsable(at: now) else { throw SigilError(.revokedKey, "key \(keyID) is revoked") }
+        if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
+            throw SigilError(
+                .algorithmMismatch,
+                "alg \(declaredAlgorithm) disagrees with the key's \(registered.key.algorithm)"
+            )
+        }
         return registered
     }
 
-    func checkBodyLimit(_ count: Int) throws {
-        guard count <= configuration.bodyLimit else {
-            throw SigilError(.bodyTooLarge, "the body is larger than \(configuration.bodyLimit) bytes")
+    func checkBodyLimit(_ count: Int, limit: Int) throws {
+        guard count <= limit else {
+            throw SigilError(.bodyTooLarge, "the body is larger than \(limit) bytes")
         }
     }
 
@@ -257,6 +308,7 @@ public struct RequestVerifier: Sendable {
             isNew = try await nonces.insert(
                 keyID: keyID,
                 nonce: nonce,
+                timestamp: timestamp,
                 expiresAt: timestamp + configuration.maxSkew + configuration.nonceGrace,
                 now: now
             )

@@ -86,7 +86,7 @@ struct HTTPBench: AsyncParsableCommand {
         }
         for (prepared, group) in servers {
             await group.triggerGracefulShutdown()
-            try? await prepared.directory.close()
+            try? await prepared.close()
         }
     }
 

@@ -113,7 +113,7 @@ struct Serve: AsyncParsableCommand {
             logger: logger
         )
         try await group.run()
-        try await prepared.directory.close()
+        try await prepared.close()
     }
 
     static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String) -> String {

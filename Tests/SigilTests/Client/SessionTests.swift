@@ -176,7 +176,9 @@ struct ClientCertificateTests {
             iterations: 2048)
         try SecureFile.write(bundle, to: files + "/client.p12")
 
-        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.clientCAFile = caPath }) { server in
+        let later = ManualUnixClock(SigningSetup.start + 60)  // a restart: the clock has moved on
+        try await TestServer.with(dataDirectory: dataDirectory, clock: later, configure: { $0.clientCAFile = caPath }) {
+            server in
             let identities = [
                 try TLSIdentity(certificateFile: files + "/client.pem", keyFile: files + "/client-key.pem"),
                 try TLSIdentity(pkcs12File: files + "/client.p12", password: "p12 password"),

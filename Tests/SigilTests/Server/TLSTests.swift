@@ -100,7 +100,9 @@ struct TLSTests {
         let strangerCSR = try CertificateAuthority.parseCSR(Array(try stranger.csrPEM.utf8))
         let strangerCertificate = try otherCA.issue(strangerCSR, keyID: try stranger.device.keyID)
 
-        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.clientCAFile = caPath }) { server in
+        let later = ManualUnixClock(SigningSetup.start + 60)  // a restart: the clock has moved on
+        try await TestServer.with(dataDirectory: dataDirectory, clock: later, configure: { $0.clientCAFile = caPath }) {
+            server in
             try await server.client(refused: true).using { client in
                 await #expect(throws: (any Error).self) {
                     _ = try await TestRequest(.get, "/.well-known/sigil", server: server).send(client, to: server)
@@ -158,7 +160,8 @@ struct TLSTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: masterPath)
         await #expect(throws: SigilInputError.self) { try await TestServer.with(dataDirectory: dataDirectory) { _ in } }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: masterPath)
-        try await TestServer.with(dataDirectory: dataDirectory) { server in
+        try await TestServer.with(dataDirectory: dataDirectory, clock: ManualUnixClock(SigningSetup.start + 60)) {
+            server in
             try await server.client().using { client in
                 for key in [device, secret] {
                     let (echo, _, _) = try await EndToEndTests.echo(

@@ -25,7 +25,8 @@ struct SigningSetup: Sendable {
         key = try SigningKey.generate(algorithm)
         keyID = try key.verificationKey.derivedKeyID ?? "device-secret-1"
         clock = ManualUnixClock(Self.start)
-        store = MemoryNonceStore(clock: clock)
+        // A verifier that has been up for a while: the restart rule refuses requests dated at its start.
+        store = MemoryNonceStore(clock: ManualUnixClock(Self.start - 60))
         directory = MemoryKeyDirectory()
         try await directory.add(try key.verificationKey, keyID: keyID)
         verifier = RequestVerifier(keys: directory, nonces: store, clock: clock, configuration: configuration)

@@ -8,6 +8,7 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
+import SigilSQLite
 import SigilServe
 import SigilServer
 import Synchronization
@@ -49,6 +50,9 @@ struct TestServer: Sendable {
             portContinuation.yield(port)
             portContinuation.finish()
         }
+        // After a restart, requests dated up to the previous run's horizon (a couple of seconds past its
+        // last request) are refused; a real restart takes longer than that.
+        clock.advance(by: SQLiteNonceStore.horizonLead + 1)
         let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -62,12 +66,12 @@ struct TestServer: Sendable {
             } catch {
                 await group.triggerGracefulShutdown()
                 try? await tasks.waitForAll()
-                try? await prepared.directory.close()
+                try? await prepared.close()
                 throw error
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
-            try await prepared.directory.close()
+            try await prepared.close()
             return result
         }
     }
