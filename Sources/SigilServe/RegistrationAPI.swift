@@ -311,7 +311,13 @@ struct RegistrationAPI: Sendable {
         let identity = try context.requireSigilIdentity()
         do {
             let deviceID = try await ownDevice(of: context.parameters.get("keyId"), identity: identity)
-            try await registry.apply(DirectoryChange(revokedDevices: [deviceID], actingKeyID: identity.keyID))
+            // Checked before the write, not inside it: a revocation only takes rights away, so one that a
+            // racing rotation overtakes still revokes the key that rotation added.
+            let acting = try await registry.key(for: identity.keyID)
+            if let refusal = DirectoryChange.refusal(actingKey: acting, keyID: identity.keyID, now: clock.now()) {
+                throw refusal
+            }
+            try await registry.apply(DirectoryChange(revokedDevices: [deviceID]))
             context.logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
             return Response(status: .noContent)
         } catch let error as SigilError {

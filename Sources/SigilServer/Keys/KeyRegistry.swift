@@ -10,6 +10,10 @@ import SigilCore
 /// - nothing is added to a revoked device (`revoked-key`);
 /// - with ``actingKeyID``, that key must be its device's active key when the change applies
 ///   (`revoked-key` when it or its device is revoked, `forbidden` when it is rotating out).
+///
+/// A revocation is best applied without ``actingKeyID`` (its signer checked when the request was
+/// verified): it only takes rights away, so it should land even when a rotation overtook it, and
+/// then revokes the key that rotation added too.
 public struct DirectoryChange: Sendable {
     /// Keys to add; adding a key ID that exists fails the whole change.
     public var added: [RegisteredKey]

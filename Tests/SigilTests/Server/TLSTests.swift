@@ -135,6 +135,14 @@ struct TLSTests {
                 #expect(certificate["keyId"] as? String == device.keyID)
                 #expect(
                     certificate["pin"] as? String == SPKIPin.pin(spkiDER: try Certificates.spkiDER(issued.publicKey)))
+
+                // The same certificate with another device's signature: certificate-mismatch.
+                let other = try TestDevice()
+                #expect(try await EndToEndTests.register(other, on: server, client: client).status == 201)
+                let (mismatch, _, _) = try await EndToEndTests.echo(
+                    "not mine", signer: other.signer(clock: server.clock), server: server, client: client)
+                #expect(mismatch.status == 401)
+                #expect(mismatch.code == "certificate-mismatch")
             }
         }
     }
