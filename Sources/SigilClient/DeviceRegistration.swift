@@ -56,12 +56,13 @@ public struct DeviceRegistration: Sendable {
         }
     }
 
-    /// Reads the server's discovery document and synchronizes the clock from it.
+    /// Reads the server's discovery document.
+    ///
+    /// The document is not signed, so its `serverTime` does not move the clock: the first signed
+    /// answer does (a signed `timestamp-out-of-window` refusal of the enrollment, at worst).
     public func discover() async throws -> Discovery {
         let (head, body) = try await transport.send(request(.get, "/.well-known/sigil"), body: [])
-        let discovery: Discovery = try decode(head, body)
-        clock.synchronize(serverTime: discovery.serverTime)
-        return discovery
+        return try decode(head, body)
     }
 
     /// The answer to a registration or rotation.
@@ -127,7 +128,7 @@ public struct DeviceRegistration: Sendable {
         }
         let nonce = RandomNonceSource().next()
         let proof = try next.signature(
-            for: Array("sigil-rotate\n\(keyID)\n\(nextID)\n\(nonce)".utf8), profile: .sigilV1)
+            for: RotationProof.message(currentKeyID: keyID, newKeyID: nextID, nonce: nonce), profile: .sigilV1)
         let body = try json(["alg": next.algorithm.rawValue, "publicKey": publicKey, "proof": Base64URL.encode(proof)])
         let signer = RequestSigner(key: current, keyID: keyID, clock: clock, nonces: OneNonce(value: nonce))
         return try await call(

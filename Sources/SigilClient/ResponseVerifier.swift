@@ -1,6 +1,15 @@
 import HTTPTypes
 import SigilCore
 
+/// What a verified response signature says.
+public struct VerifiedResponse: Sendable, Hashable {
+    /// The server's time when it signed (`X-Timestamp` or `created`).
+    public let timestamp: Int64
+    /// Whether the signature covers the nonce of the request it answers (sigil-v1 always; rfc9421 when
+    /// it covers `"signature";req`): such a response is as fresh as that nonce, whatever the clocks say.
+    public let isBoundToRequestNonce: Bool
+}
+
 /// Checks a server's signed response: the key is the server key the app trusts, the timestamp is in
 /// the window, and the signature covers the nonce (sigil-v1) or the request (rfc9421) it answers.
 public struct ResponseVerifier: Sendable {
@@ -23,9 +32,18 @@ public struct ResponseVerifier: Sendable {
 
     /// Verifies a sigil-v1 signed response to the request that sent `requestNonce`.
     ///
+    /// - Parameter checkingWindow: whether the timestamp must be within ``maxSkew`` of the clock; a
+    ///   caller that learns its clock from the response turns it off (the nonce makes it fresh).
+    /// - Returns: the signed time.
     /// - Throws: ``SigilError``: `missing-signature`, `malformed-signature`, `unknown-key` (another key),
     ///   `timestamp-out-of-window`, `invalid-signature`.
-    public func verifySigilV1(_ response: HTTPResponse, body: [UInt8], requestNonce: String) throws {
+    @discardableResult
+    public func verifySigilV1(
+        _ response: HTTPResponse,
+        body: [UInt8],
+        requestNonce: String,
+        checkingWindow: Bool = true
+    ) throws -> VerifiedResponse {
         let fields = response.headerFields
         let timestamps = fields[values: SigilV1.timestampField]
         let keyIDs = fields[values: SigilV1.keyIDField]
@@ -41,7 +59,7 @@ public struct ResponseVerifier: Sendable {
             throw SigilError(
                 .unknownKey, "the response is signed by \(keyIDs[0].prefix(128)), not the trusted \(keyID)")
         }
-        try checkWindow(timestamp)
+        if checkingWindow { try checkWindow(timestamp) }
         let base = SigilV1.responseBase(
             for: response,
             body: body,
@@ -52,11 +70,22 @@ public struct ResponseVerifier: Sendable {
         guard key.isValidSignature(signature, for: base, profile: .sigilV1) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }
+        return VerifiedResponse(timestamp: timestamp, isBoundToRequestNonce: true)
     }
 
     /// Verifies an rfc9421 signed response to `request`, which must cover `@status` and, with a body,
     /// `content-digest`, plus at least one `;req` component.
-    public func verifyRFC9421(_ response: HTTPResponse, body: [UInt8], answering request: HTTPRequest) throws {
+    ///
+    /// - Parameter checkingWindow: whether `created` must be within ``maxSkew`` of the clock; when it
+    ///   is off, a response that does not cover the request's signature is still held to the window.
+    /// - Returns: the signed time.
+    @discardableResult
+    public func verifyRFC9421(
+        _ response: HTTPResponse,
+        body: [UInt8],
+        answering request: HTTPRequest,
+        checkingWindow: Bool = true
+    ) throws -> VerifiedResponse {
         let signatures = try MessageSignatures(response.headerFields)
         guard let entry = signatures.entries.first(where: { (try? $0.input.keyID) == keyID }) else {
             throw SigilError(.unknownKey, "no response signature by the trusted key \(keyID)")
@@ -75,7 +104,8 @@ public struct ResponseVerifier: Sendable {
             try ContentDigest.verify(response.headerFields, body: body)
         }
         guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
-        try checkWindow(created)
+        let bound = input.components.contains { $0.name == "signature" && $0.flag("req") }
+        if checkingWindow || !bound { try checkWindow(created) }
         if let expires = try input.expires, expires <= clock.now() {
             throw SigilError(.expired, "the response signature expired")
         }
@@ -84,6 +114,7 @@ public struct ResponseVerifier: Sendable {
         guard key.isValidSignature(entry.signature, for: base, profile: .rfc9421) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }
+        return VerifiedResponse(timestamp: created, isBoundToRequestNonce: bound)
     }
 
     func checkWindow(_ timestamp: Int64) throws {

@@ -34,20 +34,25 @@ public struct SigilResponse: Sendable {
     }
 }
 
-/// The app's side of every request: signed with server-corrected time, re-sent once with a new
-/// nonce after `timestamp-out-of-window`, and the response's signature checked.
+/// The app's side of every request: signed with server-corrected time, the response's signature
+/// checked, the clock learnt only from what the server signed, and one resend after a signed
+/// `timestamp-out-of-window`.
 ///
 /// ```swift
 /// let session = SigilSession(transport: transport, signer: signer, clock: serverClock,
 ///                            responses: ResponseVerifier(key: serverKey, keyID: serverKeyID, clock: serverClock))
 /// let response = try await session.send(request, body: body)
 /// ```
+///
+/// Unsigned responses never move the clock and never cause a resend: a forger who can answer in the
+/// server's place (a hostile proxy, a captive portal) could otherwise make the device sign requests
+/// dated in the future, or send one request twice.
 public struct SigilSession: Sendable {
     /// Sends the messages.
     public let transport: any SigilTransport
     /// Signs every request; its clock should be ``clock``.
     public let signer: RequestSigner
-    /// The server-corrected clock, kept from `Date` headers and `serverTime`.
+    /// The server-corrected clock, learnt from verified response signatures.
     public let clock: ServerClock
     /// Checks signed responses, when set.
     public let responses: ResponseVerifier?
@@ -57,7 +62,8 @@ public struct SigilSession: Sendable {
     /// Creates a session.
     ///
     /// - Parameters:
-    ///   - responses: the server's response key; without it, response signatures are not checked.
+    ///   - responses: the server's response key; without it, response signatures are not checked, the
+    ///     clock is never corrected and nothing is resent.
     ///   - requireSignedResponses: refuse unsigned responses, refusals included.
     public init(
         transport: any SigilTransport,
@@ -73,8 +79,9 @@ public struct SigilSession: Sendable {
         self.requireSignedResponses = requireSignedResponses && responses != nil
     }
 
-    /// Signs and sends `request`; on `timestamp-out-of-window`, re-syncs from the error's
-    /// `serverTime` and sends it once more with a new nonce and timestamp, never more.
+    /// Signs and sends `request`. A response whose signature verifies and covers the request's nonce
+    /// sets the clock's offset from its signed time; when it is a `timestamp-out-of-window` refusal,
+    /// the request is sent once more with a new nonce and timestamp, never more.
     ///
     /// - Throws: the transport's errors; ``SigilError`` when the response's signature is missing
     ///   (with ``requireSignedResponses``), from another key, stale, or does not verify.
@@ -85,20 +92,22 @@ public struct SigilSession: Sendable {
             var signed = request
             let nonce = try signer.sign(&signed, body: body)
             let (head, responseBody) = try await transport.send(signed, body: body)
-            if let date = head.headerFields[.date] { clock.synchronize(dateHeader: date) }
-            let response = SigilResponse(
-                head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed)
-            if attempts == 1, head.status.code == 401, response.problemCode == "timestamp-out-of-window",
-                let serverTime = (response.problem?["serverTime"] as? NSNumber)?.int64Value
+            let response = try verified(
+                SigilResponse(
+                    head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed),
+                nonce: nonce,
+                request: signed
+            )
+            if attempts == 1, response.signatureVerified, head.status.code == 401,
+                response.problemCode == SigilError.Code.timestampOutOfWindow.rawValue
             {
-                clock.synchronize(serverTime: serverTime)
                 continue
             }
-            return try verified(response, nonce: nonce, request: signed)
+            return response
         }
     }
 
-    /// Checks the response's signature when a server key is configured.
+    /// Checks the response's signature when a server key is configured, and learns the clock from it.
     func verified(_ response: SigilResponse, nonce: String, request: HTTPRequest) throws -> SigilResponse {
         guard let responses else { return response }
         let fields = response.head.headerFields
@@ -110,11 +119,14 @@ public struct SigilSession: Sendable {
             }
             return response
         }
-        if signedV1 {
-            try responses.verifySigilV1(response.head, body: response.body, requestNonce: nonce)
-        } else {
-            try responses.verifyRFC9421(response.head, body: response.body, answering: request)
-        }
+        // Freshness comes from the nonce this request just sent, so the window is not what decides; a
+        // response that is not bound to the nonce is held to the window instead.
+        let signature =
+            signedV1
+            ? try responses.verifySigilV1(
+                response.head, body: response.body, requestNonce: nonce, checkingWindow: false)
+            : try responses.verifyRFC9421(response.head, body: response.body, answering: request, checkingWindow: false)
+        if signature.isBoundToRequestNonce { clock.synchronize(serverTime: signature.timestamp) }
         return SigilResponse(
             head: response.head, body: response.body, signatureVerified: true, attempts: response.attempts,
             sentRequest: response.sentRequest)

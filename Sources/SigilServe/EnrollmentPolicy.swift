@@ -5,12 +5,31 @@ import JWTKit
 import SigilCore
 
 /// Who may register a device: holders of the bootstrap token, holders of a bearer JWT signed by a
-/// configured key (whose `sub` becomes the device's user), or anyone when enrollment is explicitly open.
+/// configured key for this server (whose `sub` becomes the device's user), or anyone when enrollment
+/// is explicitly open.
 public struct EnrollmentPolicy: Sendable {
+    /// Enrollment JWTs: the keys that sign them, and the audience and issuer they must name, so a
+    /// token the same identity provider issued for another service does not enroll here.
+    public struct JWTRules: Sendable {
+        /// The keys that sign enrollment JWTs (HS256, ES256, RS256, or a JWKS).
+        public var keys: JWTKeyCollection
+        /// The `aud` an enrollment JWT must include.
+        public var audience: String
+        /// The `iss` an enrollment JWT must carry.
+        public var issuer: String
+
+        /// Creates the rules.
+        public init(keys: JWTKeyCollection, audience: String, issuer: String) {
+            self.keys = keys
+            self.audience = audience
+            self.issuer = issuer
+        }
+    }
+
     /// The bootstrap token, sent as `Authorization: Bearer <token>`.
     public var bootstrapToken: String?
-    /// The keys that sign enrollment JWTs (HS256, ES256, RS256, or a JWKS).
-    public var jwtKeys: JWTKeyCollection?
+    /// Enrollment JWTs, when accepted.
+    public var jwt: JWTRules?
     /// Anyone may register. The server logs a warning at start.
     public var isOpen: Bool
     let clock: any UnixClock
@@ -18,20 +37,22 @@ public struct EnrollmentPolicy: Sendable {
     /// Creates a policy; with nothing set, nobody can enroll.
     public init(
         bootstrapToken: String? = nil,
-        jwtKeys: JWTKeyCollection? = nil,
+        jwt: JWTRules? = nil,
         isOpen: Bool = false,
         clock: any UnixClock = SystemUnixClock()
     ) {
         self.bootstrapToken = bootstrapToken
-        self.jwtKeys = jwtKeys
+        self.jwt = jwt
         self.isOpen = isOpen
         self.clock = clock
     }
 
-    /// The claims Sigil reads from an enrollment JWT: `sub` (required), `exp` (required), `nbf`.
+    /// The claims Sigil reads from an enrollment JWT: `sub`, `exp`, `aud` and `iss` (required), `nbf`.
     struct Claims: JWTPayload {
         var sub: SubjectClaim
         var exp: ExpirationClaim
+        var aud: AudienceClaim?
+        var iss: IssuerClaim?
         var nbf: NotBeforeClaim?
 
         func verify(using algorithm: some JWTAlgorithm) throws {}
@@ -44,10 +65,10 @@ public struct EnrollmentPolicy: Sendable {
     public func authorize(_ request: HTTPRequest) async throws -> String? {
         let credential = Self.bearer(request.headerFields[.authorization])
         if let credential, let bootstrapToken, Self.constantTimeEqual(credential, bootstrapToken) { return nil }
-        if let credential, let jwtKeys, credential.split(separator: ".").count == 3 {
+        if let credential, let jwt, credential.split(separator: ".").count == 3 {
             let claims: Claims
             do {
-                claims = try await jwtKeys.verify(credential, as: Claims.self)
+                claims = try await jwt.keys.verify(credential, as: Claims.self)
             } catch {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT does not verify with a configured key")
             }
@@ -57,6 +78,12 @@ public struct EnrollmentPolicy: Sendable {
                 try claims.nbf?.verifyNotBefore(currentDate: now)
             } catch {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT is expired or not yet valid")
+            }
+            guard let audience = claims.aud, audience.value.contains(jwt.audience) else {
+                throw SigilError(.enrollmentRefused, "the enrollment JWT is not for this server's audience")
+            }
+            guard claims.iss?.value == jwt.issuer else {
+                throw SigilError(.enrollmentRefused, "the enrollment JWT is not from the expected issuer")
             }
             guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT has no usable sub")

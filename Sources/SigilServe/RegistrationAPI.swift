@@ -245,14 +245,8 @@ struct RegistrationAPI: Sendable {
     struct Rotation: Decodable {
         let alg: String
         let publicKey: String
-        /// base64url of the new key's signature (sigil-v1 encoding) over ``proofMessage``.
+        /// base64url of the new key's signature (sigil-v1 encoding) over the ``RotationProof`` message.
         let proof: String
-    }
-
-    /// What a new key signs to prove possession in a rotation: `sigil-rotate`, the current key ID, the
-    /// new key ID and the request's nonce, one per line.
-    static func proofMessage(currentKeyID: String, newKeyID: String, nonce: String) -> [UInt8] {
-        Array("sigil-rotate\n\(currentKeyID)\n\(newKeyID)\n\(nonce)".utf8)
     }
 
     /// `POST /v1/keys/rotate`, signed by the current key: registers the next key; the current one stays
@@ -272,7 +266,7 @@ struct RegistrationAPI: Sendable {
             }
             let key = try Self.publicKey(KeySubmission(alg: rotation.alg, publicKey: rotation.publicKey))
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
-            let message = Self.proofMessage(
+            let message = RotationProof.message(
                 currentKeyID: identity.keyID, newKeyID: newKeyID, nonce: identity.request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
                 key.isValidSignature(proof, for: message, profile: .sigilV1)

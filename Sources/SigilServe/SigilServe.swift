@@ -34,7 +34,8 @@ public enum SigilServe {
         public var allowClassical = false
         /// Replaces the key exchange groups, for interoperability tests only (a classical-only server).
         public var tlsGroups: [NIOTLSCurve]?
-        /// The bootstrap enrollment token; without it, the stored or a new one.
+        /// The bootstrap enrollment token; without it, the stored or a new one, unless JWTs enroll:
+        /// then the bootstrap token is off unless given here.
         public var enrollToken: String?
         /// Anyone may register a device.
         public var openEnrollment = false
@@ -44,6 +45,10 @@ public enum SigilServe {
         public var jwtSecretFiles: [String] = []
         /// JWKS files for enrollment JWTs.
         public var jwksFiles: [String] = []
+        /// The audience enrollment JWTs must name; required with JWT keys.
+        public var jwtAudience: String?
+        /// The issuer enrollment JWTs must name; required with JWT keys.
+        public var jwtIssuer: String?
         /// The verifier's settings: window, body limit, profiles.
         public var verifier = VerifierConfiguration()
         /// How long a device's previous HMAC secret stays valid after a new one is issued, in seconds.
@@ -80,8 +85,8 @@ public enum SigilServe {
         public let certificateFile: String
         /// Whether the self-signed certificate was made by this start.
         public let madeCertificate: Bool
-        /// The bootstrap enrollment token.
-        public let enrollToken: String
+        /// The bootstrap enrollment token, unless it is off (JWT enrollment without a given token).
+        public let enrollToken: String?
         /// Whether the token was made by this start.
         public let madeToken: Bool
         /// The key directory (closed by ``close()``).
@@ -179,19 +184,30 @@ public enum SigilServe {
             groups: options.tlsGroups
         )
 
-        let token = try data.enrollToken(given: options.enrollToken)
+        let jwtKeys = try await EnrollmentPolicy.jwtKeys(
+            pemKeys: try options.jwtKeyFiles.map { try readText($0) },
+            hs256Secrets: try options.jwtSecretFiles.map { path in
+                guard let secret = Base64.decode(try readText(path).trimmed) else {
+                    throw SigilInputError("\(path) is not base64")
+                }
+                return secret
+            },
+            jwks: try options.jwksFiles.map { try readText($0) }
+        )
+        var jwt: EnrollmentPolicy.JWTRules?
+        if let jwtKeys {
+            guard let audience = options.jwtAudience, !audience.isEmpty, let issuer = options.jwtIssuer,
+                !issuer.isEmpty
+            else {
+                throw SigilInputError("enrollment JWTs need --jwt-audience and --jwt-issuer")
+            }
+            jwt = EnrollmentPolicy.JWTRules(keys: jwtKeys, audience: audience, issuer: issuer)
+        }
+        // With JWTs, a bootstrap token would be a second way in: only an explicitly given one is on.
+        let token = jwt == nil || options.enrollToken != nil ? try data.enrollToken(given: options.enrollToken) : nil
         let policy = EnrollmentPolicy(
-            bootstrapToken: token.token,
-            jwtKeys: try await EnrollmentPolicy.jwtKeys(
-                pemKeys: try options.jwtKeyFiles.map { try readText($0) },
-                hs256Secrets: try options.jwtSecretFiles.map { path in
-                    guard let secret = Base64.decode(try readText(path).trimmed) else {
-                        throw SigilInputError("\(path) is not base64")
-                    }
-                    return secret
-                },
-                jwks: try options.jwksFiles.map { try readText($0) }
-            ),
+            bootstrapToken: token?.token,
+            jwt: jwt,
             isOpen: options.openEnrollment,
             clock: clock
         )
@@ -248,8 +264,8 @@ public enum SigilServe {
             backupPin: backupPin,
             certificateFile: tlsFiles.certificate,
             madeCertificate: tlsFiles.isNew,
-            enrollToken: token.token,
-            madeToken: token.isNew,
+            enrollToken: token?.token,
+            madeToken: token?.isNew ?? false,
             directory: directory,
             nonces: nonces,
             responseKeyID: responseKeyID

@@ -96,7 +96,7 @@ struct HTTPBench: AsyncParsableCommand {
             let suffix = index == 0 ? ", response signed" : ""
             let device = try SigningKey.generate(.ecdsaP256SHA256)
             let ecdsa = RequestSigner(key: device, keyID: try device.derivedKeyID ?? "")
-            try await register(device, token: servers[index].enrollToken, client: client, port: port)
+            try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))

@@ -50,6 +50,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("jwt-secret"), help: "A file with the base64 HS256 secret for enrollment JWTs.")
     var jwtSecrets: [String] = []
 
+    @Option(name: .customLong("jwt-audience"), help: "The audience enrollment JWTs must name (required with JWT keys).")
+    var jwtAudience: String?
+
+    @Option(name: .customLong("jwt-issuer"), help: "The issuer enrollment JWTs must name (required with JWT keys).")
+    var jwtIssuer: String?
+
     @Option(name: .long, help: "A JWKS file for enrollment JWTs.")
     var jwks: [String] = []
 
@@ -84,6 +90,8 @@ struct Serve: AsyncParsableCommand {
         options.openEnrollment = openEnrollment
         options.jwtKeyFiles = jwtKeys
         options.jwtSecretFiles = jwtSecrets
+        options.jwtAudience = jwtAudience
+        options.jwtIssuer = jwtIssuer
         options.jwksFiles = jwks
         options.verifier.maxSkew = maxSkew
         options.verifier.bodyLimit = bodyLimit
@@ -127,8 +135,11 @@ struct Serve: AsyncParsableCommand {
         banner.append(
             "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
                 + (options.clientCAFile != nil ? "; client certificates required" : ""))
-        if prepared.madeToken {
-            banner.append("  enrollment token (made now, kept in the data directory): \(prepared.enrollToken)")
+        if let token = prepared.enrollToken, prepared.madeToken {
+            banner.append("  enrollment token (made now, kept in the data directory): \(token)")
+        } else if prepared.enrollToken == nil {
+            banner.append(
+                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only")
         } else {
             banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
         }

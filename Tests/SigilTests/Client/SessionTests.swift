@@ -6,6 +6,7 @@ import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilServe
+import SigilServer
 import SigilTLS
 import Synchronization
 import Testing
@@ -75,8 +76,8 @@ struct SessionTests {
             #expect(first.head.status == .ok)
             #expect(first.attempts == 2)
             #expect(first.signatureVerified)
-            // Corrected to the server's time: its Date headers carry the wall clock.
-            #expect(abs(clock.now() - SystemUnixClock().now()) <= 2)
+            // Corrected to the time the server signed.
+            #expect(clock.now() == server.clock.now())
             let second = try await session.send(Self.echo(server), body: Array(#"{"n":2}"#.utf8))
             #expect(second.attempts == 1)
             #expect(transport.sent.count.load(ordering: .relaxed) == 3)
@@ -87,10 +88,71 @@ struct SessionTests {
             let refusing = SigilSession(
                 transport: stubborn,
                 signer: RequestSigner(key: device.key, keyID: device.keyID, clock: alwaysFast),
-                clock: ServerClock(local: alwaysFast))
+                clock: ServerClock(local: alwaysFast), responses: try Self.responseVerifier(server, clock: clock))
             let refused = try await refusing.send(Self.echo(server), body: [])
             #expect(refused.problemCode == "timestamp-out-of-window")
+            #expect(refused.signatureVerified)
             #expect(stubborn.sent.count.load(ordering: .relaxed) == 2)
+
+            // Without the server's key, a refusal cannot be trusted: no resend.
+            let unverified = Tampering(inner: AsyncHTTPClientTransport(client: client))
+            let blind = SigilSession(
+                transport: unverified, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: alwaysFast),
+                clock: ServerClock(local: alwaysFast))
+            #expect(try await blind.send(Self.echo(server), body: []).problemCode == "timestamp-out-of-window")
+            #expect(unverified.sent.count.load(ordering: .relaxed) == 1)
+        }
+    }
+
+    @Test("forged time moves nothing: an unsigned refusal, a Date header, another key's signature")
+    func forgedTime() async throws {
+        try await Self.withDevice { server, device, client in
+            let clock = ServerClock(local: server.clock)
+            let tomorrow = server.clock.now() + 86_400
+            let forgedRefusal = Tampering(inner: AsyncHTTPClientTransport(client: client)) { head, body in
+                head = HTTPResponse(status: .unauthorized)
+                head.headerFields[.contentType] = "application/problem+json"
+                head.headerFields[.date] = "Tue, 01 Jan 2036 00:00:00 GMT"
+                body = Array(#"{"code":"timestamp-out-of-window","status":401,"serverTime":\#(tomorrow)}"#.utf8)
+            }
+            let session = SigilSession(
+                transport: forgedRefusal, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),
+                clock: clock, responses: try Self.responseVerifier(server, clock: clock))
+            let answer = try await session.send(Self.echo(server), body: Array("{}".utf8))
+            #expect(answer.problemCode == "timestamp-out-of-window")
+            #expect(!answer.signatureVerified)
+            #expect(forgedRefusal.sent.count.load(ordering: .relaxed) == 1)
+            #expect(clock.offsetSeconds == 0)
+
+            // A genuine signed answer with a forged Date: the clock follows the signature only.
+            let forgedDate = Tampering(inner: AsyncHTTPClientTransport(client: client)) { head, _ in
+                head.headerFields[.date] = "Tue, 01 Jan 2036 00:00:00 GMT"
+            }
+            let dated = SigilSession(
+                transport: forgedDate, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),
+                clock: clock, responses: try Self.responseVerifier(server, clock: clock))
+            #expect(try await dated.send(Self.echo(server), body: Array("{}".utf8)).signatureVerified)
+            #expect(clock.offsetSeconds == 0)
+
+            // A refusal signed by a key the client does not trust is an error, not a reason to resend.
+            let otherKey = try SigningKey.generate(.ecdsaP256SHA256)
+            let impostor = ResponseSigner(signer: otherKey, keyID: server.prepared.responseKeyID, clock: server.clock)
+            let signedByOther = Tampering(inner: AsyncHTTPClientTransport(client: client)) { head, body in
+                let nonce = "unknown"
+                head = HTTPResponse(status: .unauthorized)
+                head.headerFields[.contentType] = "application/problem+json"
+                body = Array(#"{"code":"timestamp-out-of-window","status":401,"serverTime":\#(tomorrow)}"#.utf8)
+                head.headerFields.append(
+                    contentsOf: (try? impostor.sigilV1Fields(for: head, body: body, requestNonce: nonce)) ?? [:])
+            }
+            let impostorSession = SigilSession(
+                transport: signedByOther, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),
+                clock: clock, responses: try Self.responseVerifier(server, clock: clock))
+            await #expect(throws: SigilError(.invalidSignature, "")) {
+                _ = try await impostorSession.send(Self.echo(server), body: Array("{}".utf8))
+            }
+            #expect(signedByOther.sent.count.load(ordering: .relaxed) == 1)
+            #expect(clock.offsetSeconds == 0)
         }
     }
 

@@ -174,7 +174,8 @@ struct EndToEndTests {
     {
         let nonce = "rotation-nonce-\(UUID().uuidString)"
         let proof = try next.key.signature(
-            for: Array("sigil-rotate\n\(current.keyID)\n\(next.keyID)\n\(nonce)".utf8), profile: .sigilV1)
+            for: RotationProof.message(currentKeyID: current.keyID, newKeyID: next.keyID, nonce: nonce),
+            profile: .sigilV1)
         let object = [
             "alg": next.key.algorithm.rawValue, "publicKey": try next.publicKeyPEM, "proof": Base64URL.encode(proof),
         ]

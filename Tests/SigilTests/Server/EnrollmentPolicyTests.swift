@@ -26,7 +26,9 @@ struct EnrollmentPolicyTests {
         let key = P256.Signing.PrivateKey()
         let keys = try #require(
             try await EnrollmentPolicy.jwtKeys(pemKeys: [key.publicKey.pemRepresentation], hs256Secrets: [], jwks: []))
-        let policy = EnrollmentPolicy(jwtKeys: keys, clock: Self.clock)
+        let policy = EnrollmentPolicy(
+            jwt: .init(keys: keys, audience: RegistrationInputTests.audience, issuer: RegistrationInputTests.issuer),
+            clock: Self.clock)
         let signing = JWTKeyCollection()
         await signing.add(ecdsa: try ES256PrivateKey(pem: key.pemRepresentation))
         let token = try await signing.sign(Self.claims("bob", expires: Self.clock.now() + 60))
@@ -49,7 +51,9 @@ struct EnrollmentPolicyTests {
             "x":"\(Base64URL.encode(raw.prefix(32)))","y":"\(Base64URL.encode(raw.suffix(32)))"}]}
             """
         let keys = try #require(try await EnrollmentPolicy.jwtKeys(pemKeys: [], hs256Secrets: [], jwks: [jwks]))
-        let policy = EnrollmentPolicy(jwtKeys: keys, clock: Self.clock)
+        let policy = EnrollmentPolicy(
+            jwt: .init(keys: keys, audience: RegistrationInputTests.audience, issuer: RegistrationInputTests.issuer),
+            clock: Self.clock)
         let signing = JWTKeyCollection()
         await signing.add(ecdsa: try ES256PrivateKey(pem: key.pemRepresentation), kid: "enroll-1")
         let token = try await signing.sign(Self.claims("carol", expires: Self.clock.now() + 60), kid: "enroll-1")

@@ -13,14 +13,27 @@ struct RegistrationInputTests {
     struct Claims: JWTPayload {
         var sub: SubjectClaim
         var exp: ExpirationClaim
+        var aud: AudienceClaim? = .init(value: [audience])
+        var iss: IssuerClaim? = .init(value: issuer)
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
-    static func jwt(secret: [UInt8], subject: String, expires: Int64) async throws -> String {
+    static let audience = "https://sigil.test"
+    static let issuer = "https://id.example.com"
+
+    static func jwt(
+        secret: [UInt8],
+        subject: String,
+        expires: Int64,
+        audience: String? = audience,
+        issuer: String? = issuer
+    ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
         return try await keys.sign(
-            Claims(sub: .init(value: subject), exp: .init(value: Date(timeIntervalSince1970: TimeInterval(expires))))
+            Claims(
+                sub: .init(value: subject), exp: .init(value: Date(timeIntervalSince1970: TimeInterval(expires))),
+                aud: audience.map { .init(value: [$0]) }, iss: issuer.map { .init(value: $0) })
         )
     }
 
@@ -50,8 +63,12 @@ struct RegistrationInputTests {
         let secretFile = dataDirectory + "-jwt-secret"
         try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
         _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
-        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.jwtSecretFiles = [secretFile] }) {
-            server in
+        let jwtOptions: (inout SigilServe.Options) -> Void = {
+            $0.jwtSecretFiles = [secretFile]
+            $0.jwtAudience = Self.audience
+            $0.jwtIssuer = Self.issuer
+        }
+        try await TestServer.with(dataDirectory: dataDirectory, configure: jwtOptions) { server in
             try await server.client().using { client in
                 let now = server.clock.now()
                 let device = try TestDevice(.ecdsaP256SHA256)
@@ -124,6 +141,34 @@ struct RegistrationInputTests {
                             signedBy: device), 401, "enrollment-refused"
                     ),
                     (
+                        "JWT for another audience",
+                        try Self.registration(
+                            device, server: server,
+                            authorization: "Bearer "
+                                + (try await Self.jwt(
+                                    secret: secret, subject: "alice", expires: now + 600, audience: "https://other.test"
+                                )),
+                            signedBy: device), 401, "enrollment-refused"
+                    ),
+                    (
+                        "JWT without an audience",
+                        try Self.registration(
+                            device, server: server,
+                            authorization: "Bearer "
+                                + (try await Self.jwt(
+                                    secret: secret, subject: "alice", expires: now + 600, audience: nil)),
+                            signedBy: device), 401, "enrollment-refused"
+                    ),
+                    (
+                        "JWT from another issuer",
+                        try Self.registration(
+                            device, server: server,
+                            authorization: "Bearer "
+                                + (try await Self.jwt(
+                                    secret: secret, subject: "alice", expires: now + 600, issuer: "https://evil.test")),
+                            signedBy: device), 401, "enrollment-refused"
+                    ),
+                    (
                         "expired JWT",
                         try Self.registration(
                             device, server: server,
@@ -172,6 +217,39 @@ struct RegistrationInputTests {
                 #expect(refused.status == 400, "\(refused.text)")
                 #expect(refused.code == "invalid-registration")
                 #expect(try await server.prepared.directory.keyIDs() == [device.keyID])
+            }
+        }
+    }
+
+    @Test("JWT keys need an audience and an issuer; with JWTs the bootstrap token is off unless given")
+    func jwtConfiguration() async throws {
+        let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
+        try Base64.encode((0..<32).map { UInt8($0) }).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        await #expect(throws: SigilInputError.self) {
+            try await TestServer.with(configure: { $0.jwtSecretFiles = [secretFile] }) { _ in }
+        }
+        await #expect(throws: SigilInputError.self) {
+            try await TestServer.with(configure: {
+                $0.jwtSecretFiles = [secretFile]
+                $0.jwtAudience = Self.audience
+            }) { _ in }
+        }
+        let dataDirectory = TestServer.temporaryDirectory()
+        try await TestServer.with(
+            dataDirectory: dataDirectory,
+            configure: {
+                $0.jwtSecretFiles = [secretFile]
+                $0.jwtAudience = Self.audience
+                $0.jwtIssuer = Self.issuer
+                $0.enrollToken = nil
+            }
+        ) { server in
+            #expect(server.prepared.enrollToken == nil)
+            #expect(!FileManager.default.fileExists(atPath: dataDirectory + "/enroll-token"))
+            try await server.client().using { client in
+                let device = try TestDevice()
+                let refused = try await EndToEndTests.register(device, on: server, client: client)
+                #expect(refused.code == "enrollment-refused")
             }
         }
     }
