@@ -1,18 +1,20 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOSSL
 import SigilClient
 import SigilCore
 import SigilTLS
 import X509
 
-/// An AsyncHTTPClient set up the Sigil way for one server: its pins checked first, TLS 1.3 with the
-/// hybrid group first (or only), anchored at the pinned certificate for a self-signed server, and a
-/// client certificate when one is configured.
+/// An AsyncHTTPClient set up the Sigil way for one server: its pins checked on every connection,
+/// TLS 1.3 with the hybrid group first (or only), anchored at the pinned certificate for a
+/// self-signed server, a client certificate when one is configured, and no redirects followed.
 ///
-/// - Warning: AsyncHTTPClient offers no per-connection certificate callback. Pins are checked on a
-///   connection of this type's own before the client is made; later connections are held to the
-///   same anchors (the pinned self-signed certificate, the given anchors, or the system roots).
+/// The pins are checked on a connection of this type's own first (which fixes the anchors and the
+/// intermediates), then on every connection AsyncHTTPClient opens, after its handshake and before
+/// any request is written to it: a connection whose certificate does not chain to a pinned key fails
+/// with ``PinError`` and is closed, and the requests waiting for it fail with that error.
 public struct SigilHTTPClient: Sendable {
     /// How to reach the server.
     public struct Options: Sendable {
@@ -45,18 +47,46 @@ public struct SigilHTTPClient: Sendable {
     /// - Throws: ``PinError`` naming the expected and presented pins; ``SigilInputError`` for bad options.
     public static func connect(host: String, port: Int, options: Options) async throws -> SigilHTTPClient {
         var anchors = options.anchors
-        var pinReport: PinReport?
+        var trust: PinnedServer.Trust?
         if !options.pins.isEmpty {
             let pins = try PinSet(host: host, pins: options.pins, allowSinglePin: options.allowSinglePin)
-            let trust = try await PinnedServer.check(
+            trust = try await PinnedServer.check(
                 host: host, port: port, pins: pins, anchors: options.anchors, reportOnly: options.reportOnly,
                 report: options.report)
-            anchors = trust.anchors
-            pinReport = trust.report
+            anchors = trust?.anchors
         }
         let tls = ClientTLS.configuration(pqOnly: options.pqOnly, anchors: anchors, identity: options.identity)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        return SigilHTTPClient(client: client, pinReport: pinReport)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        // A signed request is never re-sent elsewhere: a redirect is returned to the caller as it is.
+        configuration.redirectConfiguration = .disallow
+        if let connections = trust?.connections {
+            // A pin failure is final: waiting requests fail with it at once instead of retrying.
+            configuration.connectionPool.retryConnectionEstablishment = false
+            let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                Self.checkPins(of: channel, with: connections)
+            }
+            configuration.http1_1ConnectionDebugInitializer = check
+            configuration.http2ConnectionDebugInitializer = check
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return SigilHTTPClient(client: client, pinReport: trust?.report)
+    }
+
+    /// Checks the certificate of a new connection against the pins; on failure closes it and fails.
+    static func checkPins(of channel: any Channel, with connections: ConnectionPinCheck) -> EventLoopFuture<Void> {
+        let checked = channel.eventLoop.makePromise(of: Void.self)
+        channel.nioSSL_peerCertificate().whenComplete { result in
+            checked.completeWithTask {
+                guard case .success(let certificate?) = result else {
+                    throw PinError(report: nil, reason: "the connection presented no certificate")
+                }
+                try await connections.check(leafDER: try certificate.toDERBytes())
+            }
+        }
+        return checked.futureResult.flatMapError { error in
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
     }
 
     /// A transport over the client.

@@ -3,12 +3,15 @@
     import Security
     import SigilCore
 
-    /// A `URLSessionDelegate` that applies a Sigil pin set and presents a client identity.
+    /// A `URLSessionDelegate` that applies a Sigil pin set, presents a client identity, and never
+    /// re-sends a signed request to another place.
     ///
     /// The server's chain is evaluated by the system (against the system roots, or only against
     /// `anchors` for a self-signed server), with the SSL policy for the host; then at least one pinned
-    /// SPKI must be in the chain. In report-only mode a mismatch is reported and the connection goes on.
-    public final class PinningSessionDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+    /// SPKI must be in the chain. URLSession asks for every new TLS session, so every connection is
+    /// checked. In report-only mode a mismatch is reported and the connection goes on. Redirects of
+    /// signed requests are not followed (the 3xx is returned), nor any redirect to another origin.
+    public final class PinningSessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
         /// The pins per host.
         public let pins: [String: Set<String>]
         /// Trust only these certificates, per host (a self-signed server's own certificate).
@@ -72,6 +75,21 @@
             default:
                 completionHandler(.performDefaultHandling, nil)
             }
+        }
+
+        public func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
+            completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            let original = task.originalRequest
+            let signed = ["X-Signature", "Signature"].contains { original?.value(forHTTPHeaderField: $0) != nil }
+            let sameOrigin =
+                original?.url?.scheme == request.url?.scheme && original?.url?.host == request.url?.host
+                && original?.url?.port == request.url?.port
+            completionHandler(signed || !sameOrigin ? nil : request)
         }
 
         /// Evaluates the chain for `host`, then the pins.

@@ -50,6 +50,9 @@ struct Curl: AsyncParsableCommand {
     @Flag(name: .customLong("allow-single-pin"), help: "Accept a single pin with no backup.")
     var allowSinglePin = false
 
+    @Option(name: .long, help: "Trust the CA certificates in this PEM file instead of the system roots.")
+    var cacert: String?
+
     @Option(name: .long, help: "A client certificate (PEM).")
     var cert: String?
 
@@ -87,6 +90,7 @@ struct Curl: AsyncParsableCommand {
         options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
         options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
         options.pqOnly = pqOnly
+        options.anchors = try cacert.map(Anchors.load)
         options.identity = try clientIdentity(stored)
         let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
         let clock = ServerClock()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOSSL
 import SigilClient
 import SigilCore
 import SigilHTTPClient
@@ -10,6 +11,21 @@ enum Identities {
     static func store(_ name: String) throws -> FileDeviceStore {
         guard KeyID.isValid(name) else { throw SigilInputError("an identity name matches [A-Za-z0-9._~-]{1,128}") }
         return FileDeviceStore(directory: DataDirectory.defaultPath + "/identities/" + name)
+    }
+}
+
+/// `--cacert FILE`: the certificates to trust instead of the system roots, as curl's flag does.
+enum Anchors {
+    static func load(_ path: String) throws -> [NIOSSLCertificate] {
+        do {
+            let certificates = try NIOSSLCertificate.fromPEMFile(path)
+            guard !certificates.isEmpty else { throw SigilInputError("\(path) holds no certificate") }
+            return certificates
+        } catch let error as SigilInputError {
+            throw error
+        } catch {
+            throw SigilInputError("cannot read the certificates in \(path)")
+        }
     }
 }
 
@@ -29,6 +45,9 @@ struct Enroll: AsyncParsableCommand {
 
     @Flag(name: .customLong("allow-single-pin"), help: "Accept a single pin with no backup.")
     var allowSinglePin = false
+
+    @Option(name: .long, help: "Trust the CA certificates in this PEM file instead of the system roots.")
+    var cacert: String?
 
     @Option(name: .long, help: "The key's algorithm.")
     var alg = "ecdsa-p256-sha256"
@@ -50,6 +69,7 @@ struct Enroll: AsyncParsableCommand {
         options.pins = pin
         options.allowSinglePin = allowSinglePin
         options.pqOnly = pqOnly
+        options.anchors = try cacert.map(Anchors.load)
         let enrolled = try await Enrollment.enroll(
             server: url, token: token, options: options, algorithm: try SignatureAlgorithm.named(alg),
             requestCertificate: clientCertificate, store: try Identities.store(identity))

@@ -58,8 +58,9 @@ struct SessionTests {
         return request
     }
 
-    static func discovery(_ server: TestServer) -> HTTPRequest {
-        HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(server.port)", path: "/.well-known/sigil")
+    static func discovery(_ server: TestServer, port: Int? = nil) -> HTTPRequest {
+        HTTPRequest(
+            method: .get, scheme: "https", authority: "localhost:\(port ?? server.port)", path: "/.well-known/sigil")
     }
 
     @Test("a client clock an hour fast is corrected by exactly one retry")
