@@ -81,7 +81,8 @@ struct PinningTests {
             #expect(reports.withLock { $0 } == [trust.report])
             #expect(trust.report.seen == server.prepared.pins)
 
-            // Through SigilHTTPClient: the pin check reports, and the request goes through.
+            // Through SigilHTTPClient: the pin check and the client's own connection report, and the
+            // request goes through.
             var options = SigilHTTPClient.Options()
             options.pins = [Self.otherPin, Self.anotherPin]
             options.anchors = try server.certificates
@@ -91,7 +92,8 @@ struct PinningTests {
             let (head, _) = try await connection.transport.send(SessionTests.discovery(server), body: [])
             try await connection.shutdown()
             #expect(head.status == .ok)
-            #expect(reports.withLock { $0.count } == 2)
+            #expect(reports.withLock { $0.count } == 3)
+            #expect(reports.withLock { $0.allSatisfy { $0 == trust.report } })
         }
     }
 }
