@@ -65,6 +65,8 @@ public enum SigilServe {
         /// Also serve `POST /bench/unverified`, an echo without verification, as the baseline of
         /// `sigil bench http`. Never enable it on a real server.
         public var benchmarkRoute = false
+        /// How long a client may take to send its request head and body.
+        public var timeouts = RequestTimeouts()
         /// The server's clock.
         public var clock: any UnixClock = SystemUnixClock()
 
@@ -253,7 +255,16 @@ public enum SigilServe {
 
         let application = Application(
             router: router,
-            server: try .http2Upgrade(tlsConfiguration: tls),
+            server: try .http2Upgrade(
+                tlsConfiguration: tls,
+                configuration: HTTP2UpgradeChannel.Configuration(
+                    // An HTTP/2 connection with no stream open waits as long as a request head may take.
+                    idleTimeout: .nanoseconds(options.timeouts.header.nanoseconds),
+                    gracefulCloseTimeout: .seconds(5),
+                    streamConfiguration: options.timeouts.channelConfiguration(
+                        metricsFactory: metricsFactory, clock: clock)
+                )
+            ),
             configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? options.port) },
             logger: logger

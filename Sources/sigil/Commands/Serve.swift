@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import SigilCore
+import SigilHummingbird
 import SigilServe
 
 /// `sigil serve`: the protected server with its registration API, ready with no arguments.
@@ -71,11 +73,26 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("rotation-grace"), help: "Seconds a rotated key stays valid.")
     var rotationGrace: Int64 = 86_400
 
+    @Option(name: .customLong("header-timeout"), help: "Seconds a client may take to send a request head.")
+    var headerTimeout: Int64 = 10
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request body may stall.")
+    var bodyTimeout: Int64 = 30
+
+    @Option(name: .customLong("request-timeout"), help: "Seconds a whole request may take to arrive.")
+    var requestTimeout: Int64 = 60
+
     @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
     var debugSignatureBase = false
 
     @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
     var metrics = false
+
+    func validate() throws {
+        guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0 else {
+            throw ValidationError("timeouts are positive numbers of seconds")
+        }
+    }
 
     func options() -> SigilServe.Options {
         var options = SigilServe.Options()
@@ -90,6 +107,8 @@ struct Serve: AsyncParsableCommand {
         options.openEnrollment = openEnrollment
         options.jwtKeyFiles = jwtKeys
         options.jwtSecretFiles = jwtSecrets
+        options.timeouts = RequestTimeouts(
+            header: .seconds(headerTimeout), bodyIdle: .seconds(bodyTimeout), request: .seconds(requestTimeout))
         options.jwtAudience = jwtAudience
         options.jwtIssuer = jwtIssuer
         options.jwksFiles = jwks
