@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
         .target(
@@ -160,6 +161,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Vectors", "Fixtures"]
         ),

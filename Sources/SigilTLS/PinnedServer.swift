@@ -3,7 +3,7 @@ import NIOSSL
 import SigilCore
 import SwiftASN1
 import Synchronization
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// The SPKI pins a client accepts for one host: at least two (one a backup, on a key not in use yet)
 /// unless the single pin is explicitly waived through.
@@ -218,8 +218,9 @@ public final class ConnectionPinCheck: Sendable {
             }
             result = await verifier.validate(leaf: leaf, intermediates: chainCandidates)
         } else {
+            let rfc5280 = validationTime.map { RFC5280Policy(fixedExpiryValidationTime: $0) } ?? RFC5280Policy()
             var verifier = Verifier(rootCertificates: rootStore) {
-                RFC5280Policy(validationTime: time)
+                rfc5280
                 identity
             }
             result = await verifier.validate(leaf: leaf, intermediates: chainCandidates)

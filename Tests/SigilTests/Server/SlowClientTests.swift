@@ -125,15 +125,8 @@ struct SlowClientTests {
         }) { server in
             try await server.client().using { client in
                 let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
-                let body = Array(#"{"slow":true}"#.utf8)
-                var head = TestRequest(.post, "/v1/echo", server: server, body: body).head
-                try device.signer(clock: server.clock).sign(&head, body: body)
-                var request = HTTPClientRequest(url: server.baseURL + "/v1/echo")
-                request.method = .POST
-                for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
-                let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
-                request.body = .stream(chunks, length: .known(Int64(body.count)))
-                feed.yield(ByteBuffer(bytes: body.prefix(5)))
+                let (request, feed) = try StalledRequestTests.stalledEcho(
+                    Array(#"{"slow":true}"#.utf8), signedBy: device, server: server)
                 let response = try await client.execute(request, timeout: .seconds(10))
                 let answer = try await response.body.collect(upTo: 1 << 16)
                 feed.finish()

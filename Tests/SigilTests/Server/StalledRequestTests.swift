@@ -104,15 +104,7 @@ struct StalledRequestTests {
             try await server.client().using { client in
                 let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
                 let body = Array(#"{"transfer":"all"}"#.utf8)
-                var head = TestRequest(.post, "/v1/echo", server: server, body: body).head
-                head.headerFields[.contentType] = "application/json"
-                try device.signer(clock: server.clock).sign(&head, body: body)
-                var request = HTTPClientRequest(url: server.baseURL + "/v1/echo")
-                request.method = .POST
-                for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
-                let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
-                request.body = .stream(chunks, length: .known(Int64(body.count)))
-                feed.yield(ByteBuffer(bytes: body.prefix(5)))
+                let (request, feed) = try Self.stalledEcho(body, signedBy: device, server: server)
                 async let stalled = client.execute(request, timeout: .seconds(30))
 
                 // A discovery round trip on the same connection: the server has the stalled request's headers.
@@ -129,6 +121,23 @@ struct StalledRequestTests {
                 #expect(String(buffer: answer).contains("revoked-key"))
             }
         }
+    }
+}
+
+extension StalledRequestTests {
+    /// A signed `POST /v1/echo` of `body` whose first 5 bytes are sent; the rest is the caller's to feed.
+    static func stalledEcho(_ body: [UInt8], signedBy device: TestDevice, server: TestServer) throws
+        -> (HTTPClientRequest, AsyncStream<ByteBuffer>.Continuation)
+    {
+        var head = TestRequest(.post, "/v1/echo", server: server, json: String(decoding: body, as: UTF8.self)).head
+        try device.signer(clock: server.clock).sign(&head, body: body)
+        var request = HTTPClientRequest(url: server.baseURL + "/v1/echo")
+        request.method = .POST
+        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+        let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
+        request.body = .stream(chunks, length: .known(Int64(body.count)))
+        feed.yield(ByteBuffer(bytes: body.prefix(5)))
+        return (request, feed)
     }
 }
 
