@@ -20,10 +20,30 @@ public final class ServerClock: UnixClock {
     /// The current offset (server minus local), in seconds.
     public var offsetSeconds: Int64 { offset.withLock { $0 } }
 
+    /// The local clock's Unix seconds, uncorrected.
+    public var localTime: Int64 { local.now() }
+
+    /// The longest round trip whose signed answer may set the offset, in seconds: the server signed
+    /// somewhere between the send and the receipt, so the offset learnt is off by half the round trip
+    /// at most, and an answer held back longer teaches nothing.
+    public static let maximumRoundTrip: Int64 = 120
+
     /// Learns the offset from a server's Unix time, read from a verified response signature.
     public func synchronize(serverTime: Int64) {
         let difference = serverTime - local.now()
         offset.withLock { $0 = difference }
+    }
+
+    /// Learns the offset from the signed time of an answer to a request sent at local time `sentAt`
+    /// and received at `receivedAt`: the server time is taken as the middle of the round trip.
+    ///
+    /// - Returns: whether the offset was learnt (not when the round trip was over ``maximumRoundTrip``).
+    @discardableResult
+    public func synchronize(serverTime: Int64, sentAt: Int64, receivedAt: Int64) -> Bool {
+        guard receivedAt >= sentAt, receivedAt - sentAt <= Self.maximumRoundTrip else { return false }
+        let difference = serverTime - (sentAt + (receivedAt - sentAt) / 2)
+        offset.withLock { $0 = difference }
+        return true
     }
 }
 

@@ -91,12 +91,14 @@ public struct SigilSession: Sendable {
             attempts += 1
             var signed = request
             let nonce = try signer.sign(&signed, body: body)
+            let sentAt = clock.localTime
             let (head, responseBody) = try await transport.send(signed, body: body)
             let response = try verified(
                 SigilResponse(
                     head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed),
                 nonce: nonce,
-                request: signed
+                request: signed,
+                roundTrip: (sentAt, clock.localTime)
             )
             if attempts == 1, response.signatureVerified, head.status.code == 401,
                 response.problemCode == SigilError.Code.timestampOutOfWindow.rawValue
@@ -107,8 +109,14 @@ public struct SigilSession: Sendable {
         }
     }
 
-    /// Checks the response's signature when a server key is configured, and learns the clock from it.
-    func verified(_ response: SigilResponse, nonce: String, request: HTTPRequest) throws -> SigilResponse {
+    /// Checks the response's signature when a server key is configured, and learns the clock from it
+    /// (the signed time placed in the middle of the round trip).
+    func verified(
+        _ response: SigilResponse,
+        nonce: String,
+        request: HTTPRequest,
+        roundTrip: (sentAt: Int64, receivedAt: Int64)
+    ) throws -> SigilResponse {
         guard let responses else { return response }
         let fields = response.head.headerFields
         let signedV1 = fields[SigilV1.signatureField] != nil
@@ -126,7 +134,10 @@ public struct SigilSession: Sendable {
             ? try responses.verifySigilV1(
                 response.head, body: response.body, requestNonce: nonce, checkingWindow: false)
             : try responses.verifyRFC9421(response.head, body: response.body, answering: request, checkingWindow: false)
-        if signature.isBoundToRequestNonce { clock.synchronize(serverTime: signature.timestamp) }
+        if signature.isBoundToRequestNonce {
+            clock.synchronize(
+                serverTime: signature.timestamp, sentAt: roundTrip.sentAt, receivedAt: roundTrip.receivedAt)
+        }
         return SigilResponse(
             head: response.head, body: response.body, signatureVerified: true, attempts: response.attempts,
             sentRequest: response.sentRequest)

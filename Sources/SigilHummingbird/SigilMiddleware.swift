@@ -87,11 +87,17 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     }
 
     /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,
-    /// signed for the request when a response signer is set and the request's nonce parsed.
-    public func refusal(_ error: SigilError, for request: HTTPRequest) -> SigilHTTPError {
+    /// signed for the request when a response signer is set and the request's signature verified.
+    ///
+    /// - Parameter requestVerified: the request passed this middleware (a route refusing a verified
+    ///   request), so the refusal may be signed whatever `error` says.
+    public func refusal(_ error: SigilError, for request: HTTPRequest, requestVerified: Bool = false)
+        -> SigilHTTPError
+    {
+        let refused = requestVerified ? error.ofVerifiedRequest() : error
         let (head, body) = verifier.refusal(
-            error, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
-        return SigilHTTPError(error, head: head, body: body)
+            refused, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
+        return SigilHTTPError(refused, head: head, body: body)
     }
 
     /// The client certificate of the connection `channel` belongs to (the stream's parent for HTTP/2).

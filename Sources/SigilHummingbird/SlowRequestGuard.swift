@@ -46,7 +46,9 @@ public struct RequestTimeouts: Sendable, Hashable {
 ///
 /// When the body is too slow and no response has started, it answers `408` with problem+json
 /// (`request-timeout`), then closes; the request being read fails with that error, so its handler
-/// never sees a truncated body as complete. A slow request head just closes the connection. Body
+/// never sees a truncated body as complete. A body still arriving after an early answer (a refusal
+/// before the body ended) is held to the same limits while the server drains it, and the
+/// connection is closed when it is too slow. A slow request head just closes the connection. Body
 /// silence counts only while the application is asking for more, so a handler that reads slowly is
 /// not taken for a slow client.
 final class SlowRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -84,6 +86,8 @@ final class SlowRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestTimer: Scheduled<Void>?
     private var receivingBody = false
     private var responseStarted = false
+    /// The whole answer went out before the request's body ended.
+    private var answeredEarly = false
     private var readOutstanding = false
     private var expired = false
 
@@ -125,6 +129,12 @@ final class SlowRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             receivingBody = false
             cancelBody()
+            if answeredEarly {
+                // The exchange is over: the next request head is due.
+                answeredEarly = false
+                responseStarted = false
+                armHeader(context)
+            }
         }
         context.fireChannelRead(data)
     }
@@ -141,13 +151,18 @@ final class SlowRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         switch Self.unwrapOutboundIn(data) {
         case .head(let head) where head.status.kind != .informational:
-            // Answered: whatever is left of the body is the server's to drain or drop.
+            // Answered early (a refusal before the body ended): the rest of the body is still drained,
+            // and still held to the limits.
             responseStarted = true
-            cancelBody()
         case .end:
             context.write(data, promise: promise)
-            responseStarted = false
-            if !receivingBody { armHeader(context) }
+            // A request whose body is still arriving has its answer: an expiry now only closes.
+            if receivingBody {
+                answeredEarly = true
+            } else {
+                responseStarted = false
+                armHeader(context)
+            }
             return
         default:
             break

@@ -281,6 +281,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                     [.integer(Int(end)), .text(keyID)]
                 )
             }
+            if let (device, end) = change.retiringSecrets {
+                _ = try await writer.query(
+                    """
+                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                    WHERE device_id = ?2 AND alg = ?3 AND state <> 'revoked'
+                    """,
+                    [.integer(Int(end)), .text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)]
+                )
+            }
             for device in change.revokedDevices {
                 _ = try await writer.query(
                     "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",

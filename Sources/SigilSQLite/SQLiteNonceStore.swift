@@ -15,7 +15,9 @@ import Synchronization
 ///   about once every two seconds. After a restart, requests dated at or before it are refused
 ///   (`timestamp-out-of-window`, whose `serverTime` lets clients re-sync and retry).
 /// - the nonces of requests dated more than ``durableLead`` seconds ahead of the server's clock,
-///   which the horizon does not cover; they are loaded back into memory at the next start.
+///   which the horizon does not cover; they are loaded back into memory at the next start, and when
+///   they are dropped past their retention the horizon rises to their timestamps (so a window
+///   widened across a restart reopens nothing).
 ///
 /// - Warning: one process per file: two processes sharing the file do not see each other's
 ///   in-memory nonces. Replicas need a shared store.
@@ -55,12 +57,12 @@ public final class SQLiteNonceStore: NonceStore {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
             for statement in schema { _ = try await connection.query(statement) }
+            let memory = MemoryNonceStore(clock: clock)
+            let now = clock.now()
+            try await purge(connection, now: now)
             let horizon =
                 try await connection.query("SELECT horizon FROM sigil_nonce_horizon WHERE id = 1").first?
                 .column("horizon")?.integer ?? 0
-            let memory = MemoryNonceStore(clock: clock)
-            let now = clock.now()
-            _ = try await connection.query("DELETE FROM sigil_nonces WHERE expires_at <= ?", [.integer(Int(now))])
             for row in try await connection.query("SELECT key_id, nonce, expires_at FROM sigil_nonces") {
                 guard let keyID = row.column("key_id")?.string, let nonce = row.column("nonce")?.string,
                     let expiresAt = row.column("expires_at")?.integer
@@ -82,6 +84,7 @@ public final class SQLiteNonceStore: NonceStore {
         CREATE TABLE IF NOT EXISTS sigil_nonces (
             key_id TEXT NOT NULL,
             nonce TEXT NOT NULL,
+            timestamp INTEGER NOT NULL,
             expires_at INTEGER NOT NULL,
             PRIMARY KEY (key_id, nonce)
         ) WITHOUT ROWID
@@ -93,6 +96,20 @@ public final class SQLiteNonceStore: NonceStore {
         )
         """,
     ]
+
+    /// Drops the nonces past their retention, first raising the horizon to their timestamps: a
+    /// request the store forgets stays refused by time even if the window is widened later.
+    static func purge(_ connection: SQLiteConnection, now: Int64) async throws {
+        _ = try await connection.query(
+            """
+            INSERT INTO sigil_nonce_horizon (id, horizon)
+            SELECT 1, MAX(timestamp) FROM sigil_nonces WHERE expires_at <= ?1 HAVING COUNT(*) > 0
+            ON CONFLICT (id) DO UPDATE SET horizon = MAX(horizon, excluded.horizon)
+            """,
+            [.integer(Int(now))]
+        )
+        _ = try await connection.query("DELETE FROM sigil_nonces WHERE expires_at <= ?", [.integer(Int(now))])
+    }
 
     /// Closes the file, after any write in progress.
     public func close() async throws {
@@ -108,11 +125,10 @@ public final class SQLiteNonceStore: NonceStore {
         guard memory.insertSync(keyID: keyID, nonce: nonce, expiresAt: expiresAt, now: now) else { return false }
         if timestamp > now + Self.durableLead {
             try await write("the nonce could not be recorded durably") {
+                try await Self.purge(self.connection, now: now)
                 _ = try await self.connection.query(
-                    "DELETE FROM sigil_nonces WHERE expires_at <= ?", [.integer(Int(now))])
-                _ = try await self.connection.query(
-                    "INSERT OR IGNORE INTO sigil_nonces (key_id, nonce, expires_at) VALUES (?, ?, ?)",
-                    [.text(keyID), .text(nonce), .integer(Int(expiresAt))]
+                    "INSERT OR IGNORE INTO sigil_nonces (key_id, nonce, timestamp, expires_at) VALUES (?, ?, ?, ?)",
+                    [.text(keyID), .text(nonce), .integer(Int(timestamp)), .integer(Int(expiresAt))]
                 )
             }
         } else if timestamp > horizon.withLock({ $0 }) {

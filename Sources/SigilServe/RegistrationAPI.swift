@@ -94,11 +94,13 @@ struct RegistrationAPI: Sendable {
         let userId: String?
     }
 
-    /// `POST /v1/devices`: the enrollment policy, then a public key whose own signature is on the request.
+    /// `POST /v1/devices`: a public key whose own signature is on the request, and the enrollment
+    /// policy, judged when the body has arrived.
     func register(_ request: Request) async throws -> Response {
+        var verified = false
         do {
-            let userID = try await policy.authorize(request.head)
             let body = try await Self.readBody(request, limit: Self.registrationBodyLimit)
+            let userID = try await policy.authorize(request.head)
             let key = try Self.publicKey(from: body)
             guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
             var configuration = verifierConfiguration
@@ -110,7 +112,8 @@ struct RegistrationAPI: Sendable {
                 configuration: configuration,
                 metricsFactory: metricsFactory
             )
-            let verified = try await proof.verify(request.head, body: body)
+            let identity = try await proof.verify(request.head, body: body)
+            verified = true
             let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
                 DirectoryChange(added: [
@@ -122,9 +125,9 @@ struct RegistrationAPI: Sendable {
                 status: .created
             )
             guard let signer = middleware.responseSigner else { return response }
-            return try await response.signed(with: signer, answering: request.head, verified: verified)
+            return try await response.signed(with: signer, answering: request.head, verified: identity)
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
+            throw middleware.refusal(error, for: request.head, requestVerified: verified)
         }
     }
 
@@ -224,7 +227,7 @@ struct RegistrationAPI: Sendable {
             response.headers[HTTPField.Name.cacheControl] = "no-store"
             return response
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
         }
     }
 
@@ -249,8 +252,8 @@ struct RegistrationAPI: Sendable {
         let proof: String
     }
 
-    /// `POST /v1/keys/rotate`, signed by the current key: registers the next key; the current one stays
-    /// valid for the grace period.
+    /// `POST /v1/keys/rotate`, signed by the current key: registers the next key; the current one and
+    /// the device's HMAC secrets stay valid for the grace period (the new key fetches a new secret).
     func rotate(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
         let identity = try context.requireSigilIdentity()
         do {
@@ -286,6 +289,8 @@ struct RegistrationAPI: Sendable {
                         )
                     ],
                     retiring: [(identity.keyID, now + rotationGrace)],
+                    // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
+                    retiringSecrets: (deviceID, now + rotationGrace),
                     actingKeyID: identity.keyID
                 )
             )
@@ -294,7 +299,7 @@ struct RegistrationAPI: Sendable {
                 status: .created
             )
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
         }
     }
 
@@ -315,7 +320,7 @@ struct RegistrationAPI: Sendable {
             context.logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
             return Response(status: .noContent)
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
         }
     }
 
@@ -369,7 +374,7 @@ struct RegistrationAPI: Sendable {
                 status: .created
             )
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
         }
     }
 

@@ -216,6 +216,16 @@ struct RoundTripTests {
         _ = try await setup.verifier.verify(request, body: Array(urlRequest.httpBody!))
     }
 
+    @Test func serverClockPlacesTheSignedTimeInTheRoundTrip() {
+        let clock = ServerClock(local: ManualUnixClock(1_000_000))
+        #expect(clock.synchronize(serverTime: 2_000_010, sentAt: 1_000_000, receivedAt: 1_000_020))
+        #expect(clock.offsetSeconds == 1_000_000)
+        // An answer held back longer than the limit teaches nothing: a delay cannot move the clock far.
+        #expect(!clock.synchronize(serverTime: 5, sentAt: 1_000_000, receivedAt: 1_000_000 + 121))
+        #expect(!clock.synchronize(serverTime: 5, sentAt: 1_000_010, receivedAt: 1_000_000))
+        #expect(clock.offsetSeconds == 1_000_000)
+    }
+
     @Test func serverClockKeepsTheLearntOffset() {
         let local = ManualUnixClock(1_000_000)
         let clock = ServerClock(local: local)

@@ -120,11 +120,26 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     /// option, so a developer can diff it with the base the client signed. Never contains key material.
     public var signatureBase: String?
 
+    /// Whether the refused request's signature verified before it was refused (a replayed nonce, a
+    /// timestamp out of the window on an authentic request, a route's refusal of a verified request).
+    ///
+    /// Only then may the refusal be signed for the request's nonce (PROTOCOL.md section 2.7): a nonce
+    /// alone is no proof that the request came from its client, and a signed refusal bound to a
+    /// client's nonce tells that client its request was not carried out.
+    public var requestVerified = false
+
     /// Creates an error.
     public init(_ code: Code, _ detail: String, signatureBase: String? = nil) {
         self.code = code
         self.detail = detail
         self.signatureBase = signatureBase
+    }
+
+    /// This error, marked as the refusal of a request whose signature verified.
+    public func ofVerifiedRequest() -> SigilError {
+        var error = self
+        error.requestVerified = true
+        return error
     }
 
     public static func == (lhs: SigilError, rhs: SigilError) -> Bool { lhs.code == rhs.code }

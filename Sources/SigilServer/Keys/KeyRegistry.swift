@@ -21,6 +21,9 @@ public struct DirectoryChange: Sendable {
     public var retiring: [(keyID: String, until: Int64)]
     /// Devices whose every key is revoked.
     public var revokedDevices: [String]
+    /// A device whose HMAC secrets all move to rotating, accepted until the given Unix time (what a
+    /// rotation does, so a secret fetched with the old key does not outlive it).
+    public var retiringSecrets: (deviceID: String, until: Int64)?
     /// Client certificates issued to devices.
     public var certificates: [IssuedCertificateRecord]
     /// The key on whose authority the change is made, which must be its device's active key.
@@ -30,12 +33,14 @@ public struct DirectoryChange: Sendable {
     public init(
         added: [RegisteredKey] = [],
         retiring: [(keyID: String, until: Int64)] = [],
+        retiringSecrets: (deviceID: String, until: Int64)? = nil,
         revokedDevices: [String] = [],
         certificates: [IssuedCertificateRecord] = [],
         actingKeyID: String? = nil
     ) {
         self.added = added
         self.retiring = retiring
+        self.retiringSecrets = retiringSecrets
         self.revokedDevices = revokedDevices
         self.certificates = certificates
         self.actingKeyID = actingKeyID
@@ -125,6 +130,11 @@ extension MemoryKeyDirectory: KeyRegistry {
         }
         for (keyID, end) in change.retiring {
             updated[keyID] = updated[keyID]?.retiring(until: end)
+        }
+        if let (device, end) = change.retiringSecrets {
+            for (id, key) in updated where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
+                updated[id] = key.retiring(until: end)
+            }
         }
         for device in change.revokedDevices {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }

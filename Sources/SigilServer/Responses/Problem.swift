@@ -48,7 +48,13 @@ public enum Problem {
 extension RequestVerifier {
     /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4): `serverTime`,
     /// `Cache-Control: no-store`, `Accept-Signature` unless the request used sigil-v1, and, with a
-    /// `signer`, the server's signature bound to the request when its nonce parsed (section 2.7).
+    /// `signer`, the server's signature bound to the request's nonce (section 2.7) when the request's
+    /// own signature verified (``SigilError/requestVerified``).
+    ///
+    /// A request whose signature did not verify gets an unsigned refusal even when its nonce parsed:
+    /// anyone can copy a client's nonce onto a tampered request, and a refusal signed for it would
+    /// tell that client its request was not carried out (and, for `timestamp-out-of-window`, to send
+    /// it again).
     ///
     /// - Parameter includeSignatureBase: the debug option: the body carries the server's base.
     public func refusal(
@@ -66,7 +72,7 @@ extension RequestVerifier {
         if configuration.profiles.contains(.rfc9421) && !usedSigilV1 {
             head.headerFields[MessageSignatures.acceptSignatureField] = configuration.acceptSignature
         }
-        if let signer, let binding {
+        if let signer, error.requestVerified, let binding {
             var signed = head
             // A request too broken to name its authority or path cannot be covered with ;req: unsigned.
             if (try? signer.sign(&signed, body: body, answering: request, binding: binding)) != nil { head = signed }

@@ -95,7 +95,7 @@ public struct RequestVerifier: Sendable {
             throw SigilError(
                 .certificateMismatch,
                 "the client certificate names key \(certificateKeyID.prefix(128)), not a key of the signer's device"
-            )
+            ).ofVerifiedRequest()
         }
     }
 
@@ -127,6 +127,9 @@ public struct RequestVerifier: Sendable {
         /// rfc9421 `alg`.
         let declaredAlgorithm: SignatureAlgorithm?
         let key: RegisteredKey
+        /// The window or `expires` refusal, decided once the signature is checked: signed for an
+        /// authentic request (its client may re-sync and resend), unsigned for any other.
+        let timeRefusal: SigilError?
     }
 
     /// Steps 1 to 3: the signature headers parse, the timestamp is in the window, the key is known.
@@ -138,7 +141,7 @@ public struct RequestVerifier: Sendable {
                 || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
         {
             let headers = try SigilV1.parseRequestHeaders(fields)
-            try checkTime(headers.timestamp, expires: nil, now: now)
+            let timeRefusal = timeRefusal(headers.timestamp, expires: nil, now: now)
             return Admitted(
                 signature: .sigilV1(headers),
                 keyID: headers.keyID,
@@ -146,7 +149,8 @@ public struct RequestVerifier: Sendable {
                 timestamp: headers.timestamp,
                 expires: nil,
                 declaredAlgorithm: nil,
-                key: try await lookUp(headers.keyID, declaredAlgorithm: nil, now: now)
+                key: try await lookUp(headers.keyID, declaredAlgorithm: nil, now: now, orRefuse: timeRefusal),
+                timeRefusal: timeRefusal
             )
         }
         if configuration.profiles.contains(.rfc9421)
@@ -186,7 +190,7 @@ public struct RequestVerifier: Sendable {
         }
         let declaredAlgorithm = try input.algorithm.map(SignatureAlgorithm.named)
         let expires = try input.expires
-        try checkTime(created, expires: expires, now: now)
+        let timeRefusal = timeRefusal(created, expires: expires, now: now)
         return Admitted(
             signature: .rfc9421(entry),
             keyID: keyID,
@@ -194,7 +198,8 @@ public struct RequestVerifier: Sendable {
             timestamp: created,
             expires: expires,
             declaredAlgorithm: declaredAlgorithm,
-            key: try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now)
+            key: try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now, orRefuse: timeRefusal),
+            timeRefusal: timeRefusal
         )
     }
 
@@ -211,9 +216,11 @@ public struct RequestVerifier: Sendable {
     ) async throws -> VerifiedRequest {
         let now = clock.now()
         var registered = admitted.key
+        var timeRefusal = admitted.timeRefusal
         if bodyWasAwaited {
-            try checkTime(admitted.timestamp, expires: admitted.expires, now: now)
-            registered = try await lookUp(admitted.keyID, declaredAlgorithm: admitted.declaredAlgorithm, now: now)
+            timeRefusal = timeRefusal ?? self.timeRefusal(admitted.timestamp, expires: admitted.expires, now: now)
+            registered = try await lookUp(
+                admitted.keyID, declaredAlgorithm: admitted.declaredAlgorithm, now: now, orRefuse: timeRefusal)
         }
         let base: [UInt8]
         let signature: [UInt8]
@@ -236,19 +243,30 @@ public struct RequestVerifier: Sendable {
             label = entry.label
             let coversDigest = entry.input.components.contains(.contentDigest)
             if !body.isEmpty && !coversDigest {
-                throw SigilError(.missingComponent, "a request with a body must cover content-digest")
+                throw timeRefusal ?? SigilError(.missingComponent, "a request with a body must cover content-digest")
             }
-            if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
-            base = try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
+            do {
+                if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
+                base = try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
+            } catch {
+                throw timeRefusal ?? error
+            }
         }
         guard registered.key.isValidSignature(signature, for: base, profile: profile) else {
-            throw SigilError(
-                .invalidSignature,
-                "the signature does not verify with key \(admitted.keyID)",
-                signatureBase: String(decoding: base, as: UTF8.self)
-            )
+            throw timeRefusal
+                ?? SigilError(
+                    .invalidSignature,
+                    "the signature does not verify with key \(admitted.keyID)",
+                    signatureBase: String(decoding: base, as: UTF8.self)
+                )
         }
-        try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: now)
+        // From here on the request is authentic: its refusals may be signed for it.
+        if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
+        do {
+            try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: now)
+        } catch let error as SigilError {
+            throw error.ofVerifiedRequest()
+        }
         return VerifiedRequest(
             keyID: admitted.keyID,
             algorithm: registered.key.algorithm,
@@ -263,21 +281,38 @@ public struct RequestVerifier: Sendable {
 
     // MARK: Shared steps
 
-    /// The window (section 2.6 step 2), the restart rule and rfc9421 `expires`, at `now`.
-    func checkTime(_ timestamp: Int64, expires: Int64?, now: Int64) throws {
+    /// The refusal of the window (section 2.6 step 2), the restart rule or rfc9421 `expires` at
+    /// `now`, if any. It is thrown once the signature is checked, or as soon as a later check fails.
+    func timeRefusal(_ timestamp: Int64, expires: Int64?, now: Int64) -> SigilError? {
         let skew = timestamp > now ? timestamp - now : now - timestamp
         guard skew <= configuration.maxSkew else {
-            throw SigilError(.timestampOutOfWindow, "the timestamp is \(skew) s from the server's time")
+            return SigilError(.timestampOutOfWindow, "the timestamp is \(skew) s from the server's time")
         }
         if let oldest = nonces.oldestAcceptableTimestamp, timestamp < oldest {
-            throw SigilError(.timestampOutOfWindow, "the timestamp is not after the verifier's start")
+            return SigilError(.timestampOutOfWindow, "the timestamp is not after the verifier's start")
         }
         if let expires, expires <= now {
-            throw SigilError(.expired, "the signature expired at \(expires)")
+            return SigilError(.expired, "the signature expired at \(expires)")
         }
+        return nil
     }
 
     /// The key as the directory has it now: known, usable at `now`, and of the declared algorithm.
+    ///
+    /// - Parameter refusal: a refusal already decided (the window), thrown instead of this step's own.
+    func lookUp(
+        _ keyID: String,
+        declaredAlgorithm: SignatureAlgorithm?,
+        now: Int64,
+        orRefuse refusal: SigilError? = nil
+    ) async throws -> RegisteredKey {
+        do {
+            return try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now)
+        } catch {
+            throw refusal ?? error
+        }
+    }
+
     func lookUp(_ keyID: String, declaredAlgorithm: SignatureAlgorithm?, now: Int64) async throws -> RegisteredKey {
         let found: RegisteredKey?
         do {

@@ -44,15 +44,22 @@ struct RefusalAndLimitTests {
                         requestNonce: "another-nonce-0000000")
                 }
 
-                var tampered = TestRequest(.post, "/v1/echo", server: server, json: #"{"a":1}"#)
-                try tampered.sign(with: device.signer(.rfc9421, clock: server.clock))
+                var rfc9421 = TestRequest(.post, "/v1/echo", server: server, json: #"{"a":1}"#)
+                try rfc9421.sign(with: device.signer(.rfc9421, clock: server.clock))
+                #expect(try await rfc9421.send(client, to: server).status == 200)
+                let replayed = try await rfc9421.send(client, to: server)
+                #expect(replayed.code == "replayed-nonce")
+                #expect(replayed.headers[MessageSignatures.signatureInputField]?.contains(#""signature";req"#) == true)
+                try responses.verifyRFC9421(
+                    HTTPResponse(status: .unauthorized, headerFields: replayed.headers), body: replayed.body,
+                    answering: rfc9421.head)
+
+                // A request whose signature does not verify gets an unsigned refusal, nonce or not.
+                var tampered = rfc9421
                 tampered.body = Array(#"{"a":2}"#.utf8)
                 let refused = try await tampered.send(client, to: server)
                 #expect(refused.code == "digest-mismatch")
-                #expect(refused.headers[MessageSignatures.signatureInputField]?.contains(#""signature";req"#) == true)
-                try responses.verifyRFC9421(
-                    HTTPResponse(status: .unauthorized, headerFields: refused.headers), body: refused.body,
-                    answering: tampered.head)
+                #expect(refused.headers[MessageSignatures.signatureField] == nil)
 
                 // No nonce that parses, nothing to bind to: unsigned.
                 var malformed = TestRequest(.post, "/v1/echo", server: server, json: "{}")
@@ -64,6 +71,44 @@ struct RefusalAndLimitTests {
                 let missing = try await TestRequest(.post, "/v1/echo", server: server).send(client, to: server)
                 #expect(missing.code == "missing-signature")
                 #expect(missing.headers[MessageSignatures.signatureField] == nil)
+            }
+        }
+    }
+
+    @Test("a victim's nonce on a tampered copy earns no signed refusal, so the victim is never told to resend")
+    func nonceOnATamperedCopy() async throws {
+        try await TestServer.with { server in
+            try await server.client().using { client in
+                let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
+                for profile in SignatureProfile.allCases {
+                    var request = TestRequest(.post, "/v1/echo", server: server, json: #"{"amount":25}"#)
+                    try request.sign(with: device.signer(profile, clock: server.clock))
+                    #expect(try await request.send(client, to: server).status == 200)  // carried out
+
+                    // The attacker re-dates a copy (or names an unknown key) to provoke a refusal for the nonce.
+                    var stale = request
+                    var unknown = request
+                    switch profile {
+                    case .sigilV1:
+                        stale.head.headerFields[SigilV1.timestampField] = "1"
+                        unknown.head.headerFields[SigilV1.keyIDField] = "0123456789abcdef"
+                    case .rfc9421:
+                        let input = try #require(request.head.headerFields[MessageSignatures.signatureInputField])
+                        let created = try #require(input.range(of: #"created=\d+"#, options: .regularExpression))
+                        stale.head.headerFields[MessageSignatures.signatureInputField] = input.replacingCharacters(
+                            in: created, with: "created=1")
+                        unknown.head.headerFields[MessageSignatures.signatureInputField] = input.replacingOccurrences(
+                            of: device.keyID, with: "0123456789abcdef")
+                    }
+                    let staleAnswer = try await stale.send(client, to: server)
+                    #expect(staleAnswer.code == "timestamp-out-of-window", "\(profile)")
+                    let unknownAnswer = try await unknown.send(client, to: server)
+                    #expect(unknownAnswer.code == "unknown-key", "\(profile)")
+                    for answer in [staleAnswer, unknownAnswer] {
+                        #expect(answer.headers[SigilV1.signatureField] == nil, "\(profile)")
+                        #expect(answer.headers[MessageSignatures.signatureField] == nil, "\(profile)")
+                    }
+                }
             }
         }
     }

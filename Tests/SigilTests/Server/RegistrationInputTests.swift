@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import JWTKit
+import NIOCore
 import SigilCore
 import SigilServe
 import Testing
@@ -250,6 +251,45 @@ struct RegistrationInputTests {
                 let device = try TestDevice()
                 let refused = try await EndToEndTests.register(device, on: server, client: client)
                 #expect(refused.code == "enrollment-refused")
+            }
+        }
+    }
+
+    @Test("the enrollment JWT is judged when the registration body has arrived, not when its head did")
+    func jwtJudgedAtTheEnd() async throws {
+        let secret = (0..<32).map { UInt8($0) }
+        let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
+        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: {
+            $0.jwtSecretFiles = [secretFile]
+            $0.jwtAudience = Self.audience
+            $0.jwtIssuer = Self.issuer
+        }) { server in
+            try await server.client().using { client in
+                let device = try TestDevice()
+                let body = try device.registration
+                let token = try await Self.jwt(secret: secret, subject: "alice", expires: server.clock.now() + 60)
+                var head = try Self.registration(
+                    device, server: server, authorization: "Bearer \(token)", signedBy: device
+                ).head
+                head.headerFields[.contentLength] = nil
+                var request = HTTPClientRequest(url: server.baseURL + "/v1/devices")
+                request.method = .POST
+                for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+                let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
+                request.body = .stream(chunks, length: .known(Int64(body.count)))
+                feed.yield(ByteBuffer(bytes: body.prefix(5)))
+                async let stalled = client.execute(request, timeout: .seconds(30))
+                // The server has the head (a round trip on the same connection), then the token expires.
+                _ = try await TestRequest(.get, "/.well-known/sigil", server: server).send(client, to: server)
+                server.clock.advance(by: 120)
+                feed.yield(ByteBuffer(bytes: body.dropFirst(5)))
+                feed.finish()
+                let response = try await stalled
+                let answer = try await response.body.collect(upTo: 1 << 16)
+                #expect(response.status.code == 401)
+                #expect(String(buffer: answer).contains("enrollment-refused"))
+                #expect(try await server.prepared.directory.keyIDs().isEmpty)
             }
         }
     }

@@ -70,9 +70,11 @@ struct RestartReplayTests {
                 keyID: "k", nonce: "n-ahead", timestamp: now + 250, expiresAt: now + 610, now: clock.now())))
         try await reopened.close()
 
-        // Past their retention, nonces are dropped at the next open.
+        // Past their retention, nonces are dropped at the next open, and the horizon rises to their
+        // timestamps: a server restarted with a wider window still refuses them by time.
         clock.advance(by: 700)
         let later = try await SQLiteNonceStore.open(path: path, clock: clock)
+        #expect(try #require(later.oldestAcceptableTimestamp) > now + 250)
         #expect(
             try await later.insert(
                 keyID: "k", nonce: "n-ahead", timestamp: clock.now(), expiresAt: clock.now() + 360, now: clock.now()))

@@ -129,7 +129,7 @@ struct RevocationTests {
         }
     }
 
-    @Test("over TLS: after A→B, A still signs requests but manages nothing; B does")
+    @Test("over TLS: after A→B, A still signs requests but manages nothing, its secret ends with it; B manages")
     func rotatedKeyManagesNothing() async throws {
         let dataDirectory = TestServer.temporaryDirectory()
         _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
@@ -139,6 +139,7 @@ struct RevocationTests {
                 let holder = TLSTests.CSRDevice()
                 let old = try holder.device
                 #expect(try await EndToEndTests.register(old, on: server, client: client).status == 201)
+                let oldSecret = try await EndToEndTests.issueSecret(for: old, server: server, client: client)
                 let new = try TestDevice(.ed25519)
                 #expect(
                     try await EndToEndTests.rotate(from: old, to: new, server: server, client: client).status == 201)
@@ -166,7 +167,15 @@ struct RevocationTests {
                 try revoke.sign(with: old.signer(clock: clock))
                 #expect(try await revoke.send(client, to: server).code == "forbidden")
 
-                _ = try await EndToEndTests.issueSecret(for: new, server: server, client: client)
+                // The secret fetched with the old key ends with the old key's grace, not later.
+                let newSecret = try await EndToEndTests.issueSecret(for: new, server: server, client: client)
+                clock.advance(by: 86_400)
+                let (late, _, _) = try await EndToEndTests.echo(
+                    "after the grace", signer: oldSecret.signer(clock: clock), server: server, client: client)
+                #expect(late.code == "revoked-key")
+                let (current, _, _) = try await EndToEndTests.echo(
+                    "current", signer: newSecret.signer(clock: clock), server: server, client: client)
+                #expect(current.status == 200, "\(current.text)")
                 var revokeByNew = TestRequest(.delete, "/v1/devices/\(new.keyID)", server: server)
                 try revokeByNew.sign(with: new.signer(clock: clock))
                 #expect(try await revokeByNew.send(client, to: server).status == 204)
