@@ -89,7 +89,11 @@ struct PinEveryConnectionTests {
             #expect(error?.description.contains(server.prepared.pins[0]) == true)
             try await client.shutdown()
             #expect(splitting.connections.count.load(ordering: .relaxed) >= 2)
-            #expect(impostor.handshakes.count.load(ordering: .relaxed) >= 1)
+            // Everything the client sent the impostor has arrived once the impostor saw the connection close.
+            for _ in 0..<500 where impostor.closed.count.load(ordering: .relaxed) == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(impostor.closed.count.load(ordering: .relaxed) >= 1)
             #expect(impostor.requestBytes.count.load(ordering: .relaxed) == 0)
             try await splitting.close()
             try await honest.close()
@@ -162,17 +166,25 @@ struct Impostor: Sendable {
     let channel: any Channel
     let handshakes: Tally
     let requestBytes: Tally
+    let closed: Tally
     var port: Int { channel.localAddress?.port ?? 0 }
 
     final class Counting: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
         let handshakes: Tally
         let bytes: Tally
+        let closed: Tally
 
-        init(handshakes: Tally, bytes: Tally, answer: String?) {
+        init(handshakes: Tally, bytes: Tally, closed: Tally, answer: String?) {
             self.handshakes = handshakes
             self.bytes = bytes
+            self.closed = closed
             self.answer = answer
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            closed.count.add(1, ordering: .relaxed)
+            context.fireChannelInactive()
         }
 
         let answer: String?
@@ -200,16 +212,17 @@ struct Impostor: Sendable {
         let context = try NIOSSLContext(configuration: tls)
         let handshakes = Tally()
         let bytes = Tally()
+        let closed = Tally()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     try child.pipeline.syncOperations.addHandler(
-                        Counting(handshakes: handshakes, bytes: bytes, answer: answer))
+                        Counting(handshakes: handshakes, bytes: bytes, closed: closed, answer: answer))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return Impostor(channel: channel, handshakes: handshakes, requestBytes: bytes)
+        return Impostor(channel: channel, handshakes: handshakes, requestBytes: bytes, closed: closed)
     }
 
     func close() async throws { try await channel.close() }
