@@ -269,16 +269,10 @@ struct RegistrationInputTests {
                 let device = try TestDevice()
                 let body = try device.registration
                 let token = try await Self.jwt(secret: secret, subject: "alice", expires: server.clock.now() + 60)
-                var head = try Self.registration(
+                let head = try Self.registration(
                     device, server: server, authorization: "Bearer \(token)", signedBy: device
                 ).head
-                head.headerFields[.contentLength] = nil
-                var request = HTTPClientRequest(url: server.baseURL + "/v1/devices")
-                request.method = .POST
-                for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
-                let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
-                request.body = .stream(chunks, length: .known(Int64(body.count)))
-                feed.yield(ByteBuffer(bytes: body.prefix(5)))
+                let (request, feed) = StalledRequestTests.stalled(head, body: body, server: server)
                 async let stalled = client.execute(request, timeout: .seconds(30))
                 // The server has the head (a round trip on the same connection), then the token expires.
                 _ = try await TestRequest(.get, "/.well-known/sigil", server: server).send(client, to: server)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import SigilClient
 import SigilCore
 import SigilServer
@@ -131,9 +132,18 @@ extension StalledRequestTests {
     {
         var head = TestRequest(.post, "/v1/echo", server: server, json: String(decoding: body, as: UTF8.self)).head
         try device.signer(clock: server.clock).sign(&head, body: body)
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/echo")
-        request.method = .POST
-        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+        return stalled(head, body: body, server: server)
+    }
+
+    /// `head` (already signed) as an AsyncHTTPClient request whose first 5 body bytes are sent.
+    static func stalled(_ head: HTTPRequest, body: [UInt8], server: TestServer)
+        -> (HTTPClientRequest, AsyncStream<ByteBuffer>.Continuation)
+    {
+        var request = HTTPClientRequest(url: server.baseURL + (head.path ?? "/"))
+        request.method = HTTPMethod(rawValue: head.method.rawValue)
+        for field in head.headerFields where field.name != .contentLength {
+            request.headers.add(name: field.name.rawName, value: field.value)
+        }
         let (chunks, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
         request.body = .stream(chunks, length: .known(Int64(body.count)))
         feed.yield(ByteBuffer(bytes: body.prefix(5)))
