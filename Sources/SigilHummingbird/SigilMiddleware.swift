@@ -14,7 +14,8 @@ import SigilTLS
 /// a body that verifies also decodes. The headers, the time window and the key are checked before any
 /// body byte is read, and again when the body has ended. A TLS client certificate that names a Sigil
 /// key (`urn:sigil:key:`) must name a key of the signer's device (`certificate-mismatch`).
-/// Refusals are `application/problem+json`, signed like responses when the request's nonce parsed.
+/// Refusals are `application/problem+json`, signed like responses when the request's own signature
+/// verified (a replay, an authentic request out of the window, a route refusing a verified request).
 /// Hummingbird adds `Date` to every response.
 ///
 /// ```swift

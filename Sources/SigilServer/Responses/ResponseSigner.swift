@@ -39,10 +39,11 @@ public struct ResponseSigner: Sendable {
     /// Signs `response` in the profile of the request it answers: sigil-v1 over the request's nonce
     /// (section 2.7), or rfc9421 covering the request with `;req`.
     public func sign(
-        _ response: inout HTTPResponse, body: [UInt8], answering request: HTTPRequest, binding: ResponseBinding
-    )
-        throws
-    {
+        _ response: inout HTTPResponse,
+        body: [UInt8],
+        answering request: HTTPRequest,
+        binding: ResponseBinding
+    ) throws {
         switch binding.profile {
         case .sigilV1:
             response.headerFields.append(

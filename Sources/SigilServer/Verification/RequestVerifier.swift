@@ -132,7 +132,11 @@ public struct RequestVerifier: Sendable {
         let timeRefusal: SigilError?
     }
 
-    /// Steps 1 to 3: the signature headers parse, the timestamp is in the window, the key is known.
+    /// Steps 1 to 3: the signature headers parse, the window is judged, the key is known.
+    ///
+    /// A request out of the window is still refused with `timestamp-out-of-window` (or `expired`), but
+    /// only once its signature is checked, so the refusal can be signed when the request is authentic
+    /// (its client then re-syncs and resends) and left unsigned when it is not.
     func admit(_ request: HTTPRequest) async throws -> Admitted {
         let fields = request.headerFields
         let now = clock.now()
