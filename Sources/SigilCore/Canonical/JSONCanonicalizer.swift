@@ -668,32 +668,10 @@ public enum ECMAScriptNumber {
     public static func serialize(_ value: Double) -> String {
         if value == 0 { return "0" }
         // Swift's description gives the shortest digits that round-trip, closest to the value.
-        let text = value.magnitude.description
-        var digits = [UInt8]()
-        var pointPosition = 0
-        var seenPoint = false
-        var exponent = 0
-        let utf8 = Array(text.utf8)
-        var index = 0
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: ".") {
-                seenPoint = true
-            } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
-                exponent = Int(String(decoding: utf8[(index + 1)...], as: UTF8.self)) ?? 0
-                break
-            } else {
-                digits.append(byte)
-                if !seenPoint { pointPosition += 1 }
-            }
-            index += 1
-        }
-        var n = pointPosition + exponent
-        while let first = digits.first, first == UInt8(ascii: "0") {
-            digits.removeFirst()
-            n -= 1
-        }
-        while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast() }
+        var text = value.magnitude.description
+        let shortest = text.withUTF8 { ExactDecimal($0) }
+        let digits = shortest.digits
+        let n = shortest.point
         var out = [UInt8]()
         if -6 < n && n <= 21 {
             digits.withUnsafeBufferPointer { appendFixed(digits: $0, n: n, negative: value < 0, to: &out) }
