@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "SigilCore", targets: ["SigilCore"]),
         .library(name: "SigilClient", targets: ["SigilClient"]),
+        .library(name: "SigilRSA", targets: ["SigilRSA"]),
+        .library(name: "SigilFiles", targets: ["SigilFiles"]),
         .library(name: "SigilServer", targets: ["SigilServer"]),
         .library(name: "SigilHummingbird", targets: ["SigilHummingbird"]),
         .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
@@ -40,15 +42,26 @@ let package = Package(
             name: "SigilCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
         .target(
-            name: "SigilClient",
+            name: "SigilRSA",
+            dependencies: [
+                "SigilCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "SigilFiles",
             dependencies: ["SigilCore"]
+        ),
+        .target(
+            name: "SigilClient",
+            dependencies: ["SigilCore", "SigilFiles"]
         ),
         .target(
             name: "SigilServer",
@@ -70,6 +83,7 @@ let package = Package(
             name: "SigilTLS",
             dependencies: [
                 "SigilCore",
+                "SigilRSA",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -107,6 +121,8 @@ let package = Package(
             name: "SigilServe",
             dependencies: [
                 "SigilServer",
+                "SigilRSA",
+                "SigilFiles",
                 "SigilHummingbird",
                 "SigilSQLite",
                 "SigilTLS",
@@ -124,6 +140,8 @@ let package = Package(
             name: "sigil",
             dependencies: [
                 "SigilCore",
+                "SigilRSA",
+                "SigilFiles",
                 "SigilClient",
                 "SigilServer",
                 "SigilServe",
@@ -143,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: [
-                "SigilCore", "SigilClient", "SigilServer", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
+                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
                 "SigilHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -21,6 +21,7 @@ let package = Package(
                 "CFuzzerDriver",
                 .product(name: "SigilCore", package: sigil),
                 .product(name: "SigilTLS", package: sigil),
+                .product(name: "SigilRSA", package: sigil),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

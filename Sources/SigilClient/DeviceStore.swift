@@ -1,5 +1,6 @@
 import Foundation
 import SigilCore
+import SigilFiles
 
 /// What a device keeps between launches: where it enrolled, its key ID, the server's pins and
 /// response key, and its HMAC secret's key ID.

@@ -25,6 +25,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     private let clock: any UnixClock
     private let logger: Logger
     private let cache = Mutex(Cache())
+    private let keyFormats: KeyFormats
 
     /// How long a cached lookup is trusted when another process may write the same file, in seconds.
     public let cacheLifetime: Int64
@@ -42,8 +43,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         writer: SQLiteConnection,
         clock: any UnixClock,
         cacheLifetime: Int64,
+        keyFormats: KeyFormats,
         logger: Logger
     ) {
+        self.keyFormats = keyFormats
         self.masterKey = masterKey
         self.reader = reader
         self.writer = writer
@@ -57,12 +60,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
     ///   - cacheLifetime: how long a lookup is cached before the file is read again.
+    ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
+    ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
     /// - Throws: when the file cannot be opened or its schema created.
     public static func open(
         path: String,
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 5,
+        keyFormats: KeyFormats = .builtIn,
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteKeyDirectory {
         guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
@@ -86,6 +92,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             writer: writer,
             clock: clock,
             cacheLifetime: cacheLifetime,
+            keyFormats: keyFormats,
             logger: logger
         )
     }
@@ -189,7 +196,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         let algorithm = try SignatureAlgorithm.named(algorithmName)
         let key: VerificationKey
         if let pem = row.column("public_key")?.string {
-            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm).verificationKey
+            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
         } else if case .blob(let sealed) = row.column("sealed_secret") {
             key = try VerificationKey(hmacSecret: try open(Array(buffer: sealed), keyID: keyID))
         } else {

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import SigilCore
+import SigilFiles
+import SigilRSA
 import SigilTLS
 
 /// The server's data directory (`~/.sigil` by default): everything `sigil serve` keeps between starts.
@@ -87,7 +89,7 @@ public struct DataDirectory: Sendable {
     /// The response-signing key, made on first use.
     public func responseKey() throws -> SigningKey {
         if let pem = try read("response-key.pem", secret: true) {
-            guard let key = try KeyFile.load(pem).signingKey else {
+            guard let key = try KeyFile.load(pem, formats: .withRSA).signingKey else {
                 throw SigilInputError("\(file("response-key.pem")) is not a private key")
             }
             return key

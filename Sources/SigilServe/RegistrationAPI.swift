@@ -7,6 +7,7 @@ import Metrics
 import NIOCore
 import SigilCore
 import SigilHummingbird
+import SigilRSA
 import SigilServer
 import SigilTLS
 import X509
@@ -161,7 +162,7 @@ struct RegistrationAPI: Sendable {
         }
         let loaded: LoadedKey
         do {
-            loaded = try KeyFile.load(Array(pem.utf8), algorithm: algorithm)
+            loaded = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: .withRSA)
         } catch let error as SigilError where error.code == .algorithmMismatch {
             throw SigilError(.invalidRegistration, "the key cannot be used with \(algorithm)")
         } catch {

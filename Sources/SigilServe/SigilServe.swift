@@ -8,6 +8,7 @@ import NIOSSL
 import Prometheus
 import SigilCore
 import SigilHummingbird
+import SigilRSA
 import SigilSQLite
 import SigilServer
 import SigilTLS
@@ -119,6 +120,7 @@ public enum SigilServe {
             path: data.databasePath,
             masterKey: try data.masterKey(),
             clock: clock,
+            keyFormats: .withRSA,
             logger: logger
         )
         let nonces: SQLiteNonceStore

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SigilCore
+import SigilRSA
 import SwiftASN1
 import X509
 
@@ -102,7 +103,7 @@ public struct CertificateAuthority: Sendable {
     /// The Sigil key ID of a CSR's public key (PROTOCOL.md section 1).
     public static func keyID(of csr: CertificateSigningRequest) throws -> String {
         let spki = PEM.encode(try Certificates.spkiDER(csr.publicKey), label: "PUBLIC KEY")
-        guard let id = try KeyFile.load(Array(spki.utf8)).verificationKey.derivedKeyID else {
+        guard let id = try KeyFile.load(Array(spki.utf8), formats: .withRSA).verificationKey.derivedKeyID else {
             throw SigilError(.invalidRegistration, "the CSR holds no usable public key")
         }
         return id

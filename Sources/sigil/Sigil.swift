@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import SigilCore
+import SigilFiles
+import SigilRSA
 
 /// The `sigil` command (PROTOCOL.md section 5).
 @main
@@ -82,7 +84,7 @@ struct KeyOptions: ParsableArguments {
             }
             return algorithm
         }
-        let loaded = try KeyFile.load(try IO.readFile(key), algorithm: algorithm)
+        let loaded = try KeyFile.load(try IO.readFile(key), algorithm: algorithm, formats: .withRSA)
         guard let id = keyID ?? loaded.verificationKey.derivedKeyID else {
             throw SigilInputError("--key-id is required with an HMAC secret")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SigilCore
+import SigilRSA
 import Testing
 
 @Suite("Key files")
@@ -8,7 +9,8 @@ struct KeyFileTests {
         .appendingPathComponent("Fixtures/keys")
 
     static func load(_ name: String, _ algorithm: SignatureAlgorithm? = nil) throws -> LoadedKey {
-        try KeyFile.load(Array(try Data(contentsOf: fixtures.appendingPathComponent(name))), algorithm: algorithm)
+        try KeyFile.load(
+            Array(try Data(contentsOf: fixtures.appendingPathComponent(name))), algorithm: algorithm, formats: .withRSA)
     }
 
     @Test(
@@ -34,6 +36,35 @@ struct KeyFileTests {
         }
     }
 
+    @Test("RSA is read only where SigilRSA's format is given; the built-in reader names what is missing")
+    func rsaNeedsItsModule() throws {
+        let pem = try Data(contentsOf: Self.fixtures.appendingPathComponent("openssl-rsa.pem"))
+        let publicPEM = try Data(contentsOf: Self.fixtures.appendingPathComponent("openssl-rsa.pub.pem"))
+        #expect(throws: SigilInputError.self) { try KeyFile.load(Array(pem)) }
+        #expect(throws: SigilInputError.self) { try KeyFile.load(Array(publicPEM)) }
+        #expect(throws: SigilError(.unsupportedAlgorithm, "")) { try SigningKey.generate(.rsaPSSSHA512) }
+        let loaded = try KeyFile.load(Array(publicPEM), formats: .withRSA)
+        #expect(loaded.algorithm == .rsaPSSSHA512)
+        #expect(loaded.verificationKey.rawPublicKey?.first == 0x30)
+    }
+
+    @Test("a provider returns r‖s; the profile makes DER for sigil-v1; an ECDSA provider returning DER is refused")
+    func profilesEncodeSignatures() throws {
+        let key = try SigningKey.generate(.ecdsaP256SHA256)
+        let message = Array("sigil".utf8)
+        let raw = try key.signature(for: message)
+        #expect(raw.count == 64)
+        let der = try SignatureProfile.sigilV1.wireSignature(raw, algorithm: .ecdsaP256SHA256)
+        #expect(der.first == 0x30)
+        #expect(try SignatureProfile.rfc9421.wireSignature(raw, algorithm: .ecdsaP256SHA256) == raw)
+        let verification = try key.verificationKey
+        #expect(verification.isValidSignature(der, for: message, profile: .sigilV1))
+        #expect(verification.isValidSignature(raw, for: message, profile: .rfc9421))
+        for profile in SignatureProfile.allCases {
+            #expect(throws: SigilInputError.self) { try profile.wireSignature(der, algorithm: .ecdsaP256SHA256) }
+        }
+    }
+
     @Test func sec1AndPythonEd25519Load() throws {
         #expect(try Self.load("openssl-p384-sec1.pem").algorithm == .ecdsaP384SHA384)
         #expect(try Self.load("python-ed25519.pem").algorithm == .ed25519)
@@ -41,12 +72,12 @@ struct KeyFileTests {
 
     @Test("what Sigil writes, Sigil reads back", arguments: SignatureAlgorithm.allCases)
     func writtenFilesRoundTrip(_ algorithm: SignatureAlgorithm) throws {
-        let key = try SigningKey.generate(algorithm)
+        let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let file = try KeyFile.privateKeyFile(for: key)
-        let loaded = try KeyFile.load(Array(file.utf8), algorithm: algorithm)
+        let loaded = try KeyFile.load(Array(file.utf8), algorithm: algorithm, formats: .withRSA)
         #expect(loaded.verificationKey.derivedKeyID == (try key.verificationKey.derivedKeyID))
         if let publicFile = KeyFile.publicKeyFile(for: try key.verificationKey) {
-            let publicKey = try KeyFile.load(Array(publicFile.utf8), algorithm: algorithm)
+            let publicKey = try KeyFile.load(Array(publicFile.utf8), algorithm: algorithm, formats: .withRSA)
             #expect(publicKey.verificationKey.derivedKeyID == loaded.verificationKey.derivedKeyID)
             #expect(publicKey.signingKey == nil)
         }

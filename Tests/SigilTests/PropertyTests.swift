@@ -3,6 +3,7 @@ import HTTPTypes
 import PropertyBased
 import SigilClient
 import SigilCore
+import SigilRSA
 import SigilServer
 import Testing
 
@@ -17,7 +18,7 @@ struct PropertyTests {
     static let keys: [SignatureAlgorithm: (key: SigningKey, keyID: String)] = {
         var keys: [SignatureAlgorithm: (SigningKey, String)] = [:]
         for algorithm in SignatureAlgorithm.allCases {
-            let key = try! SigningKey.generate(algorithm)
+            let key = try! SigningKey.generate(algorithm, formats: .withRSA)
             keys[algorithm] = (key, (try? key.derivedKeyID) ?? "hmac-property")
         }
         return keys

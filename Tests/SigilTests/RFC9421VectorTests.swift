@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import SigilCore
+import SigilRSA
 import Testing
 
 @Suite("RFC 9421 vectors")
@@ -15,7 +16,7 @@ struct RFC9421VectorTests {
     static func loadedKey(_ keyID: String, _ algorithm: String, privateKey: Bool = false) throws -> LoadedKey {
         let entry = file["keys"]?[keyID]
         let text = entry?["secret_base64"]?.string ?? entry?[privateKey ? "private_pem" : "public_pem"]?.string ?? ""
-        return try KeyFile.load(Array(text.utf8), algorithm: try SignatureAlgorithm.named(algorithm))
+        return try KeyFile.load(Array(text.utf8), algorithm: try SignatureAlgorithm.named(algorithm), formats: .withRSA)
     }
 
     static func input(_ vector: VectorCase, label: String) throws -> SignatureInput {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import SigilClient
 import SigilCore
+import SigilRSA
 import SigilServer
 import Testing
 
@@ -112,7 +113,7 @@ struct SigilV1VectorTests {
             ("ecdsa-p256.pub.pem", "aac11ee354a5028d"), ("ed25519.pub.pem", "543ab1204f012699"),
             ("ml-dsa-65.pub.pem", "7686f00d8bd4834f"),
         ] {
-            #expect(try KeyFile.load(try Vectors.keyFile(file)).verificationKey.derivedKeyID == id)
+            #expect(try KeyFile.load(try Vectors.keyFile(file), formats: .withRSA).verificationKey.derivedKeyID == id)
         }
         // A private key derives the same ID as its public key.
         #expect(

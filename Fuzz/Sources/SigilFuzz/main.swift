@@ -2,6 +2,7 @@ import CFuzzerDriver
 import Foundation
 import HTTPTypes
 import SigilCore
+import SigilRSA
 import SigilTLS
 
 // One libFuzzer program for every parser; SIGIL_FUZZ_TARGET picks the one to fuzz. An input may make a
@@ -40,8 +41,12 @@ func fuzz(_ bytes: [UInt8]) {
     case "http":
         guard let message = try? RawHTTPMessage(parsing: bytes) else { return }
         if let request = try? message.request() {
-            for profile in SignatureProfile.allCases {
-                _ = try? CoveredBase.base(of: request, body: message.body, profile: profile)
+            if let headers = try? SigilV1.parseRequestHeaders(request.headerFields) {
+                _ = SigilV1.requestBase(
+                    for: request, body: message.body, timestamp: headers.timestampText, nonce: headers.nonce)
+            }
+            if let entry = (try? MessageSignatures(request.headerFields))?.entries.first {
+                _ = try? RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
             }
         }
         _ = try? message.response()
@@ -75,7 +80,7 @@ func fuzz(_ bytes: [UInt8]) {
         }
     case "keys":
         for algorithm in [nil] + SignatureAlgorithm.allCases.map(Optional.some) {
-            _ = try? KeyFile.load(bytes, algorithm: algorithm)
+            _ = try? KeyFile.load(bytes, algorithm: algorithm, formats: .withRSA)
         }
     case "csr":
         guard let csr = try? CertificateAuthority.parseCSR(bytes) else { return }

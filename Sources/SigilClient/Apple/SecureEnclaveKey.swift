@@ -35,12 +35,12 @@
         /// The public key as SubjectPublicKeyInfo PEM, for registration.
         public var publicKeyPEM: String { key.publicKey.pemRepresentation + "\n" }
 
-        public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
-            let signature = try key.signature(for: Data(message))
-            switch profile {
-            case .sigilV1: return Array(signature.derRepresentation)
-            case .rfc9421: return Array(signature.rawRepresentation)
-            }
+        /// The public key, which enrollment registers.
+        public var publicKey: VerificationKey? { try? VerificationKey(key.publicKey) }
+
+        /// Signs `message` with SHA-256 in the enclave; the signature is the raw `r‖s`.
+        public func signature(for message: [UInt8]) throws -> [UInt8] {
+            Array(try key.signature(for: Data(message)).rawRepresentation)
         }
     }
 #endif

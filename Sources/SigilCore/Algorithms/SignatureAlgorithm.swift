@@ -1,3 +1,5 @@
+import Crypto
+
 /// The signature algorithms of PROTOCOL.md section 1, by their wire names.
 public enum SignatureAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// HMAC-SHA256 with a per-device secret of 32 bytes or more.
@@ -41,4 +43,30 @@ public enum SignatureProfile: String, Sendable, Hashable, CaseIterable, CustomSt
     case rfc9421 = "rfc9421"
 
     public var description: String { rawValue }
+}
+
+extension SignatureProfile {
+    /// The wire form of a signature a ``SignatureProvider`` made: ECDSA's raw `r‖s` becomes DER in
+    /// sigil-v1 and stays `r‖s` in rfc9421; every other algorithm's signature is sent as it is.
+    ///
+    /// - Throws: ``SigilInputError`` when an ECDSA provider returned anything but `r‖s` of its curve's size.
+    public func wireSignature(_ signature: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        do {
+            switch (self, algorithm) {
+            case (.sigilV1, .ecdsaP256SHA256), (.sigilV1, .ecdsaP256SHA512):
+                return Array(try P256.Signing.ECDSASignature(rawRepresentation: signature).derRepresentation)
+            case (.sigilV1, .ecdsaP384SHA384):
+                return Array(try P384.Signing.ECDSASignature(rawRepresentation: signature).derRepresentation)
+            case (.rfc9421, .ecdsaP256SHA256), (.rfc9421, .ecdsaP256SHA512):
+                guard signature.count == 64 else { break }
+                return signature
+            case (.rfc9421, .ecdsaP384SHA384):
+                guard signature.count == 96 else { break }
+                return signature
+            default:
+                return signature
+            }
+        } catch {}
+        throw SigilInputError("an \(algorithm) signature provider must return r‖s, not \(signature.count) bytes")
+    }
 }

@@ -53,7 +53,7 @@ public enum Base64URL {
 }
 
 /// Standard base64 (RFC 4648 section 4) with padding, as Structured Field byte sequences carry it.
-public enum Base64 {
+package enum Base64 {
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
@@ -63,14 +63,14 @@ public enum Base64 {
     }()
 
     /// Encodes bytes as standard base64 with padding.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
     }
 
     /// Decodes standard base64; padding is optional but, when present, must be complete.
     ///
     /// Returns `nil` for any other character, an impossible length, or non-zero bits after the last byte.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { buffer in
             var count = buffer.count
@@ -109,17 +109,17 @@ enum Base64Decoder {
 }
 
 /// Lowercase hexadecimal.
-public enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// The lowercase hex of `count` bytes from the system's CSPRNG, for identifiers.
-    public static func random(bytes count: Int) -> String {
+    package static func random(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// Encodes bytes as lowercase hex.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out = [UInt8]()
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
@@ -129,7 +129,7 @@ public enum Hex {
     }
 
     /// Appends the lowercase hex of `bytes` (a digest, an array) to `out`.
-    public static func append(_ bytes: some ContiguousBytes, to out: inout [UInt8]) {
+    package static func append(_ bytes: some ContiguousBytes, to out: inout [UInt8]) {
         bytes.withUnsafeBytes { raw in
             out.reserveCapacity(out.count + raw.count * 2)
             for byte in raw {

@@ -1,12 +1,12 @@
 import HTTPTypes
 
 /// The signature base a signed request's signature covers, read back from its own headers.
-public enum CoveredBase {
+package enum CoveredBase {
     /// The base of `request`'s signature: sigil-v1 when it carries `X-Signature` (or `profile` says
     /// so), else rfc9421 for the signature `label` (default: the first).
     ///
     /// - Throws: ``SigilError`` when the signature headers do not parse.
-    public static func base(
+    package static func base(
         of request: HTTPRequest,
         body: [UInt8],
         profile: SignatureProfile? = nil,

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import _CryptoExtras
 
 /// A key read from a file: a private key (which can also verify), a public key, or an HMAC secret.
 public struct LoadedKey: Sendable {
@@ -23,8 +22,6 @@ public enum KeyFile {
         static let p256: ASN1ObjectIdentifier = [1, 2, 840, 10045, 3, 1, 7]
         static let p384: ASN1ObjectIdentifier = [1, 3, 132, 0, 34]
         static let ed25519: ASN1ObjectIdentifier = [1, 3, 101, 112]
-        static let rsaEncryption: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 1]
-        static let rsaPSS: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 10]
         static let mlDSA65: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 3, 18]
         static let mlDSA87: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 3, 19]
     }
@@ -35,18 +32,21 @@ public enum KeyFile {
     ///   - contents: the file's bytes.
     ///   - algorithm: the algorithm the key is registered for; `nil` picks the kind's default
     ///     (P-256 → `ecdsa-p256-sha256`, RSA → `rsa-pss-sha512`, a secret → `hmac-sha256`).
+    ///   - formats: the kinds read beyond the built-in ones (`.withRSA` from SigilRSA).
     /// - Throws: ``SigilInputError`` for anything that is not a usable key, `algorithm-mismatch`
     ///   when the key cannot be used for `algorithm`.
-    public static func load(_ contents: some Collection<UInt8>, algorithm: SignatureAlgorithm? = nil) throws
-        -> LoadedKey
-    {
+    public static func load(
+        _ contents: some Collection<UInt8>,
+        algorithm: SignatureAlgorithm? = nil,
+        formats: KeyFormats = .builtIn
+    ) throws -> LoadedKey {
         guard contents.count <= 1 << 20 else { throw SigilInputError("key file is larger than 1 MiB") }
         guard let text = String(validating: Array(contents), as: UTF8.self) else {
             throw SigilInputError("key file is not text (PEM or base64 expected)")
         }
         if text.contains("-----BEGIN") {
             let (label, der) = try PEM.decode(text)
-            return try load(der: der, label: label, algorithm: algorithm)
+            return try load(der: der, label: label, algorithm: algorithm, formats: formats)
         }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, !trimmed.contains(where: \.isWhitespace),
@@ -61,18 +61,20 @@ public enum KeyFile {
         return LoadedKey(signingKey: signing, verificationKey: try signing.verificationKey)
     }
 
-    static func load(der: [UInt8], label: String, algorithm: SignatureAlgorithm?) throws -> LoadedKey {
+    static func load(der: [UInt8], label: String, algorithm: SignatureAlgorithm?, formats: KeyFormats) throws
+        -> LoadedKey
+    {
         let signing: SigningKey.Material?
         let verifying: VerificationKey.Material
         do {
             switch label {
             case "PRIVATE KEY":
-                let material = try privateKeyFromPKCS8(der)
+                let material = try privateKeyFromPKCS8(der, formats: formats)
                 signing = material
                 verifying = publicMaterial(of: material)
             case "PUBLIC KEY":
                 signing = nil
-                verifying = try publicKeyFromSPKI(der)
+                verifying = try publicKeyFromSPKI(der, formats: formats)
             case "EC PRIVATE KEY":
                 let material: SigningKey.Material
                 if let key = try? P256.Signing.PrivateKey(derRepresentation: der) {
@@ -82,14 +84,18 @@ public enum KeyFile {
                 }
                 signing = material
                 verifying = publicMaterial(of: material)
-            case "RSA PRIVATE KEY":
-                let material = SigningKey.Material.rsa(try _RSA.Signing.PrivateKey(derRepresentation: der))
-                signing = material
-                verifying = publicMaterial(of: material)
-            case "RSA PUBLIC KEY":
-                signing = nil
-                verifying = .rsa(try _RSA.Signing.PublicKey(derRepresentation: der))
             default:
+                if let format = formats.format(forLabel: label) {
+                    if label.contains("PRIVATE") {
+                        let key = try format.privateKey(der: der, label: label)
+                        signing = .external(key)
+                        verifying = .external(key.publicKey)
+                    } else {
+                        signing = nil
+                        verifying = .external(try format.publicKey(der: der, label: label))
+                    }
+                    break
+                }
                 throw SigilInputError("unsupported PEM block '\(label.prefix(40))'")
             }
         } catch let error as SigilInputError {
@@ -109,13 +115,13 @@ public enum KeyFile {
         case .p256(let key): return .p256(key.publicKey)
         case .p384(let key): return .p384(key.publicKey)
         case .ed25519(let key): return .ed25519(key.publicKey)
-        case .rsa(let key): return .rsa(key.publicKey)
+        case .external(let key): return .external(key.publicKey)
         case .mlDSA65(let key): return .mlDSA65(key.publicKey)
         case .mlDSA87(let key): return .mlDSA87(key.publicKey)
         }
     }
 
-    static func privateKeyFromPKCS8(_ der: [UInt8]) throws -> SigningKey.Material {
+    static func privateKeyFromPKCS8(_ der: [UInt8], formats: KeyFormats) throws -> SigningKey.Material {
         let root = try DER.parse(der)
         guard root.identifier == .sequence, case .constructed(let nodes) = root.content else {
             throw SigilInputError("PRIVATE KEY is not a PKCS#8 structure")
@@ -134,16 +140,15 @@ public enum KeyFile {
         case OID.ed25519:
             let inner = try ASN1OctetString(derEncoded: Array(privateKey)).bytes
             return .ed25519(try Curve25519.Signing.PrivateKey(rawRepresentation: inner))
-        case OID.rsaEncryption:
-            return .rsa(try _RSA.Signing.PrivateKey(derRepresentation: der))
         case OID.mlDSA65:
             return .mlDSA65(try MLDSA65.PrivateKey(seedRepresentation: try mlDSASeed(privateKey), publicKey: nil))
         case OID.mlDSA87:
             return .mlDSA87(try MLDSA87.PrivateKey(seedRepresentation: try mlDSASeed(privateKey), publicKey: nil))
-        case OID.rsaPSS:
-            throw SigilInputError("RSASSA-PSS-restricted private keys are not supported; use an rsaEncryption key")
         default:
-            throw SigilInputError("unsupported private key algorithm \(oid)")
+            guard let format = formats.format(forOID: oid.description) else {
+                throw SigilInputError("unsupported private key algorithm \(oid)")
+            }
+            return .external(try format.privateKey(der: der, label: "PRIVATE KEY"))
         }
     }
 
@@ -164,7 +169,7 @@ public enum KeyFile {
         throw SigilInputError("ML-DSA private key is not in the seed form (RFC 9881)")
     }
 
-    static func publicKeyFromSPKI(_ der: [UInt8]) throws -> VerificationKey.Material {
+    static func publicKeyFromSPKI(_ der: [UInt8], formats: KeyFormats) throws -> VerificationKey.Material {
         let root = try DER.parse(der)
         guard root.identifier == .sequence, case .constructed(let nodes) = root.content else {
             throw SigilInputError("PUBLIC KEY is not a SubjectPublicKeyInfo")
@@ -184,14 +189,15 @@ public enum KeyFile {
             return .p256(try P256.Signing.PublicKey(derRepresentation: der))
         case OID.ed25519:
             return .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: raw))
-        case OID.rsaEncryption, OID.rsaPSS:
-            return .rsa(try _RSA.Signing.PublicKey(derRepresentation: raw))
         case OID.mlDSA65:
             return .mlDSA65(try MLDSA65.PublicKey(rawRepresentation: raw))
         case OID.mlDSA87:
             return .mlDSA87(try MLDSA87.PublicKey(rawRepresentation: raw))
         default:
-            throw SigilInputError("unsupported public key algorithm \(oid)")
+            guard let format = formats.format(forOID: oid.description) else {
+                throw SigilInputError("unsupported public key algorithm \(oid)")
+            }
+            return .external(try format.publicKey(der: der, label: "PUBLIC KEY"))
         }
     }
 
@@ -223,7 +229,7 @@ public enum KeyFile {
                     + DERWriter.octetString(DERWriter.octetString(Array(key.rawRepresentation)))
             )
             return PEM.encode(der, label: "PRIVATE KEY")
-        case .rsa(let key): return key.pkcs8PEMRepresentation + "\n"
+        case .external(let key): return PEM.encode(key.pkcs8, label: "PRIVATE KEY")
         case .mlDSA65(let key):
             return PEM.encode(
                 mlDSAPrivateDER(oid: OID.mlDSA65, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
@@ -240,7 +246,7 @@ public enum KeyFile {
         case .p256(let key): return key.pemRepresentation + "\n"
         case .p384(let key): return key.pemRepresentation + "\n"
         case .ed25519(let key): return PEM.encode(spki(OID.ed25519, Array(key.rawRepresentation)), label: "PUBLIC KEY")
-        case .rsa(let key): return key.pemRepresentation + "\n"
+        case .external(let key): return PEM.encode(key.subjectPublicKeyInfo, label: "PUBLIC KEY")
         case .mlDSA65(let key): return PEM.encode(spki(OID.mlDSA65, Array(key.rawRepresentation)), label: "PUBLIC KEY")
         case .mlDSA87(let key): return PEM.encode(spki(OID.mlDSA87, Array(key.rawRepresentation)), label: "PUBLIC KEY")
         }
@@ -294,9 +300,9 @@ enum DERWriter {
 }
 
 /// PEM (RFC 7468) encoding and decoding of a single block.
-public enum PEM {
+package enum PEM {
     /// Decodes the first PEM block of `text`, returning its label and DER bytes.
-    public static func decode(_ text: String) throws -> (label: String, der: [UInt8]) {
+    package static func decode(_ text: String) throws -> (label: String, der: [UInt8]) {
         guard let begin = text.range(of: "-----BEGIN "),
             let labelEnd = text.range(of: "-----", range: begin.upperBound..<text.endIndex)
         else { throw SigilInputError("no PEM block found") }
@@ -312,7 +318,7 @@ public enum PEM {
     }
 
     /// Encodes DER bytes as a PEM block with 64-character lines.
-    public static func encode(_ der: [UInt8], label: String) -> String {
+    package static func encode(_ der: [UInt8], label: String) -> String {
         let base64 = Data(der).base64EncodedString()
         var lines = ["-----BEGIN \(label)-----"]
         var index = base64.startIndex

@@ -1,14 +1,28 @@
 import Crypto
 import Foundation
-import _CryptoExtras
 
-/// Something that signs signature bases for one algorithm: a private key in memory, an HMAC secret,
-/// or a key held elsewhere (a Secure Enclave, an HSM).
+/// Something that signs for one algorithm: a private key in memory, an HMAC secret, or a key held
+/// elsewhere (the Secure Enclave, App Attest, an HSM).
+///
+/// A provider returns one encoding of its signatures whatever the profile; the profile turns it
+/// into what goes on the wire (``SignatureProfile/wireSignature(_:algorithm:)``).
 public protocol SignatureProvider: Sendable {
     /// The algorithm the signatures are made with.
     var algorithm: SignatureAlgorithm { get }
-    /// Signs `message`, encoding the signature as `profile` requires (ECDSA: DER for sigil-v1, r‖s for rfc9421).
-    func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8]
+    /// The public key, which enrollment registers; `nil` for an HMAC secret.
+    var publicKey: VerificationKey? { get }
+    /// Signs `message`.
+    ///
+    /// - Returns: ECDSA as the raw `r‖s` of fixed size (what CryptoKit's `rawRepresentation` holds),
+    ///   every other algorithm as it defines its signature.
+    func signature(for message: [UInt8]) throws -> [UInt8]
+}
+
+extension SignatureProvider {
+    /// Signs `message` and encodes the signature as `profile` puts it on the wire.
+    public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
+        try profile.wireSignature(try signature(for: message), algorithm: algorithm)
+    }
 }
 
 /// A private key or HMAC secret that signs with one algorithm.
@@ -20,7 +34,7 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
         case p256(P256.Signing.PrivateKey)
         case p384(P384.Signing.PrivateKey)
         case ed25519(Curve25519.Signing.PrivateKey)
-        case rsa(_RSA.Signing.PrivateKey)
+        case external(any ExternalPrivateKey)
         case mlDSA65(MLDSA65.PrivateKey)
         case mlDSA87(MLDSA87.PrivateKey)
     }
@@ -41,17 +55,34 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
         try self.init(material: .hmac(try HMACSecret(secret)), algorithm: .hmacSHA256)
     }
 
+    /// Uses a P-256 private key.
+    public init(_ key: P256.Signing.PrivateKey, algorithm: SignatureAlgorithm = .ecdsaP256SHA256) throws {
+        try self.init(material: .p256(key), algorithm: algorithm)
+    }
+
+    /// Uses a key of a kind another module supplies (an RSA key from SigilRSA).
+    public init(_ key: any ExternalPrivateKey, algorithm: SignatureAlgorithm? = nil) throws {
+        try self.init(material: .external(key), algorithm: algorithm ?? key.publicKey.algorithms[0])
+    }
+
     /// Generates a new key for `algorithm` from the system's secure random source.
     ///
-    /// HMAC secrets are 32 random bytes; RSA keys are 3072 bits.
-    public static func generate(_ algorithm: SignatureAlgorithm) throws -> SigningKey {
+    /// HMAC secrets are 32 random bytes; other kinds (RSA) come from `formats`.
+    /// - Throws: `unsupported-algorithm` when no format makes keys for `algorithm`.
+    public static func generate(_ algorithm: SignatureAlgorithm, formats: KeyFormats = .builtIn) throws
+        -> SigningKey
+    {
         let material: Material
         switch algorithm {
         case .hmacSHA256: material = .hmac(HMACSecret(key: SymmetricKey(size: .bits256)))
         case .ecdsaP256SHA256, .ecdsaP256SHA512: material = .p256(P256.Signing.PrivateKey())
         case .ecdsaP384SHA384: material = .p384(P384.Signing.PrivateKey())
         case .ed25519: material = .ed25519(Curve25519.Signing.PrivateKey())
-        case .rsaPSSSHA512, .rsaV15SHA256: material = .rsa(try _RSA.Signing.PrivateKey(keySize: .bits3072))
+        case .rsaPSSSHA512, .rsaV15SHA256:
+            guard let format = formats.format(for: algorithm) else {
+                throw SigilError(.unsupportedAlgorithm, "\(algorithm) keys need SigilRSA (KeyFormats.withRSA)")
+            }
+            material = .external(try format.generate(algorithm))
         case .mlDSA65: material = .mlDSA65(try MLDSA65.PrivateKey())
         case .mlDSA87: material = .mlDSA87(try MLDSA87.PrivateKey())
         }
@@ -68,6 +99,12 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
         get throws { try VerificationKey(material: KeyFile.publicMaterial(of: material), algorithm: algorithm) }
     }
 
+    /// The public key, or `nil` for an HMAC secret.
+    public var publicKey: VerificationKey? {
+        if case .hmac = material { return nil }
+        return try? verificationKey
+    }
+
     /// The derived key ID of the public key, or `nil` for an HMAC secret.
     public var derivedKeyID: String? { (try? verificationKey)?.derivedKeyID }
 
@@ -75,26 +112,20 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
 
     public var customMirror: Mirror { Mirror(self, children: ["algorithm": algorithm]) }
 
-    public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
+    public func signature(for message: [UInt8]) throws -> [UInt8] {
         switch (material, algorithm) {
         case (.hmac(let secret), _):
             return Array(secret.authenticationCode(for: message))
         case (.p256(let key), .ecdsaP256SHA512):
-            let signature = try key.signature(for: SHA512.hash(data: message))
-            return Array(profile == .sigilV1 ? signature.derRepresentation : signature.rawRepresentation)
+            return Array(try key.signature(for: SHA512.hash(data: message)).rawRepresentation)
         case (.p256(let key), _):
-            let signature = try key.signature(for: SHA256.hash(data: message))
-            return Array(profile == .sigilV1 ? signature.derRepresentation : signature.rawRepresentation)
+            return Array(try key.signature(for: SHA256.hash(data: message)).rawRepresentation)
         case (.p384(let key), _):
-            let signature = try key.signature(for: SHA384.hash(data: message))
-            return Array(profile == .sigilV1 ? signature.derRepresentation : signature.rawRepresentation)
+            return Array(try key.signature(for: SHA384.hash(data: message)).rawRepresentation)
         case (.ed25519(let key), _):
             return Array(try key.signature(for: message))
-        case (.rsa(let key), .rsaV15SHA256):
-            return Array(
-                try key.signature(for: SHA256.hash(data: message), padding: .insecurePKCS1v1_5).rawRepresentation)
-        case (.rsa(let key), _):
-            return Array(try key.signature(for: SHA512.hash(data: message), padding: .PSS).rawRepresentation)
+        case (.external(let key), _):
+            return try key.signature(for: message, algorithm: algorithm)
         case (.mlDSA65(let key), _):
             return Array(try key.signature(for: message))
         case (.mlDSA87(let key), _):

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import _CryptoExtras
 
 /// A key that checks signatures of one algorithm: a public key, or an HMAC secret.
 ///
@@ -12,7 +11,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
         case ed25519(Curve25519.Signing.PublicKey)
-        case rsa(_RSA.Signing.PublicKey)
+        case external(any ExternalPublicKey)
         case mlDSA65(MLDSA65.PublicKey)
         case mlDSA87(MLDSA87.PublicKey)
     }
@@ -43,7 +42,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p256: return [.ecdsaP256SHA256, .ecdsaP256SHA512]
         case .p384: return [.ecdsaP384SHA384]
         case .ed25519: return [.ed25519]
-        case .rsa: return [.rsaPSSSHA512, .rsaV15SHA256]
+        case .external(let key): return key.algorithms
         case .mlDSA65: return [.mlDSA65]
         case .mlDSA87: return [.mlDSA87]
         }
@@ -55,10 +54,20 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p256: return "P-256"
         case .p384: return "P-384"
         case .ed25519: return "Ed25519"
-        case .rsa: return "RSA"
+        case .external(let key): return key.kindName
         case .mlDSA65: return "ML-DSA-65"
         case .mlDSA87: return "ML-DSA-87"
         }
+    }
+
+    /// Uses a P-256 public key.
+    public init(_ key: P256.Signing.PublicKey, algorithm: SignatureAlgorithm = .ecdsaP256SHA256) throws {
+        try self.init(material: .p256(key), algorithm: algorithm)
+    }
+
+    /// Uses a public key of a kind another module supplies (an RSA key from SigilRSA).
+    public init(_ key: any ExternalPublicKey, algorithm: SignatureAlgorithm? = nil) throws {
+        try self.init(material: .external(key), algorithm: algorithm ?? key.algorithms[0])
     }
 
     /// Returns this key registered for another algorithm its kind supports.
@@ -75,7 +84,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p256(let key): return Array(key.rawRepresentation)
         case .p384(let key): return Array(key.rawRepresentation)
         case .ed25519(let key): return Array(key.rawRepresentation)
-        case .rsa(let key): return Array(key.pkcs1DERRepresentation)
+        case .external(let key): return key.rawRepresentation
         case .mlDSA65(let key): return Array(key.rawRepresentation)
         case .mlDSA87(let key): return Array(key.rawRepresentation)
         }
@@ -124,12 +133,8 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
             return key.isValidSignature(parsed, for: SHA384.hash(data: message))
         case (.ed25519(let key), _):
             return key.isValidSignature(signature, for: message)
-        case (.rsa(let key), .rsaV15SHA256):
-            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
-            return key.isValidSignature(parsed, for: SHA256.hash(data: message), padding: .insecurePKCS1v1_5)
-        case (.rsa(let key), _):
-            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
-            return key.isValidSignature(parsed, for: SHA512.hash(data: message), padding: .PSS)
+        case (.external(let key), let algorithm):
+            return key.isValidSignature(signature, for: message, algorithm: algorithm)
         case (.mlDSA65(let key), _):
             return key.isValidSignature(signature, for: message)
         case (.mlDSA87(let key), _):

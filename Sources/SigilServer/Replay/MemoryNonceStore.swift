@@ -101,7 +101,7 @@ public final class MemoryNonceStore: NonceStore {
     }
 
     /// The synchronous insert behind ``insert(keyID:nonce:expiresAt:now:)``.
-    public func insertSync(keyID: String, nonce: String, expiresAt: Int64, now: Int64) -> Bool {
+    package func insertSync(keyID: String, nonce: String, expiresAt: Int64, now: Int64) -> Bool {
         let (high, low) = Self.digest(keyID: keyID, nonce: nonce)
         // Times are kept as seconds since just before the store started: 136 years of headroom in 32 bits.
         let expiry = UInt32(clamping: expiresAt - epoch)

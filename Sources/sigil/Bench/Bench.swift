@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import SigilClient
 import SigilCore
+import SigilRSA
 import SigilServer
 
 /// `sigil bench`: the core figures by default, `sigil bench http` for the server over loopback TLS.
@@ -149,7 +150,7 @@ struct AlgorithmBench {
     static let rounds = 5
 
     func run() async throws -> AlgorithmFigures {
-        let key = try SigningKey.generate(algorithm)
+        let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let verificationKey = try key.verificationKey
         let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
         let clock = ManualUnixClock(1_763_769_600)

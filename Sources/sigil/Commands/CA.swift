@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SigilCore
+import SigilFiles
 import SigilServe
 import SigilTLS
 import X509

@@ -4,6 +4,7 @@ import HTTPTypes
 import SigilClient
 import SigilCore
 import SigilHTTPClient
+import SigilRSA
 import SigilTLS
 
 /// `sigil curl`: a signed, pinned, post-quantum HTTPS request, and why it failed when it did.
@@ -127,7 +128,7 @@ struct Curl: AsyncParsableCommand {
         var responses: ResponseVerifier?
         if let stored {
             // The key decides its algorithm (P-256 keys verify ecdsa-p256-sha256 by default).
-            let key = try KeyFile.load(Array(stored.identity.responseKey.utf8)).verificationKey
+            let key = try KeyFile.load(Array(stored.identity.responseKey.utf8), formats: .withRSA).verificationKey
             responses = ResponseVerifier(key: key, keyID: stored.identity.responseKeyID, clock: clock)
         }
         var request = HTTPRequest(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SigilCore
+import SigilRSA
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,7 +22,7 @@ struct Keygen: ParsableCommand {
         guard let algorithm = SignatureAlgorithm(rawValue: alg) else {
             throw SigilInputError("unknown algorithm '\(alg.prefix(40))'")
         }
-        let key = try SigningKey.generate(algorithm)
+        let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let verificationKey = try key.verificationKey
         let keyID = verificationKey.derivedKeyID ?? "hmac-" + Hex.random(bytes: 8)
         if let publicOut {

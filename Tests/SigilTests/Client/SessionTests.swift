@@ -4,6 +4,7 @@ import HTTPTypes
 import NIOSSL
 import SigilClient
 import SigilCore
+import SigilFiles
 import SigilHTTPClient
 import SigilServe
 import SigilServer

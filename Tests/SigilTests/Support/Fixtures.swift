@@ -1,14 +1,17 @@
 import Foundation
 import HTTPTypes
 import SigilCore
+import SigilRSA
 import SigilServer
 
 enum Fixtures {
     /// The public or secret key file of a sigil-v1 vector, registered for its algorithm.
     static func verificationKey(_ vector: VectorCase) throws -> VerificationKey {
         let algorithm = try SignatureAlgorithm.named(vector["algorithm"]?.string ?? "")
-        return try KeyFile.load(try Vectors.keyFile(vector["keyFile"]?.string ?? ""), algorithm: algorithm)
-            .verificationKey
+        return try KeyFile.load(
+            try Vectors.keyFile(vector["keyFile"]?.string ?? ""), algorithm: algorithm, formats: .withRSA
+        )
+        .verificationKey
     }
 
     /// The private key behind a vector's key file (`x.pub.pem` → `x.pem`).
@@ -17,7 +20,7 @@ enum Fixtures {
         var name = vector["keyFile"]?.string ?? ""
         if algorithm.rawValue.hasPrefix("ecdsa-p256") { name = "ecdsa-p256.pem" }
         name = name.replacingOccurrences(of: ".pub.pem", with: ".pem")
-        return try KeyFile.load(try Vectors.keyFile(name), algorithm: algorithm).signingKey
+        return try KeyFile.load(try Vectors.keyFile(name), algorithm: algorithm, formats: .withRSA).signingKey
     }
 
     static func message(_ text: String) throws -> RawHTTPMessage {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import SigilClient
 import SigilCore
+import SigilRSA
 import SigilServer
 
 /// A fixed nonce, for reproducible requests.
@@ -22,7 +23,7 @@ struct SigningSetup: Sendable {
     static let start: Int64 = 1_763_769_600
 
     init(_ algorithm: SignatureAlgorithm, configuration: VerifierConfiguration = VerifierConfiguration()) async throws {
-        key = try SigningKey.generate(algorithm)
+        key = try SigningKey.generate(algorithm, formats: .withRSA)
         keyID = try key.verificationKey.derivedKeyID ?? "device-secret-1"
         clock = ManualUnixClock(Self.start)
         // A verifier that has been up for a while: the restart rule refuses requests dated at its start.

@@ -8,6 +8,7 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
+import SigilRSA
 import SigilSQLite
 import SigilServe
 import SigilServer
@@ -135,7 +136,7 @@ struct TestDevice: Sendable {
     let keyID: String
 
     init(_ algorithm: SigilCore.SignatureAlgorithm = .ecdsaP256SHA256) throws {
-        key = try SigningKey.generate(algorithm)
+        key = try SigningKey.generate(algorithm, formats: .withRSA)
         keyID = try key.verificationKey.derivedKeyID ?? ""
     }
 
