@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SigilServer", targets: ["SigilServer"]),
         .library(name: "SigilHummingbird", targets: ["SigilHummingbird"]),
         .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
+        .library(name: "SigilJWT", targets: ["SigilJWT"]),
         .library(name: "SigilTLS", targets: ["SigilTLS"]),
         .library(name: "SigilServe", targets: ["SigilServe"]),
         .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
@@ -61,7 +62,12 @@ let package = Package(
         ),
         .target(
             name: "SigilClient",
-            dependencies: ["SigilCore", "SigilFiles"]
+            dependencies: [
+                "SigilCore",
+                "SigilFiles",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .target(
             name: "SigilServer",
@@ -69,6 +75,16 @@ let package = Package(
                 "SigilCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "SigilJWT",
+            dependencies: [
+                "SigilCore",
+                "SigilServer",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(
@@ -84,6 +100,7 @@ let package = Package(
             dependencies: [
                 "SigilCore",
                 "SigilRSA",
+                "SigilServer",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,6 +138,7 @@ let package = Package(
             name: "SigilServe",
             dependencies: [
                 "SigilServer",
+                "SigilJWT",
                 "SigilRSA",
                 "SigilFiles",
                 "SigilHummingbird",
@@ -161,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: [
-                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
+                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
                 "SigilHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

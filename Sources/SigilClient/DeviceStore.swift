@@ -48,25 +48,34 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     }
 }
 
-/// Where a device's identity, private key and secret are kept: files on Linux, the Keychain on Apple.
+/// Where a device's identity, key and secret are kept: files on Linux, the Keychain (and the Secure
+/// Enclave) on Apple platforms.
 public protocol DeviceStore: Sendable {
     /// The stored identity, if any.
     func identity() throws -> DeviceIdentity?
-    /// The stored private key, if any.
-    func privateKey() throws -> SigningKey?
+    /// The stored device key, if any.
+    func deviceKey() throws -> (any SignatureProvider)?
     /// The stored HMAC secret, if any.
     func secret() throws -> SigningKey?
     /// Stores everything at once: identity, key, and the secret if given.
-    func save(_ identity: DeviceIdentity, privateKey: SigningKey, secret: [UInt8]?) throws
+    ///
+    /// - Throws: ``SigilInputError`` for a key this store cannot keep.
+    func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws
 }
 
-/// A ``DeviceStore`` in a directory: `identity.json`, `device-key.pem` and `secret`, all mode 0600.
+/// A ``DeviceStore`` in a directory: `identity.json`, `device-key.pem` and `secret`, all mode 0600,
+/// for software keys (the command line, Linux clients).
 public struct FileDeviceStore: DeviceStore {
     /// The directory.
     public let directory: String
+    /// The key kinds beyond the built-in ones the device key may be of.
+    public var keyFormats: KeyFormats
 
     /// Creates a store in `directory` (made mode 0700 when saving).
-    public init(directory: String) { self.directory = directory }
+    public init(directory: String, keyFormats: KeyFormats = .builtIn) {
+        self.directory = directory
+        self.keyFormats = keyFormats
+    }
 
     func path(_ name: String) -> String { directory + "/" + name }
 
@@ -87,9 +96,12 @@ public struct FileDeviceStore: DeviceStore {
         }
     }
 
+    public func deviceKey() throws -> (any SignatureProvider)? { try privateKey() }
+
+    /// The stored private key, if any.
     public func privateKey() throws -> SigningKey? {
         guard let bytes = try read("device-key.pem") else { return nil }
-        return try KeyFile.load(bytes).signingKey
+        return try KeyFile.load(bytes, formats: keyFormats).signingKey
     }
 
     public func secret() throws -> SigningKey? {
@@ -103,9 +115,12 @@ public struct FileDeviceStore: DeviceStore {
         return try SigningKey(hmacSecret: secret)
     }
 
-    public func save(_ identity: DeviceIdentity, privateKey: SigningKey, secret: [UInt8]?) throws {
+    public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
+        guard let key = key as? SigningKey else {
+            throw SigilInputError("a file store keeps software keys only; keep a hardware key in its own store")
+        }
         try SecureFile.createDirectory(directory)
-        try SecureFile.write(try KeyFile.privateKeyFile(for: privateKey), to: path("device-key.pem"))
+        try SecureFile.write(try KeyFile.privateKeyFile(for: key), to: path("device-key.pem"))
         if let secret { try SecureFile.write(Base64.encode(secret) + "\n", to: path("secret")) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -21,16 +21,32 @@ public struct SigilResponse: Sendable {
     /// The signature base of the request as last sent, for diagnosing a refusal.
     public let sentRequest: HTTPRequest
 
-    /// The PROTOCOL.md code of a problem+json refusal, if this is one.
-    public var problemCode: String? { problem?["code"] as? String }
+    /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows.
+    public var problemCode: SigilError.Code? { refusal?.code }
+
+    /// The refusal as an error (the server's code and detail), if this is a problem+json refusal
+    /// with a code Sigil knows.
+    public var refusal: SigilError? { Self.refusal(head: head, body: body) }
 
     /// The server's signature base in a refusal, when its debug option is on.
-    public var problemSignatureBase: String? { problem?["signatureBase"] as? String }
+    public var problemSignatureBase: String? { Self.problem(head: head, body: body)?.signatureBase }
 
-    /// The problem+json object of a refusal.
-    var problem: [String: Any]? {
+    /// The problem+json members Sigil reads.
+    struct Problem: Decodable {
+        let code: String?
+        let detail: String?
+        let signatureBase: String?
+    }
+
+    static func problem(head: HTTPResponse, body: [UInt8]) -> Problem? {
         guard head.headerFields[.contentType]?.hasPrefix("application/problem+json") == true else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return try? JSONDecoder().decode(Problem.self, from: Data(body))
+    }
+
+    static func refusal(head: HTTPResponse, body: [UInt8]) -> SigilError? {
+        guard let problem = problem(head: head, body: body), let code = problem.code.flatMap(SigilError.Code.init)
+        else { return nil }
+        return SigilError(code, String((problem.detail ?? "").prefix(512)))
     }
 }
 
@@ -101,7 +117,7 @@ public struct SigilSession: Sendable {
                 roundTrip: (sentAt, clock.localTime)
             )
             if attempts == 1, response.signatureVerified, head.status.code == 401,
-                response.problemCode == SigilError.Code.timestampOutOfWindow.rawValue
+                response.problemCode == .timestampOutOfWindow
             {
                 continue
             }

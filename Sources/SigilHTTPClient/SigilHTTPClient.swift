@@ -96,55 +96,34 @@ public struct SigilHTTPClient: Sendable {
     public func shutdown() async throws { try await client.shutdown() }
 }
 
-/// Enrolling a device from the command line or a test: pins checked, key made, registered, stored.
+/// Enrolling a device from the command line or a test: pins checked on every connection, then
+/// ``DeviceEnrollment`` over AsyncHTTPClient.
 public enum Enrollment {
-    /// Enrolls a new key of `algorithm` with `server` (`https://host:port`) and stores the identity.
+    /// Enrolls `key` (a new software key of `algorithm` when `nil`) with `server` (`https://host:port`)
+    /// and stores the identity.
     ///
-    /// - Parameters:
-    ///   - fetchSecret: also fetch the per-device HMAC secret.
     /// - Returns: the stored identity.
     public static func enroll(
         server: String,
-        token: String,
+        token: String?,
         options: SigilHTTPClient.Options,
+        key: (any SignatureProvider)? = nil,
         algorithm: SigilCore.SignatureAlgorithm = .ecdsaP256SHA256,
-        fetchSecret: Bool = true,
-        requestCertificate: Bool = false,
+        enrollment: DeviceEnrollment = DeviceEnrollment(),
+        keyFormats: KeyFormats = .builtIn,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
         let (host, port) = try endpoint(server)
         let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
         do {
-            let clock = ServerClock()
             let registration = DeviceRegistration(
-                transport: connection.transport, authority: authority(host, port), clock: clock)
-            let discovery = try await registration.discover()
-            let verifier = try discovery.responseVerifier(clock: clock)
-            let key = try SigningKey.generate(algorithm)
-            let enrolled = try await registration.enroll(key, token: token, server: verifier)
-            var secret: DeviceRegistration.IssuedSecret?
-            if fetchSecret {
-                secret = try await registration.fetchSecret(key: key, keyID: enrolled.keyId, server: verifier)
-            }
-            var certificate: String?
-            if requestCertificate {
-                let (csr, _) = try CertificateAuthority.csr(privateKeyPEM: try KeyFile.privateKeyFile(for: key))
-                certificate = try await registration.requestCertificate(
-                    csrPEM: try csr.serializeAsPEM().pemString, key: key, keyID: enrolled.keyId, server: verifier
-                ).certificate
-            }
-            let identity = DeviceIdentity(
-                server: "https://\(authority(host, port))",
-                keyID: enrolled.keyId,
-                deviceID: enrolled.deviceId,
-                algorithm: key.algorithm.rawValue,
-                pins: options.pins.isEmpty ? discovery.pins : options.pins,
-                responseKeyID: verifier.keyID,
-                responseKey: discovery.responseKeys.first?.publicKey ?? "",
-                secretKeyID: secret?.keyId,
-                clientCertificate: certificate
-            )
-            try store.save(identity, privateKey: key, secret: try secret.flatMap { Base64.decode($0.secret) })
+                transport: connection.transport, authority: authority(host, port), clock: ServerClock())
+            var enrollment = enrollment
+            enrollment.keyFormats = keyFormats
+            if enrollment.pins.isEmpty { enrollment.pins = options.pins }
+            let identity = try await enrollment.enroll(
+                try key ?? SigningKey.generate(algorithm, formats: keyFormats), token: token, with: registration,
+                store: store)
             try await connection.shutdown()
             return identity
         } catch {

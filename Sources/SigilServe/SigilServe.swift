@@ -8,6 +8,7 @@ import NIOSSL
 import Prometheus
 import SigilCore
 import SigilHummingbird
+import SigilJWT
 import SigilRSA
 import SigilSQLite
 import SigilServer
@@ -226,25 +227,27 @@ public enum SigilServe {
             readsClientCertificate: clientCA != nil
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
-        let api = RegistrationAPI(
+        var registration = RegistrationService.Configuration(verifier: options.verifier)
+        registration.secretOverlap = options.secretOverlap
+        registration.rotationGrace = options.rotationGrace
+        registration.keyFormats = .withRSA
+        let service = RegistrationService(
             registry: directory,
             nonces: nonces,
-            verifierConfiguration: options.verifier,
-            middleware: middleware,
-            policy: policy,
-            responseSigner: responseSigner,
-            responseKey: responseVerificationKey,
-            certificateAuthority: try data.certificateAuthority(),
-            pins: pins,
-            backupPins: backupPin.map { [$0] } ?? [],
+            enrollment: policy,
+            certificates: try data.certificateAuthority(),
+            configuration: registration,
+            clock: clock,
             metricsFactory: metricsFactory,
-            secretOverlap: options.secretOverlap,
-            rotationGrace: options.rotationGrace,
-            clock: clock
+            logger: logger
         )
         let router = Router(context: SigilBasicRequestContext.self)
-        api.addRoutes(to: router)
-        if options.benchmarkRoute { api.addBenchmarkRoute(to: router) }
+        SigilRegistrationRoutes(
+            service: service, middleware: middleware, pins: pins, backupPins: backupPin.map { [$0] } ?? []
+        ).add(to: router)
+        let echo = EchoRoutes(middleware: middleware, bodyLimit: options.verifier.bodyLimit)
+        echo.add(to: router)
+        if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
         if let registry {
             router.get("metrics") { _, _ in
                 Response(

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SigilCore
 import SigilRSA
+import SigilServer
 import SwiftASN1
 import X509
 
@@ -177,5 +178,21 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
         }
         sigilKeyID = keyID
         pin = SPKIPin.pin(spkiDER: try Certificates.spkiDER(certificate.publicKey))
+    }
+}
+
+extension CertificateAuthority: ClientCertificateIssuer {
+    public func issue(csrPEM: String, keyID: String) throws -> IssuedClientCertificate {
+        let certificate = try issue(try Self.parseCSR(Array(csrPEM.utf8)), keyID: keyID)
+        do {
+            return IssuedClientCertificate(
+                certificatePEM: try certificate.serializeAsPEM().pemString + "\n",
+                caCertificatePEM: try self.certificate.serializeAsPEM().pemString + "\n",
+                serial: Hex.encode(Array(certificate.serialNumber.bytes)),
+                notAfter: Int64(certificate.notValidAfter.timeIntervalSince1970)
+            )
+        } catch {
+            throw SigilError(.invalidRegistration, "the certificate could not be encoded")
+        }
     }
 }

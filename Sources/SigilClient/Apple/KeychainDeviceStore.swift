@@ -1,19 +1,34 @@
-#if canImport(Security)
+#if canImport(Security) && canImport(CryptoKit)
+    import CryptoKit
     import Foundation
     import Security
     import SigilCore
 
-    /// A ``DeviceStore`` in the Keychain: generic-password items under one service, readable only on
-    /// this device after its first unlock.
+    /// A ``DeviceStore`` in the Keychain, readable only on this device after its first unlock:
+    ///
+    /// - a Secure Enclave key as its `dataRepresentation` (the key never leaves the enclave);
+    /// - a software P-256 or P-384 key as a Keychain key (`kSecClassKey`), the way Apple stores
+    ///   CryptoKit's NIST keys;
+    /// - an Ed25519 or ML-DSA key, which `SecKey` cannot hold, as its raw form in a generic password,
+    ///   as Apple's sample does for Curve25519 keys;
+    /// - the identity and the HMAC secret as generic passwords.
+    ///
+    /// Nothing is stored as PEM.
+    @available(iOS 17, macOS 14, *)
     public struct KeychainDeviceStore: DeviceStore {
-        /// The Keychain service the items are filed under.
+        /// The Keychain service the items are filed under (and the Keychain key's tag prefix).
         public let service: String
 
         /// Creates a store under `service`.
         public init(service: String = "dev.sigil.device") { self.service = service }
 
+        static let enclaveAccount = "device-key.secure-enclave"
+        static let rawKeyAlgorithms: [SignatureAlgorithm] = [.ed25519, .mlDSA65, .mlDSA87]
+
+        var keyTag: Data { Data((service + ".device-key").utf8) }
+
         public func identity() throws -> DeviceIdentity? {
-            guard let data = try item("identity") else { return nil }
+            guard let data = try password("identity") else { return nil }
             do {
                 return try JSONDecoder().decode(DeviceIdentity.self, from: data)
             } catch {
@@ -21,24 +36,72 @@
             }
         }
 
-        public func privateKey() throws -> SigningKey? {
-            guard let data = try item("device-key") else { return nil }
-            return try KeyFile.load(Array(data)).signingKey
+        public func deviceKey() throws -> (any SignatureProvider)? {
+            if let blob = try password(Self.enclaveAccount) {
+                return try SecureEnclaveSigningKey(dataRepresentation: blob)
+            }
+            if let x963 = try keychainKey() {
+                let algorithm = try identity().flatMap { SignatureAlgorithm(rawValue: $0.algorithm) }
+                if x963.count == 97 {
+                    return try SigningKey(
+                        P256.Signing.PrivateKey(x963Representation: x963), algorithm: algorithm ?? .ecdsaP256SHA256)
+                }
+                return try SigningKey(
+                    material: .p384(try P384.Signing.PrivateKey(x963Representation: x963)), algorithm: .ecdsaP384SHA384)
+            }
+            for algorithm in Self.rawKeyAlgorithms {
+                guard let raw = try password("device-key." + algorithm.rawValue) else { continue }
+                switch algorithm {
+                case .ed25519:
+                    return try SigningKey(
+                        material: .ed25519(try Curve25519.Signing.PrivateKey(rawRepresentation: raw)),
+                        algorithm: algorithm)
+                case .mlDSA65:
+                    return try SigningKey(
+                        material: .mlDSA65(try MLDSA65.PrivateKey(seedRepresentation: raw, publicKey: nil)),
+                        algorithm: algorithm)
+                default:
+                    return try SigningKey(
+                        material: .mlDSA87(try MLDSA87.PrivateKey(seedRepresentation: raw, publicKey: nil)),
+                        algorithm: algorithm)
+                }
+            }
+            return nil
         }
 
         public func secret() throws -> SigningKey? {
-            guard let data = try item("secret") else { return nil }
+            guard let data = try password("secret") else { return nil }
             return try SigningKey(hmacSecret: data)
         }
 
-        public func save(_ identity: DeviceIdentity, privateKey: SigningKey, secret: [UInt8]?) throws {
-            try store(Data(try KeyFile.privateKeyFile(for: privateKey).utf8), as: "device-key")
+        public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
+            try deleteDeviceKey()
+            if let enclave = key as? SecureEnclaveSigningKey {
+                try store(enclave.dataRepresentation, as: Self.enclaveAccount)
+            } else if let software = key as? SigningKey {
+                switch software.material {
+                case .p256(let privateKey): try storeKeychainKey(privateKey.x963Representation)
+                case .p384(let privateKey): try storeKeychainKey(privateKey.x963Representation)
+                case .ed25519(let privateKey):
+                    try store(privateKey.rawRepresentation, as: "device-key." + software.algorithm.rawValue)
+                case .mlDSA65(let privateKey):
+                    try store(privateKey.seedRepresentation, as: "device-key." + software.algorithm.rawValue)
+                case .mlDSA87(let privateKey):
+                    try store(privateKey.seedRepresentation, as: "device-key." + software.algorithm.rawValue)
+                case .hmac, .external:
+                    throw SigilInputError("the Keychain store keeps EC, Ed25519 and ML-DSA device keys")
+                }
+            } else {
+                throw SigilInputError("the Keychain store cannot keep a \(type(of: key))")
+            }
             if let secret { try store(Data(secret), as: "secret") }
             try store(try JSONEncoder().encode(identity), as: "identity")
         }
 
-        /// Stores `data` as the item `account`, replacing it.
-        public func store(_ data: Data, as account: String) throws {
+        // MARK: Generic passwords
+
+        /// Stores `data` as the generic password `account`, replacing it.
+        func store(_ data: Data, as account: String) throws {
             let query: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword,
                 kSecAttrService as String: service,
@@ -54,8 +117,8 @@
             }
         }
 
-        /// The item `account`, or `nil` when there is none.
-        public func item(_ account: String) throws -> Data? {
+        /// The generic password `account`, or `nil` when there is none.
+        func password(_ account: String) throws -> Data? {
             let query: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword,
                 kSecAttrService as String: service,
@@ -70,6 +133,65 @@
                 throw SigilInputError("the Keychain could not read \(account) (\(status))")
             }
             return data
+        }
+
+        // MARK: Keychain keys
+
+        /// Stores a NIST private key (its ANSI X9.63 form) as a `SecKey` under ``keyTag``.
+        func storeKeychainKey(_ x963: Data) throws {
+            let attributes: [String: Any] = [
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
+            ]
+            var error: Unmanaged<CFError>?
+            guard let key = SecKeyCreateWithData(x963 as CFData, attributes as CFDictionary, &error) else {
+                throw SigilInputError("the Keychain could not make a key from the device key")
+            }
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassKey,
+                kSecAttrApplicationTag as String: keyTag,
+                kSecValueRef as String: key,
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+            ]
+            let status = SecItemAdd(query as CFDictionary, nil)
+            guard status == errSecSuccess else {
+                throw SigilInputError("the Keychain refused to store the device key (\(status))")
+            }
+        }
+
+        /// The X9.63 form of the `SecKey` under ``keyTag``, or `nil` when there is none.
+        func keychainKey() throws -> Data? {
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassKey,
+                kSecAttrApplicationTag as String: keyTag,
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecReturnRef as String: true,
+            ]
+            var item: CFTypeRef?
+            let status = SecItemCopyMatching(query as CFDictionary, &item)
+            if status == errSecItemNotFound { return nil }
+            guard status == errSecSuccess, let item, CFGetTypeID(item) == SecKeyGetTypeID() else {
+                throw SigilInputError("the Keychain could not read the device key (\(status))")
+            }
+            var error: Unmanaged<CFError>?
+            guard let data = SecKeyCopyExternalRepresentation(item as! SecKey, &error) as Data? else {
+                throw SigilInputError("the Keychain could not export the device key")
+            }
+            return data
+        }
+
+        /// Removes every form a device key may have been stored in.
+        func deleteDeviceKey() throws {
+            SecItemDelete(
+                [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: keyTag] as CFDictionary)
+            for account in [Self.enclaveAccount] + Self.rawKeyAlgorithms.map({ "device-key." + $0.rawValue }) {
+                SecItemDelete(
+                    [
+                        kSecClass as String: kSecClassGenericPassword,
+                        kSecAttrService as String: service,
+                        kSecAttrAccount as String: account,
+                    ] as CFDictionary)
+            }
         }
     }
 #endif

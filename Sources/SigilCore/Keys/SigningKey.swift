@@ -29,7 +29,7 @@ extension SignatureProvider {
 ///
 /// - Warning: holds secret material. It is never printed: `description` names only the algorithm.
 public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomReflectable {
-    enum Material: Sendable {
+    package enum Material: Sendable {
         case hmac(HMACSecret)
         case p256(P256.Signing.PrivateKey)
         case p384(P384.Signing.PrivateKey)
@@ -39,11 +39,11 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
         case mlDSA87(MLDSA87.PrivateKey)
     }
 
-    let material: Material
+    package let material: Material
     /// The algorithm this key signs with.
     public let algorithm: SignatureAlgorithm
 
-    init(material: Material, algorithm: SignatureAlgorithm) throws {
+    package init(material: Material, algorithm: SignatureAlgorithm) throws {
         self.material = material
         self.algorithm = algorithm
         // Validates that the kind of key can sign with `algorithm`.

@@ -155,9 +155,9 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
 
 /// An HMAC-SHA256 secret with its key schedule computed once, so each signature costs only the
 /// hashing of the message.
-struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
-    var description: String { "HMACSecret(redacted)" }
-    var customMirror: Mirror { Mirror(self, children: []) }
+package struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
+    package var description: String { "HMACSecret(redacted)" }
+    package var customMirror: Mirror { Mirror(self, children: []) }
 
     let key: SymmetricKey
     private let keyed: HMAC<SHA256>

@@ -7,6 +7,8 @@ public struct ResponseSigner: Sendable {
     /// The key ID clients know the response key by.
     public let keyID: String
     let clock: any UnixClock
+    /// The public key responses are verified with (published in discovery), or `nil` for an HMAC secret.
+    public var publicKey: VerificationKey? { signer.publicKey }
     /// Whether response body hashes canonicalize JSON (sigil-v1).
     public var canonicalJSON = true
 

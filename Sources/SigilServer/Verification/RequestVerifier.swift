@@ -44,7 +44,7 @@ public struct RequestVerifier: Sendable {
     public func verify(_ request: HTTPRequest, body: [UInt8]) async throws -> VerifiedRequest {
         try await counted {
             let admitted = try await admit(request)
-            try checkBodyLimit(body.count, limit: configuration.bodyLimit)
+            try BodyReader.check(body.count, limit: configuration.bodyLimit)
             return try await complete(admitted, request: request, body: body, bodyWasAwaited: false)
         }
     }
@@ -66,14 +66,8 @@ public struct RequestVerifier: Sendable {
         try await counted {
             let limit = min(limit ?? configuration.bodyLimit, configuration.bodyLimit)
             let admitted = try await admit(request)
-            if let length = request.headerFields[.contentLength].flatMap(Int.init) {
-                try checkBodyLimit(length, limit: limit)
-            }
-            var body = [UInt8]()
-            for try await chunk in bodyChunks {
-                try checkBodyLimit(body.count + chunk.count, limit: limit)
-                body.append(contentsOf: chunk)
-            }
+            let body = try await BodyReader.collect(
+                bodyChunks, declaredLength: request.headerFields[.contentLength].flatMap(Int.init), limit: limit)
             return (try await complete(admitted, request: request, body: body, bodyWasAwaited: true), body)
         }
     }
@@ -333,12 +327,6 @@ public struct RequestVerifier: Sendable {
             )
         }
         return registered
-    }
-
-    func checkBodyLimit(_ count: Int, limit: Int) throws {
-        guard count <= limit else {
-            throw SigilError(.bodyTooLarge, "the body is larger than \(limit) bytes")
-        }
     }
 
     func record(keyID: String, nonce: String, timestamp: Int64, now: Int64) async throws {

@@ -4,13 +4,14 @@ import NIOSSL
 import SigilClient
 import SigilCore
 import SigilHTTPClient
+import SigilRSA
 import SigilServe
 
 /// Where `sigil enroll` keeps identities: `~/.sigil/identities/NAME`.
 enum Identities {
     static func store(_ name: String) throws -> FileDeviceStore {
         guard KeyID.isValid(name) else { throw SigilInputError("an identity name matches [A-Za-z0-9._~-]{1,128}") }
-        return FileDeviceStore(directory: DataDirectory.defaultPath + "/identities/" + name)
+        return FileDeviceStore(directory: DataDirectory.defaultPath + "/identities/" + name, keyFormats: .withRSA)
     }
 }
 
@@ -72,7 +73,8 @@ struct Enroll: AsyncParsableCommand {
         options.anchors = try cacert.map(Anchors.load)
         let enrolled = try await Enrollment.enroll(
             server: url, token: token, options: options, algorithm: try SignatureAlgorithm.named(alg),
-            requestCertificate: clientCertificate, store: try Identities.store(identity))
+            enrollment: DeviceEnrollment(requestCertificate: clientCertificate), keyFormats: .withRSA,
+            store: try Identities.store(identity))
         print("enrolled key-id=\(enrolled.keyID) device=\(enrolled.deviceID) identity=\(identity)")
     }
 }

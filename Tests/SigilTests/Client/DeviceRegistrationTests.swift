@@ -49,7 +49,7 @@ struct DeviceRegistrationTests {
                     #expect(echo.head.status == .ok)
 
                     let issued = try await registration.requestCertificate(
-                        csrPEM: try holder.csrPEM, key: device.key, keyID: device.keyID, server: verifier)
+                        key: device.key, keyID: device.keyID, server: verifier)
                     let certificate = try Certificate(pemEncoded: issued.certificate)
                     #expect(certificate.subject.description.contains(device.keyID))
 
@@ -59,13 +59,12 @@ struct DeviceRegistrationTests {
                     #expect(rotated.keyId == next.derivedKeyID)
                     #expect(rotated.deviceId == enrolled.deviceId)
 
-                    // A wrong token is a RegistrationError naming the server's code.
+                    // A wrong token is a SigilError with the server's code.
                     let stranger = try SigningKey.generate(.ecdsaP256SHA256)
-                    let error = await #expect(throws: RegistrationError.self) {
+                    let error = await #expect(throws: SigilError.self) {
                         _ = try await registration.enroll(stranger, token: "not-the-token", server: verifier)
                     }
-                    #expect(error?.code == "enrollment-refused")
-                    #expect(error?.status == 401)
+                    #expect(error?.code == .enrollmentRefused)
                 }
         }
     }
@@ -84,7 +83,7 @@ struct EnrollmentTests {
             options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
             return try await Enrollment.enroll(
                 server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
-                requestCertificate: true, store: store)
+                enrollment: DeviceEnrollment(requestCertificate: true), store: store)
         }
         #expect(try store.identity() == enrolled)
         #expect(try store.privateKey()?.derivedKeyID == enrolled.keyID)

@@ -92,7 +92,7 @@ struct SessionTests {
                 signer: RequestSigner(key: device.key, keyID: device.keyID, clock: alwaysFast),
                 clock: ServerClock(local: alwaysFast), responses: try Self.responseVerifier(server, clock: clock))
             let refused = try await refusing.send(Self.echo(server), body: [])
-            #expect(refused.problemCode == "timestamp-out-of-window")
+            #expect(refused.problemCode == .timestampOutOfWindow)
             #expect(refused.signatureVerified)
             #expect(stubborn.sent.count.load(ordering: .relaxed) == 2)
 
@@ -101,7 +101,7 @@ struct SessionTests {
             let blind = SigilSession(
                 transport: unverified, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: alwaysFast),
                 clock: ServerClock(local: alwaysFast))
-            #expect(try await blind.send(Self.echo(server), body: []).problemCode == "timestamp-out-of-window")
+            #expect(try await blind.send(Self.echo(server), body: []).problemCode == .timestampOutOfWindow)
             #expect(unverified.sent.count.load(ordering: .relaxed) == 1)
         }
     }
@@ -121,7 +121,7 @@ struct SessionTests {
                 transport: forgedRefusal, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),
                 clock: clock, responses: try Self.responseVerifier(server, clock: clock))
             let answer = try await session.send(Self.echo(server), body: Array("{}".utf8))
-            #expect(answer.problemCode == "timestamp-out-of-window")
+            #expect(answer.problemCode == .timestampOutOfWindow)
             #expect(!answer.signatureVerified)
             #expect(forgedRefusal.sent.count.load(ordering: .relaxed) == 1)
             #expect(clock.offsetSeconds == 0)

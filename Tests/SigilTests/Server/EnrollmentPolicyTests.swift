@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import JWTKit
 import SigilCore
+import SigilJWT
 import SigilServe
 import Testing
 

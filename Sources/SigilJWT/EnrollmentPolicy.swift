@@ -3,11 +3,12 @@ import Foundation
 import HTTPTypes
 import JWTKit
 import SigilCore
+import SigilServer
 
 /// Who may register a device: holders of the bootstrap token, holders of a bearer JWT signed by a
 /// configured key for this server (whose `sub` becomes the device's user), or anyone when enrollment
 /// is explicitly open.
-public struct EnrollmentPolicy: Sendable {
+public struct EnrollmentPolicy: EnrollmentAuthorizer {
     /// Enrollment JWTs: the keys that sign them, and the audience and issuer they must name, so a
     /// token the same identity provider issued for another service does not enroll here.
     public struct JWTRules: Sendable {

@@ -1,0 +1,214 @@
+/// The registration API's wire messages (README, "Registration API"), declared once for both ends: the
+/// device encodes what the server decodes and the reverse. Field names are the JSON keys.
+public enum Registration {
+    /// The routes, relative to the server's root.
+    public enum Path {
+        /// `GET`: the ``Discovery`` document.
+        public static let discovery = "/.well-known/sigil"
+        /// `POST` a ``KeySubmission``: registers a device.
+        public static let devices = "/v1/devices"
+        /// `POST` a ``Rotation``: registers the device's next key.
+        public static let rotate = "/v1/keys/rotate"
+        /// `POST` a ``CertificateRequest``: issues a client certificate.
+        public static let certificates = "/v1/certificates"
+
+        /// `POST`: a fresh HMAC secret for the device of `keyID`.
+        public static func secret(keyID: String) -> String { "/v1/devices/\(keyID)/secret" }
+        /// `DELETE`: revokes the device of `keyID`.
+        public static func device(keyID: String) -> String { "/v1/devices/\(keyID)" }
+    }
+
+    /// What `GET /.well-known/sigil` says.
+    public struct Discovery: Codable, Sendable, Hashable {
+        /// A response-signing key.
+        public struct Key: Codable, Sendable, Hashable {
+            /// Its key ID.
+            public var keyId: String
+            /// Its algorithm's wire name.
+            public var alg: String
+            /// SubjectPublicKeyInfo PEM.
+            public var publicKey: String
+
+            /// Creates a key entry.
+            public init(keyId: String, alg: String, publicKey: String) {
+                self.keyId = keyId
+                self.alg = alg
+                self.publicKey = publicKey
+            }
+        }
+        /// The keys the server signs responses with.
+        public var responseKeys: [Key]
+        /// The accepted profiles.
+        public var profiles: [String]
+        /// The algorithms the server verifies.
+        public var algorithms: [String]
+        /// The accepted window, in seconds.
+        public var maxSkew: Int64
+        /// The server's time when it answered (unsigned: it never sets a clock).
+        public var serverTime: Int64
+        /// The SPKI pins of the server's TLS certificate chain.
+        public var pins: [String]
+        /// Pins of keys the server may move to.
+        public var backupPins: [String]
+
+        /// Creates a discovery document.
+        public init(
+            responseKeys: [Key],
+            profiles: [String],
+            algorithms: [String],
+            maxSkew: Int64,
+            serverTime: Int64,
+            pins: [String],
+            backupPins: [String]
+        ) {
+            self.responseKeys = responseKeys
+            self.profiles = profiles
+            self.algorithms = algorithms
+            self.maxSkew = maxSkew
+            self.serverTime = serverTime
+            self.pins = pins
+            self.backupPins = backupPins
+        }
+    }
+
+    /// A public key offered for registration (`POST /v1/devices`), signed by the key itself.
+    public struct KeySubmission: Codable, Sendable, Hashable {
+        /// The algorithm's wire name.
+        public var alg: String
+        /// SubjectPublicKeyInfo, PEM or standard base64 of the DER.
+        public var publicKey: String
+
+        /// Creates a submission.
+        public init(alg: String, publicKey: String) {
+            self.alg = alg
+            self.publicKey = publicKey
+        }
+
+        /// The submission of `key`.
+        ///
+        /// - Throws: ``SigilInputError`` for an HMAC secret, which is issued, never registered.
+        public init(_ key: VerificationKey) throws {
+            guard let pem = KeyFile.publicKeyFile(for: key) else {
+                throw SigilInputError("only a public key can be registered")
+            }
+            self.init(alg: key.algorithm.rawValue, publicKey: pem)
+        }
+    }
+
+    /// The answer to a registration or a rotation.
+    public struct Registered: Codable, Sendable, Hashable {
+        /// The key ID the server registered.
+        public var keyId: String
+        /// The device it belongs to.
+        public var deviceId: String
+        /// The key's algorithm.
+        public var alg: String
+        /// The user, when enrollment named one (a JWT's `sub`).
+        public var userId: String?
+
+        /// Creates the answer.
+        public init(keyId: String, deviceId: String, alg: String, userId: String?) {
+            self.keyId = keyId
+            self.deviceId = deviceId
+            self.alg = alg
+            self.userId = userId
+        }
+    }
+
+    /// A per-device HMAC secret (`POST /v1/devices/{keyId}/secret`).
+    ///
+    /// - Warning: ``secret`` authenticates as the device; never log it.
+    public struct IssuedSecret: Codable, Sendable, Hashable, CustomStringConvertible {
+        /// The secret's key ID.
+        public var keyId: String
+        /// `hmac-sha256`.
+        public var alg: String
+        /// The standard base64 of the 32-byte secret.
+        public var secret: String
+        /// Until when the device's earlier secrets stay valid, if it had any.
+        public var previousKeysValidUntil: Int64?
+
+        /// Creates the answer.
+        public init(keyId: String, alg: String, secret: String, previousKeysValidUntil: Int64?) {
+            self.keyId = keyId
+            self.alg = alg
+            self.secret = secret
+            self.previousKeysValidUntil = previousKeysValidUntil
+        }
+
+        /// The secret's bytes.
+        ///
+        /// - Throws: ``SigilInputError`` when it is not base64 of at least 32 bytes.
+        public var secretBytes: [UInt8] {
+            get throws {
+                guard let bytes = Base64.decode(secret), bytes.count >= 32 else {
+                    throw SigilInputError("the issued secret is not base64 of 32 bytes or more")
+                }
+                return bytes
+            }
+        }
+
+        /// The secret as a signing key.
+        public var signingKey: SigningKey { get throws { try SigningKey(hmacSecret: try secretBytes) } }
+
+        /// Names the key ID only.
+        public var description: String { "IssuedSecret(\(keyId))" }
+    }
+
+    /// The next key of a device (`POST /v1/keys/rotate`, signed by the current key).
+    public struct Rotation: Codable, Sendable, Hashable {
+        /// The next key's algorithm.
+        public var alg: String
+        /// The next key, as in ``KeySubmission``.
+        public var publicKey: String
+        /// base64url of the next key's sigil-v1 signature over ``RotationProof/message(currentKeyID:newKeyID:nonce:)``.
+        public var proof: String
+
+        /// Creates a rotation.
+        public init(alg: String, publicKey: String, proof: String) {
+            self.alg = alg
+            self.publicKey = publicKey
+            self.proof = proof
+        }
+
+        /// The rotation from `currentKeyID` to `next`, its proof signed by `next` for the request nonce `nonce`.
+        public init(from currentKeyID: String, to next: any SignatureProvider, nonce: String) throws {
+            guard let key = next.publicKey, let nextID = key.derivedKeyID else {
+                throw SigilInputError("only a key pair can be rotated to")
+            }
+            let submission = try KeySubmission(key)
+            let message = RotationProof.message(currentKeyID: currentKeyID, newKeyID: nextID, nonce: nonce)
+            self.init(
+                alg: submission.alg,
+                publicKey: submission.publicKey,
+                proof: Base64URL.encode(try next.signature(for: message, profile: .sigilV1))
+            )
+        }
+
+        /// The submitted key.
+        public var submission: KeySubmission { KeySubmission(alg: alg, publicKey: publicKey) }
+    }
+
+    /// A certificate signing request (`POST /v1/certificates`).
+    public struct CertificateRequest: Codable, Sendable, Hashable {
+        /// The PKCS#10 CSR, PEM, signed by the key that signs the request.
+        public var csr: String
+
+        /// Creates the request.
+        public init(csr: String) { self.csr = csr }
+    }
+
+    /// A client certificate issued for the device's key.
+    public struct IssuedCertificate: Codable, Sendable, Hashable {
+        /// The client certificate, PEM.
+        public var certificate: String
+        /// The issuing CA's certificate, PEM.
+        public var caCertificate: String
+
+        /// Creates the answer.
+        public init(certificate: String, caCertificate: String) {
+            self.certificate = certificate
+            self.caCertificate = caCertificate
+        }
+    }
+}

@@ -1,0 +1,342 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Logging
+import Metrics
+import SigilCore
+
+/// The registration API, free of any web framework: device registration with proof of possession,
+/// enrollment policy, per-device HMAC secrets, key rotation, revocation and client certificates.
+///
+/// Each operation takes the request as verified (or, for registration, the request and its body) and
+/// returns the typed answer of ``Registration``; an adapter (SigilHummingbird's
+/// `SigilRegistrationRoutes`) reads bodies, encodes answers and turns a thrown ``SigilError`` into a
+/// refusal, signed when ``SigilError/requestVerified`` says the request's signature verified.
+///
+/// Rules every operation keeps: only the device's active key (its current key pair or current HMAC
+/// secret) manages the device, checked inside the write; nothing is added to a revoked device; an
+/// HMAC secret is issued only to a request signed with the device's key pair.
+public struct RegistrationService: Sendable {
+    /// Timings and limits.
+    public struct Configuration: Sendable {
+        /// How requests are verified: profiles, window, labels. Registration bodies are read up to ``bodyLimit``.
+        public var verifier: VerifierConfiguration
+        /// How long a device's earlier HMAC secrets stay valid after a new one is issued, in seconds.
+        public var secretOverlap: Int64 = 86_400
+        /// How long a rotated-out key (and the secrets fetched with it) stays valid, in seconds.
+        public var rotationGrace: Int64 = 86_400
+        /// The most a registration, rotation or certificate body may hold (an ML-DSA-87 public key
+        /// in PEM is about 3.5 KB).
+        public var bodyLimit = 64 << 10
+        /// The key kinds beyond the built-in ones devices may register (`.withRSA` from SigilRSA).
+        public var keyFormats: KeyFormats = .builtIn
+
+        /// Creates a configuration.
+        public init(verifier: VerifierConfiguration = VerifierConfiguration()) { self.verifier = verifier }
+    }
+
+    let registry: any KeyRegistry
+    let nonces: any NonceStore
+    let enrollment: any EnrollmentAuthorizer
+    let certificates: (any ClientCertificateIssuer)?
+    /// The configuration.
+    public let configuration: Configuration
+    let clock: any UnixClock
+    let metricsFactory: any MetricsFactory
+    let logger: Logger
+
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - registry: where devices and keys live; every change is one atomic ``DirectoryChange``.
+    ///   - nonces: the nonce store the rest of the server verifies with, so a registration cannot be replayed.
+    ///   - enrollment: who may register.
+    ///   - certificates: the client CA, if the server issues client certificates.
+    public init(
+        registry: any KeyRegistry,
+        nonces: any NonceStore,
+        enrollment: any EnrollmentAuthorizer,
+        certificates: (any ClientCertificateIssuer)? = nil,
+        configuration: Configuration = Configuration(),
+        clock: any UnixClock = SystemUnixClock(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        logger: Logger = Logger(label: "sigil.registration")
+    ) {
+        self.registry = registry
+        self.nonces = nonces
+        self.enrollment = enrollment
+        self.certificates = certificates
+        self.configuration = configuration
+        self.clock = clock
+        self.metricsFactory = metricsFactory
+        self.logger = logger
+    }
+
+    // MARK: Discovery
+
+    /// The discovery document (`GET /.well-known/sigil`).
+    ///
+    /// - Parameters:
+    ///   - responseSigner: the key responses are signed with, published so devices can check them.
+    ///   - pins: the SPKI pins of the server's TLS chain; `backupPins`: the keys it may move to.
+    public func discovery(responseSigner: ResponseSigner?, pins: [String], backupPins: [String])
+        -> Registration.Discovery
+    {
+        let keys = responseSigner.flatMap { signer -> Registration.Discovery.Key? in
+            guard let key = signer.publicKey, let pem = KeyFile.publicKeyFile(for: key) else { return nil }
+            return Registration.Discovery.Key(keyId: signer.keyID, alg: key.algorithm.rawValue, publicKey: pem)
+        }
+        return Registration.Discovery(
+            responseKeys: keys.map { [$0] } ?? [],
+            profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
+            algorithms: SignatureAlgorithm.allCases.map(\.rawValue),
+            maxSkew: configuration.verifier.maxSkew,
+            serverTime: clock.now(),
+            pins: pins,
+            backupPins: backupPins
+        )
+    }
+
+    // MARK: Registration
+
+    /// Registers a device (`POST /v1/devices`): the enrollment policy admits the request, and the
+    /// public key in `body` must have signed the request itself (proof of possession, nonce recorded).
+    ///
+    /// - Parameters:
+    ///   - request: the request's head, with its signature headers and credentials.
+    ///   - body: the whole body, a ``Registration/KeySubmission`` read up to ``Configuration/bodyLimit``.
+    /// - Returns: the answer and the verified request, to sign the answer for.
+    /// - Throws: ``SigilError``: `enrollment-refused`, `invalid-registration`, or any verification code.
+    public func register(_ request: HTTPRequest, body: [UInt8]) async throws
+        -> (registered: Registration.Registered, verified: VerifiedRequest)
+    {
+        try BodyReader.check(body.count, limit: configuration.bodyLimit)
+        let userID = try await enrollment.authorize(request)
+        let key = try publicKey(
+            of: try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey"))
+        guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
+        var verifierConfiguration = configuration.verifier
+        verifierConfiguration.bodyLimit = configuration.bodyLimit
+        let proof = RequestVerifier(
+            keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
+            nonces: nonces,
+            clock: clock,
+            configuration: verifierConfiguration,
+            metricsFactory: metricsFactory
+        )
+        let verified = try await proof.verify(request, body: body)
+        return try await verifiedRequest {
+            let deviceID = "dev-" + Hex.random(bytes: 16)
+            try await registry.apply(
+                DirectoryChange(added: [
+                    RegisteredKey(keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
+                ])
+            )
+            logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
+            let registered = Registration.Registered(
+                keyId: keyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: userID)
+            return (registered, verified)
+        }
+    }
+
+    /// The verification key of a ``Registration/KeySubmission``.
+    ///
+    /// - Throws: `invalid-registration` for an unknown algorithm, an HMAC secret, a private key, or
+    ///   a key that does not parse or cannot be used with the algorithm.
+    public func publicKey(of submission: Registration.KeySubmission) throws -> VerificationKey {
+        guard let algorithm = SignatureAlgorithm(rawValue: submission.alg) else {
+            throw SigilError(.invalidRegistration, "unknown algorithm")
+        }
+        guard algorithm != .hmacSHA256 else {
+            throw SigilError(.invalidRegistration, "HMAC secrets are issued by the server, never registered")
+        }
+        var pem = submission.publicKey
+        if !pem.hasPrefix("-----BEGIN") {
+            guard let der = Base64.decode(pem.filter { !$0.isWhitespace }) else {
+                throw SigilError(.invalidRegistration, "publicKey is neither PEM nor base64 DER")
+            }
+            pem = PEM.encode(der, label: "PUBLIC KEY")
+        }
+        let loaded: LoadedKey
+        do {
+            loaded = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: configuration.keyFormats)
+        } catch let error as SigilError where error.code == .algorithmMismatch {
+            throw SigilError(.invalidRegistration, "the key cannot be used with \(algorithm)")
+        } catch {
+            throw SigilError(.invalidRegistration, "publicKey is not a usable public key")
+        }
+        guard loaded.signingKey == nil else {
+            throw SigilError(.invalidRegistration, "publicKey holds a private key; send only the public key")
+        }
+        return loaded.verificationKey
+    }
+
+    // MARK: Secrets
+
+    /// Issues a fresh 32-byte HMAC secret to the device of `keyID` (`POST /v1/devices/{keyId}/secret`);
+    /// the device's earlier secrets stay valid for ``Configuration/secretOverlap``.
+    ///
+    /// - Parameter request: the verified request, which must be signed with the device's key pair.
+    /// - Warning: the answer holds the secret: send it with `Cache-Control: no-store`, never log it.
+    public func issueSecret(toDeviceOf keyID: String, for request: VerifiedRequest) async throws
+        -> Registration.IssuedSecret
+    {
+        try await verifiedRequest {
+            let deviceID = try await ownDevice(of: keyID, request: request)
+            guard request.algorithm != .hmacSHA256 else {
+                throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
+            }
+            let now = clock.now()
+            let previous = try await registry.keys(ofDevice: deviceID).filter {
+                $0.key.algorithm == .hmacSHA256 && $0.isUsable(at: now)
+            }
+            let secret = SymmetricKey(size: .bits256)
+            let secretKeyID = "hmac-" + Hex.random(bytes: 8)
+            let end = now + configuration.secretOverlap
+            try await registry.apply(
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: secretKeyID,
+                            key: try VerificationKey(hmacSecret: secret),
+                            deviceID: deviceID,
+                            userID: request.userID,
+                            createdAt: now
+                        )
+                    ],
+                    retiring: previous.map { ($0.keyID, end) },
+                    actingKeyID: request.keyID
+                )
+            )
+            logger.info(
+                "secret issued", metadata: ["sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(secretKeyID)"])
+            return Registration.IssuedSecret(
+                keyId: secretKeyID,
+                alg: SignatureAlgorithm.hmacSHA256.rawValue,
+                secret: secret.withUnsafeBytes { Base64.encode(Array($0)) },
+                previousKeysValidUntil: previous.isEmpty ? nil : end
+            )
+        }
+    }
+
+    /// The device of the key `keyID`, which must be the signer's own device.
+    func ownDevice(of keyID: String, request: VerifiedRequest) async throws -> String {
+        guard let deviceID = request.deviceID else {
+            throw SigilError(.forbidden, "the signing key belongs to no device")
+        }
+        let named = keyID == request.keyID ? nil : try await registry.key(for: keyID)
+        guard keyID == request.keyID || named?.deviceID == deviceID else {
+            throw SigilError(.forbidden, "key \(request.keyID) may not act on key \(keyID.prefix(128))")
+        }
+        return deviceID
+    }
+
+    // MARK: Rotation and revocation
+
+    /// Registers the device's next key (`POST /v1/keys/rotate`, signed by the current key pair); the
+    /// current key and the device's HMAC secrets stay valid for ``Configuration/rotationGrace``.
+    ///
+    /// - Parameter body: a ``Registration/Rotation`` whose proof is the next key's signature over
+    ///   ``RotationProof`` for this request's nonce.
+    public func rotate(_ body: [UInt8], for request: VerifiedRequest) async throws -> Registration.Registered {
+        try await verifiedRequest {
+            guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
+                throw SigilError(.forbidden, "rotation must be signed with the device's current key")
+            }
+            try BodyReader.check(body.count, limit: configuration.bodyLimit)
+            let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
+            let key = try publicKey(of: rotation.submission)
+            guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
+            let message = RotationProof.message(currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
+            guard let proof = Base64URL.decode(rotation.proof),
+                key.isValidSignature(proof, for: message, profile: .sigilV1)
+            else {
+                throw SigilError(.invalidRegistration, "proof is not the new key's signature of the rotation message")
+            }
+            let now = clock.now()
+            try await registry.apply(
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: newKeyID, key: key, deviceID: deviceID, userID: request.userID, createdAt: now)
+                    ],
+                    retiring: [(request.keyID, now + configuration.rotationGrace)],
+                    // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
+                    retiringSecrets: (deviceID, now + configuration.rotationGrace),
+                    actingKeyID: request.keyID
+                )
+            )
+            logger.info("key rotated", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(newKeyID)"])
+            return Registration.Registered(
+                keyId: newKeyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: request.userID)
+        }
+    }
+
+    /// Revokes every key of the device of `keyID` (`DELETE /v1/devices/{keyId}`), signed by the active
+    /// key of the same device; effective from the next request.
+    public func revoke(deviceOf keyID: String, for request: VerifiedRequest) async throws {
+        try await verifiedRequest {
+            let deviceID = try await ownDevice(of: keyID, request: request)
+            // Checked before the write, not inside it: a revocation only takes rights away, so one that a
+            // racing rotation overtakes still revokes the key that rotation added.
+            let acting = try await registry.key(for: request.keyID)
+            if let refusal = DirectoryChange.refusal(actingKey: acting, keyID: request.keyID, now: clock.now()) {
+                throw refusal
+            }
+            try await registry.apply(DirectoryChange(revokedDevices: [deviceID]))
+            logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
+        }
+    }
+
+    // MARK: Certificates
+
+    /// Issues a client certificate (`POST /v1/certificates`) for a CSR signed by the key that signed
+    /// the request, the device's active key; recorded in the same write that checks the key.
+    ///
+    /// - Parameter body: a ``Registration/CertificateRequest``.
+    public func issueCertificate(_ body: [UInt8], for request: VerifiedRequest) async throws
+        -> Registration.IssuedCertificate
+    {
+        try await verifiedRequest {
+            guard let certificates else {
+                throw SigilError(.forbidden, "this server has no client CA (run `sigil ca init`)")
+            }
+            guard let deviceID = request.deviceID else {
+                throw SigilError(.forbidden, "the signing key belongs to no device")
+            }
+            try BodyReader.check(body.count, limit: configuration.bodyLimit)
+            let submission = try decode(Registration.CertificateRequest.self, from: body, fields: "csr")
+            let issued = try certificates.issue(csrPEM: submission.csr, keyID: request.keyID)
+            try await registry.apply(
+                DirectoryChange(
+                    certificates: [
+                        IssuedCertificateRecord(
+                            serial: issued.serial, keyID: request.keyID, deviceID: deviceID, notAfter: issued.notAfter)
+                    ],
+                    actingKeyID: request.keyID
+                )
+            )
+            return Registration.IssuedCertificate(
+                certificate: issued.certificatePEM, caCertificate: issued.caCertificatePEM)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` for a request whose signature verified: its refusals say so, to be signed.
+    func verifiedRequest<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as SigilError {
+            throw error.ofVerifiedRequest()
+        }
+    }
+
+    func decode<Message: Decodable>(_ type: Message.Type, from body: [UInt8], fields: String) throws -> Message {
+        do {
+            return try JSONDecoder().decode(type, from: Data(body))
+        } catch {
+            throw SigilError(.invalidRegistration, "the body must be JSON with \(fields)")
+        }
+    }
+}
