@@ -43,11 +43,11 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
         if parameters.isEmpty && self.name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
             self.serialized = "\"" + self.name + "\""  // what the serializer writes for a plain sf-string
         } else {
-            var map = OrderedMap<String, RFC9651BareItem>()
-            for (key, value) in parameters { map[key] = value }
-            var serializer = StructuredFieldValueSerializer()
-            let bytes = try? serializer.writeItemFieldValue(Item(bareItem: .string(self.name), parameters: map))
-            self.serialized = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "\"\(self.name)\""
+            var serializer = StructuredFields.Serializer()
+            let written: Void? = try? serializer.item(
+                StructuredFields.Item(bareItem: .string(self.name), parameters: parameters))
+            self.serialized =
+                written == nil ? "\"\(self.name)\"" : String(decoding: serializer.bytes, as: UTF8.self)
         }
     }
 
@@ -82,17 +82,15 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(serialized) }
 
     /// Parses an inner-list member of Signature-Input.
-    init(item: Item) throws {
-        guard case .string(let name) = item.rfc9651BareItem, !name.isEmpty else {
+    init(item: StructuredFields.Item) throws {
+        guard case .string(let name) = item.bareItem, !name.isEmpty else {
             throw SigilError(.malformedSignature, "covered components must be strings")
         }
         guard name.hasPrefix("@") || !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
         else {
             throw SigilError(.malformedSignature, "field names in covered components must be lowercase")
         }
-        var parameters: [(String, RFC9651BareItem)] = []
-        for (key, value) in item.rfc9651Parameters { parameters.append((key, value)) }
-        self.init(name, parameters: parameters)
+        self.init(name, parameters: item.parameters)
     }
 }
 
@@ -129,8 +127,7 @@ extension ComponentIdentifier {
             let nameEnd = source.firstIndex(of: ";") ?? source.endIndex
             source = "\"" + source[..<nameEnd] + "\"" + source[nameEnd...]
         }
-        var parser = StructuredFieldValueParser(Array(source.utf8))
-        guard let item = try? parser.parseItemFieldValue() else {
+        guard let item = try? StructuredFields.parseItem(Array(source.utf8)) else {
             throw SigilInputError("component '\(text.prefix(80))' is not a valid component identifier")
         }
         return try ComponentIdentifier(item: item)

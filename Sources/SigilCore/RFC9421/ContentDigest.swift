@@ -33,14 +33,14 @@ public enum ContentDigest {
     public static func verify(_ fields: HTTPFields, body: some DataProtocol) throws {
         let values = fields[values: MessageSignatures.contentDigestField]
         guard !values.isEmpty else { throw SigilError(.missingComponent, "Content-Digest is missing") }
-        var parser = StructuredFieldValueParser(Array(values.joined(separator: ", ").utf8))
-        guard let dictionary = try? parser.parseDictionaryFieldValue() else {
+        let combined = values.count == 1 ? values[0] : values.joined(separator: ", ")
+        guard let dictionary = try? StructuredFields.parseDictionary(Array(combined.utf8)) else {
             throw SigilError(.digestMismatch, "Content-Digest is not a valid Structured Field dictionary")
         }
         var checked = 0
         for (name, member) in dictionary {
             guard let algorithm = Algorithm(rawValue: name) else { continue }
-            guard case .item(let item) = member, case .undecodedByteSequence(let base64) = item.rfc9651BareItem,
+            guard case .item(let item) = member, case .undecodedByteSequence(let base64) = item.bareItem,
                 let expected = Base64.decode(base64)
             else {
                 throw SigilError(.digestMismatch, "Content-Digest \(name) is not a byte sequence")

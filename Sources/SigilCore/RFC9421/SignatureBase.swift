@@ -49,7 +49,7 @@ public enum RFC9421 {
         }
         base += "\"@signature-params\": ".utf8
         do {
-            base += try input.serializedParameters().utf8
+            base += try input.serializedParameterBytes()
         } catch {
             throw SigilError(.malformedSignature, "signature parameters cannot be serialized")
         }
@@ -110,18 +110,17 @@ public enum RFC9421 {
             guard case .string(let memberName) = key else {
                 throw SigilError(.malformedSignature, ";key must be a string")
             }
-            var parser = StructuredFieldValueParser(Array(combined.utf8))
-            guard let dictionary = try? parser.parseDictionaryFieldValue() else {
+            guard let dictionary = try? StructuredFields.parseDictionary(Array(combined.utf8)) else {
                 throw SigilError(.malformedSignature, "field \(component.name) is not a Structured Field dictionary")
             }
-            guard let member = dictionary[memberName] else { throw missing(component) }
-            var serializer = StructuredFieldValueSerializer()
-            let bytes: [UInt8]
-            switch member {
-            case .item(let item): bytes = try serializer.writeItemFieldValue(item)
-            case .innerList: bytes = try serializer.writeListFieldValue([member])
+            guard let member = dictionary.first(where: { $0.0 == memberName })?.1 else { throw missing(component) }
+            var serializer = StructuredFields.Serializer()
+            do {
+                try serializer.member(member)
+            } catch {
+                throw SigilError(.malformedSignature, "field \(component.name) cannot be serialized")
             }
-            return String(decoding: bytes, as: UTF8.self)
+            return String(decoding: serializer.bytes, as: UTF8.self)
         }
         if structured {
             return try reserializeStructured(combined, fieldName: component.name)
@@ -137,22 +136,28 @@ public enum RFC9421 {
 
     static func reserializeStructured(_ value: String, fieldName: String) throws -> String {
         let bytes = Array(value.utf8)
-        var serializer = StructuredFieldValueSerializer()
-        if !dictionaryFields.contains(fieldName) {
-            var itemParser = StructuredFieldValueParser(bytes)
-            if let item = try? itemParser.parseItemFieldValue() {
-                return String(decoding: try serializer.writeItemFieldValue(item), as: UTF8.self)
+        var serializer = StructuredFields.Serializer()
+        do {
+            if !dictionaryFields.contains(fieldName) {
+                if let item = try? StructuredFields.parseItem(bytes) {
+                    try serializer.item(item)
+                    return String(decoding: serializer.bytes, as: UTF8.self)
+                }
+                if let list = try? StructuredFields.parseList(bytes) {
+                    try serializer.list(list)
+                    return String(decoding: serializer.bytes, as: UTF8.self)
+                }
             }
-            var listParser = StructuredFieldValueParser(bytes)
-            if let list = try? listParser.parseListFieldValue() {
-                return String(decoding: try serializer.writeListFieldValue(list), as: UTF8.self)
+            guard let dictionary = try? StructuredFields.parseDictionary(bytes) else {
+                throw SigilError(.malformedSignature, "field \(fieldName) is not a Structured Field")
             }
+            try serializer.dictionary(dictionary)
+            return String(decoding: serializer.bytes, as: UTF8.self)
+        } catch let error as SigilError {
+            throw error
+        } catch {
+            throw SigilError(.malformedSignature, "field \(fieldName) cannot be serialized")
         }
-        var dictionaryParser = StructuredFieldValueParser(bytes)
-        guard let dictionary = try? dictionaryParser.parseDictionaryFieldValue() else {
-            throw SigilError(.malformedSignature, "field \(fieldName) is not a Structured Field")
-        }
-        return String(decoding: try serializer.writeDictionaryFieldValue(dictionary), as: UTF8.self)
     }
 
     static func trimWhitespace(_ value: String) -> String {

@@ -77,14 +77,25 @@ public struct SignatureInput: Sendable {
 
     /// The value of the `@signature-params` line: the serialized inner list.
     public func serializedParameters() throws -> String {
-        var serializer = StructuredFieldValueSerializer()
-        let bytes = try serializer.writeListFieldValue([.innerList(innerList)])
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: try serializedParameterBytes(), as: UTF8.self)
     }
 
-    init(innerList: InnerList) throws {
+    /// ``serializedParameters()`` as bytes.
+    func serializedParameterBytes() throws -> [UInt8] {
+        var serializer = StructuredFields.Serializer()
+        try serializer.innerList(structuredItems, parameters: parameters)
+        return serializer.bytes
+    }
+
+    /// The components as structured items.
+    var structuredItems: [StructuredFields.Item] {
+        components.map { StructuredFields.Item(bareItem: .string($0.name), parameters: $0.parameters) }
+    }
+
+    init(items: [StructuredFields.Item], parameters innerParameters: StructuredFields.Parameters) throws {
         var components: [ComponentIdentifier] = []
-        for item in innerList.bareInnerList { components.append(try ComponentIdentifier(item: item)) }
+        components.reserveCapacity(items.count)
+        for item in items { components.append(try ComponentIdentifier(item: item)) }
         let hasDuplicate =
             components.count <= 16
             ? components.indices.contains { index in components[..<index].contains(components[index]) }
@@ -92,9 +103,7 @@ public struct SignatureInput: Sendable {
         guard !hasDuplicate else {
             throw SigilError(.malformedSignature, "a component is covered twice")
         }
-        var parameters: [(String, RFC9651BareItem)] = []
-        for (key, value) in innerList.rfc9651Parameters { parameters.append((key, value)) }
-        self.init(components: components, parameters: parameters)
+        self.init(components: components, parameters: innerParameters)
         // Type-check the parameters Sigil reads.
         _ = try created
         _ = try expires
@@ -149,18 +158,19 @@ public struct MessageSignatures: Sendable {
         let signatureMap = try Self.dictionary(signatures, name: "Signature")
         var entries: [Entry] = []
         for (label, member) in inputMap {
-            guard case .innerList(let list) = member else {
+            guard case .innerList(let items, let parameters) = member else {
                 throw SigilError(.malformedSignature, "Signature-Input '\(label)' is not an inner list")
             }
-            guard let value = signatureMap[label] else {
+            guard let value = signatureMap.first(where: { $0.0 == label })?.1 else {
                 throw SigilError(.malformedSignature, "Signature has no entry for label '\(label)'")
             }
-            guard case .item(let item) = value, case .undecodedByteSequence(let base64) = item.rfc9651BareItem,
+            guard case .item(let item) = value, case .undecodedByteSequence(let base64) = item.bareItem,
                 let bytes = Base64.decode(base64), !bytes.isEmpty
             else {
                 throw SigilError(.malformedSignature, "Signature '\(label)' is not a byte sequence")
             }
-            entries.append(Entry(label: label, input: try SignatureInput(innerList: list), signature: bytes))
+            entries.append(
+                Entry(label: label, input: try SignatureInput(items: items, parameters: parameters), signature: bytes))
         }
         self.entries = entries
     }
@@ -168,11 +178,10 @@ public struct MessageSignatures: Sendable {
     /// The signature with `label`.
     public func entry(label: String) -> Entry? { entries.first { $0.label == label } }
 
-    static func dictionary(_ values: [String], name: String) throws -> OrderedMap<String, ItemOrInnerList> {
-        let combined = values.joined(separator: ", ")
-        var parser = StructuredFieldValueParser(Array(combined.utf8))
+    static func dictionary(_ values: [String], name: String) throws -> StructuredFields.Dictionary {
         do {
-            return try parser.parseDictionaryFieldValue()
+            return try StructuredFields.parseDictionary(
+                Array((values.count == 1 ? values[0] : values.joined(separator: ", ")).utf8))
         } catch {
             throw SigilError(.malformedSignature, "\(name) is not a valid Structured Field dictionary")
         }
@@ -180,20 +189,20 @@ public struct MessageSignatures: Sendable {
 
     /// Serializes one `label=value` member of `Signature-Input`.
     public static func signatureInputMember(label: String, input: SignatureInput) throws -> String {
-        var map = OrderedMap<String, ItemOrInnerList>()
-        map[label] = .innerList(input.innerList)
-        var serializer = StructuredFieldValueSerializer()
-        return String(decoding: try serializer.writeDictionaryFieldValue(map), as: UTF8.self)
+        var serializer = StructuredFields.Serializer()
+        try serializer.dictionary([(label, .innerList(input.structuredItems, input.parameters))])
+        return String(decoding: serializer.bytes, as: UTF8.self)
     }
 
     /// Serializes one `label=:base64:` member of `Signature`.
     public static func signatureMember(label: String, signature: [UInt8]) throws -> String {
-        var map = OrderedMap<String, ItemOrInnerList>()
-        map[label] = .item(
-            Item(
-                bareItem: RFC9651BareItem.undecodedByteSequence(Data(signature).base64EncodedString()), parameters: [:])
-        )
-        var serializer = StructuredFieldValueSerializer()
-        return String(decoding: try serializer.writeDictionaryFieldValue(map), as: UTF8.self)
+        var serializer = StructuredFields.Serializer()
+        try serializer.dictionary([
+            (
+                label,
+                .item(StructuredFields.Item(bareItem: .undecodedByteSequence(Base64.encode(signature)), parameters: []))
+            )
+        ])
+        return String(decoding: serializer.bytes, as: UTF8.self)
     }
 }
