@@ -19,7 +19,7 @@ public struct PinSet: Sendable, Hashable {
     /// - Throws: ``SigilInputError`` for a malformed pin, or a single pin without the waiver.
     public init(host: String, pins: [String], allowSinglePin: Bool = false) throws {
         for pin in pins {
-            guard pin.hasPrefix("sha256/"), Base64.decode(pin.dropFirst(7))?.count == 32 else {
+            guard pin.hasPrefix("sha256/"), Base64.decode(String(pin.dropFirst(7)))?.count == 32 else {
                 throw SigilInputError("a pin is sha256/<base64 of 32 bytes>: \(pin.prefix(60))")
             }
         }

@@ -5,7 +5,7 @@ public enum BodyHash {
     /// The body-hash of a body: empty for an empty body; otherwise lowercase hex SHA-256 of its JCS
     /// form when `canonicalJSON` is on, the media type is JSON and the body is I-JSON, else of the raw bytes.
     public static func compute(
-        _ body: some Collection<UInt8>,
+        _ body: [UInt8],
         contentType: String?,
         canonicalJSON: Bool = true
     ) -> String {
@@ -14,7 +14,7 @@ public enum BodyHash {
 
     /// ``compute(_:contentType:canonicalJSON:)`` as UTF-8 bytes.
     public static func bytes(
-        _ body: some Collection<UInt8>,
+        _ body: [UInt8],
         contentType: String?,
         canonicalJSON: Bool = true
     ) -> [UInt8] {
@@ -25,10 +25,8 @@ public enum BodyHash {
             let digest = JSONCanonicalizer.withCanonicalForm(of: body, { SHA256.hash(data: $0) })
         {
             Hex.append(digest, to: &out)
-        } else if let digest = body.withContiguousStorageIfAvailable({ SHA256.hash(data: $0) }) {
-            Hex.append(digest, to: &out)
         } else {
-            Hex.append(SHA256.hash(data: Array(body)), to: &out)
+            Hex.append(SHA256.hash(data: body), to: &out)
         }
         return out
     }

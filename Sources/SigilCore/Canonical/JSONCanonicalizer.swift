@@ -9,20 +9,17 @@ public enum JSONCanonicalizer {
     /// Returns the JCS serialization of `json`, or `nil` when it is not I-JSON: not UTF-8, not JSON,
     /// a duplicate member name, an escaped lone surrogate, an infinite number, an integer literal
     /// outside ±(2^53 − 1), or nesting deeper than ``maximumDepth``.
-    public static func canonicalize(_ json: some Collection<UInt8>) -> [UInt8]? {
+    public static func canonicalize(_ json: [UInt8]) -> [UInt8]? {
         withCanonicalForm(of: json) { Array($0) }
     }
 
     /// Calls `body` with the JCS serialization of `json` without copying it out, or returns `nil`
     /// when `json` is not I-JSON (see ``canonicalize(_:)``).
     public static func withCanonicalForm<Result>(
-        of json: some Collection<UInt8>,
+        of json: [UInt8],
         _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
     ) rethrows -> Result? {
-        if let result = try json.withContiguousStorageIfAvailable({ try withCanonicalForm(buffer: $0, body) }) {
-            return result
-        }
-        return try Array(json).withUnsafeBufferPointer { try withCanonicalForm(buffer: $0, body) }
+        try json.withUnsafeBufferPointer { try withCanonicalForm(buffer: $0, body) }
     }
 
     static func withCanonicalForm<Result>(

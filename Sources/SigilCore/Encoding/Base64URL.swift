@@ -10,8 +10,7 @@ public enum Base64URL {
     }()
 
     /// Encodes bytes as base64url without padding.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let input = Array(bytes)
+    public static func encode(_ input: [UInt8]) -> String {
         var out = [UInt8]()
         out.reserveCapacity((input.count * 4 + 2) / 3)
         var index = 0
@@ -41,7 +40,7 @@ public enum Base64URL {
     ///
     /// Returns `nil` for any other form: padding, the standard alphabet, whitespace, a length that
     /// cannot occur, or non-zero bits after the last byte (so every byte string has one encoding).
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { decode(UnsafeBufferPointer($0)) }
     }
@@ -63,14 +62,14 @@ package enum Base64 {
     }()
 
     /// Encodes bytes as standard base64 with padding.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
     }
 
     /// Decodes standard base64; padding is optional but, when present, must be complete.
     ///
     /// Returns `nil` for any other character, an impossible length, or non-zero bits after the last byte.
-    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { buffer in
             var count = buffer.count
@@ -119,7 +118,7 @@ package enum Hex {
     }
 
     /// Encodes bytes as lowercase hex.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])

@@ -184,11 +184,11 @@ package struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable 
 public enum KeyID {
     /// Lowercase hex of the first 8 bytes of SHA-256 over the raw public key.
     public static func derive(fromRawPublicKey raw: some DataProtocol) -> String {
-        Hex.encode(SHA256.hash(data: raw).prefix(8))
+        Hex.encode(Array(SHA256.hash(data: raw).prefix(8)))
     }
 
     /// Whether `id` matches `[A-Za-z0-9._~-]{1,128}`.
-    public static func isValid(_ id: some StringProtocol) -> Bool {
+    public static func isValid(_ id: String) -> Bool {
         let utf8 = id.utf8
         guard (1...128).contains(utf8.count) else { return false }
         return utf8.allSatisfy(PercentEncoding.isUnreserved)

@@ -12,7 +12,7 @@ public enum ContentDigest {
         /// SHA-512.
         case sha512 = "sha-512"
 
-        func digest(_ body: some DataProtocol) -> [UInt8] {
+        func digest(_ body: [UInt8]) -> [UInt8] {
             switch self {
             case .sha256: return Array(SHA256.hash(data: body))
             case .sha512: return Array(SHA512.hash(data: body))
@@ -21,8 +21,8 @@ public enum ContentDigest {
     }
 
     /// The field value for a body: `sha-256=:…:`.
-    public static func fieldValue(for body: some DataProtocol, algorithm: Algorithm = .sha256) -> String {
-        "\(algorithm.rawValue)=:\(Data(algorithm.digest(body)).base64EncodedString()):"
+    public static func fieldValue(for body: [UInt8], algorithm: Algorithm = .sha256) -> String {
+        "\(algorithm.rawValue)=:\(Base64.encode(algorithm.digest(body))):"
     }
 
     /// Checks the Content-Digest fields against `body`: every supported algorithm present must
@@ -30,7 +30,7 @@ public enum ContentDigest {
     ///
     /// - Throws: `missing-component` when there is no Content-Digest, `digest-mismatch` when it
     ///   does not match, names no supported algorithm, or does not parse.
-    public static func verify(_ fields: HTTPFields, body: some DataProtocol) throws {
+    public static func verify(_ fields: HTTPFields, body: [UInt8]) throws {
         let values = fields[values: MessageSignatures.contentDigestField]
         guard !values.isEmpty else { throw SigilError(.missingComponent, "Content-Digest is missing") }
         let combined = values.count == 1 ? values[0] : values.joined(separator: ", ")

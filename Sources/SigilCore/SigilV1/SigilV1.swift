@@ -137,7 +137,7 @@ public enum SigilV1 {
     /// The request signature base of a request and its body.
     public static func requestBase(
         for request: HTTPRequest,
-        body: some Collection<UInt8>,
+        body: [UInt8],
         timestamp: String,
         nonce: String,
         canonicalJSON: Bool = true
@@ -173,7 +173,7 @@ public enum SigilV1 {
     /// The response signature base of a response and its body.
     public static func responseBase(
         for response: HTTPResponse,
-        body: some Collection<UInt8>,
+        body: [UInt8],
         timestamp: String,
         requestNonce: String,
         canonicalJSON: Bool = true
@@ -198,7 +198,7 @@ public enum SigilV1 {
     ///   - nonce: a fresh nonce matching `[A-Za-z0-9._~-]{16,128}`.
     public static func sign(
         _ request: HTTPRequest,
-        body: some Collection<UInt8>,
+        body: [UInt8],
         signer: some SignatureProvider,
         keyID: String,
         timestamp: Int64,

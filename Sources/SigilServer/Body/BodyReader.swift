@@ -4,6 +4,7 @@ import SigilCore
 public enum BodyReader {
     /// Collects `chunks`, refusing with `body-too-large` when `declaredLength` (the request's
     /// `Content-Length`) is over `limit`, before reading, or as soon as the body passes `limit`.
+    @inlinable
     public static func collect<Chunks: AsyncSequence>(
         _ chunks: Chunks,
         declaredLength: Int?,

@@ -15,7 +15,7 @@ public struct RequestVerifier: Sendable {
     let keys: any KeyDirectory
     let nonces: any NonceStore
     let clock: any UnixClock
-    let metrics: VerificationMetrics
+    @usableFromInline let metrics: VerificationMetrics
 
     /// Creates a verifier.
     ///
@@ -58,18 +58,43 @@ public struct RequestVerifier: Sendable {
     /// - Parameter limit: a lower body limit than the configuration's, for a caller (a web framework's
     ///   upload limit) that cannot take more; the smaller of the two applies.
     /// - Returns: the verified identity and the body.
+    @inlinable
     public func verify<Chunks: AsyncSequence>(
         _ request: HTTPRequest,
         bodyChunks: Chunks,
         limit: Int? = nil
     ) async throws -> (VerifiedRequest, [UInt8]) where Chunks.Element: Collection<UInt8> {
-        try await counted {
-            let limit = min(limit ?? configuration.bodyLimit, configuration.bodyLimit)
-            let admitted = try await admit(request)
-            let body = try await BodyReader.collect(
-                bodyChunks, declaredLength: request.headerFields[.contentLength].flatMap(Int.init), limit: limit)
-            return (try await complete(admitted, request: request, body: body, bodyWasAwaited: true), body)
+        // Inlinable, so the body is read by code specialized for the caller's chunks.
+        let admitted = try await admitBeforeBody(request)
+        let body: [UInt8]
+        do {
+            body = try await BodyReader.collect(
+                bodyChunks, declaredLength: request.headerFields[.contentLength].flatMap(Int.init),
+                limit: min(limit ?? configuration.bodyLimit, configuration.bodyLimit))
+        } catch {
+            metrics.recordRefusal(error)
+            throw error
         }
+        return (try await completeAfterBody(admitted, request: request, body: body), body)
+    }
+
+    /// The first half of ``verify(_:bodyChunks:limit:)``: steps 1 to 3, a refusal counted.
+    @usableFromInline
+    func admitBeforeBody(_ request: HTTPRequest) async throws -> Admitted {
+        do {
+            return try await admit(request)
+        } catch {
+            metrics.recordRefusal(error)
+            throw error
+        }
+    }
+
+    /// The second half of ``verify(_:bodyChunks:limit:)``: the rest, with fresh time and key, counted.
+    @usableFromInline
+    func completeAfterBody(_ admitted: Admitted, request: HTTPRequest, body: [UInt8]) async throws
+        -> VerifiedRequest
+    {
+        try await counted { try await complete(admitted, request: request, body: body, bodyWasAwaited: true) }
     }
 
     /// Checks that a TLS client certificate naming the Sigil key `certificateKeyID` (its
@@ -106,7 +131,8 @@ public struct RequestVerifier: Sendable {
     }
 
     /// A request whose signature passed the checks that need no body (section 2.6 steps 1 to 3).
-    struct Admitted {
+    @usableFromInline
+    struct Admitted: Sendable {
         enum Signature {
             case sigilV1(SigilV1.RequestHeaders)
             case rfc9421(MessageSignatures.Entry)

@@ -6,6 +6,7 @@ import SigilCore
 ///
 /// The counters are made when the verifier is, from the factory it is given (by default the one
 /// `MetricsSystem` was bootstrapped with, so bootstrap it before creating verifiers).
+@usableFromInline
 struct VerificationMetrics: Sendable {
     private let valid: Counter
     private let refused: [String: Counter]
@@ -24,6 +25,7 @@ struct VerificationMetrics: Sendable {
 
     func recordValid() { valid.increment() }
 
+    @usableFromInline
     func recordRefusal(_ error: any Error) {
         let code = (error as? SigilError)?.code ?? .malformedSignature
         refused[code.rawValue]?.increment()

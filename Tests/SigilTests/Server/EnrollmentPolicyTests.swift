@@ -49,7 +49,7 @@ struct EnrollmentPolicyTests {
         let raw = key.publicKey.rawRepresentation
         let jwks = """
             {"keys":[{"kty":"EC","crv":"P-256","alg":"ES256","kid":"enroll-1",\
-            "x":"\(Base64URL.encode(raw.prefix(32)))","y":"\(Base64URL.encode(raw.suffix(32)))"}]}
+            "x":"\(Base64URL.encode(Array(raw.prefix(32))))","y":"\(Base64URL.encode(Array(raw.suffix(32))))"}]}
             """
         let keys = try #require(try await EnrollmentPolicy.jwtKeys(pemKeys: [], hs256Secrets: [], jwks: [jwks]))
         let policy = EnrollmentPolicy(
