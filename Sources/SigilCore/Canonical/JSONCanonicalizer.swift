@@ -58,9 +58,16 @@ struct OutputBuffer: ~Copyable {
     @inline(__always)
     mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        if count + bytes.count > capacity { grow(bytes.count) }
-        (base + count).initialize(from: source, count: bytes.count)
-        count += bytes.count
+        let length = bytes.count
+        if count + length > capacity { grow(length) }
+        let target = base + count
+        if length <= 16 {
+            // Most runs are a few bytes: a loop beats a call to memcpy.
+            for index in 0..<length { target[index] = source[index] }
+        } else {
+            target.initialize(from: source, count: length)
+        }
+        count += length
     }
 
     mutating func append(repeating byte: UInt8, count extra: Int) {
@@ -89,12 +96,44 @@ private struct Member {
     var end: Int
 }
 
+/// The members of the objects being parsed, innermost last: a stack without copy-on-write checks.
+private struct MemberStack: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<Member>
+    private var capacity: Int
+    var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    mutating func append(_ member: Member) {
+        if count == capacity {
+            let newBase = UnsafeMutablePointer<Member>.allocate(capacity: capacity * 2)
+            newBase.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = newBase
+            capacity *= 2
+        }
+        (base + count).initialize(to: member)
+        count += 1
+    }
+
+    subscript(index: Int) -> Member {
+        get { base[index] }
+        nonmutating set { base[index] = newValue }
+    }
+}
+
 private struct Parser: ~Copyable {
     let input: UnsafeBufferPointer<UInt8>
     var position = 0
     var out: OutputBuffer
     var depth = 0
-    var members: [Member] = []
+    var members = MemberStack(capacity: 32)
     var keys = OutputBuffer(capacity: 256)
     var digits = OutputBuffer(capacity: 32)
     var scratch = OutputBuffer(capacity: 256)
@@ -214,7 +253,7 @@ private struct Parser: ~Copyable {
             }
         }
         guard sortMembers(from: memberBase, bodyStart: bodyStart) else { return false }
-        members.removeLast(members.count - memberBase)
+        members.count = memberBase
         keys.count = keyBase
         out.append(UInt8(ascii: "}"))
         depth -= 1
@@ -229,8 +268,8 @@ private struct Parser: ~Copyable {
         let count = members.count - base
         guard count > 1 else { return true }
         let names = keys.bytes
-        let result: Int? = members.withUnsafeMutableBufferPointer { all in
-            var slice = UnsafeMutableBufferPointer(rebasing: all[base...])
+        var slice = UnsafeMutableBufferPointer(start: members.base + base, count: count)
+        let result: Int? = {
             var inOrder = true
             for index in 1..<count {
                 let order = Self.compare(slice[index - 1], slice[index], names)
@@ -253,7 +292,7 @@ private struct Parser: ~Copyable {
             }
             for index in 1..<count where Self.compare(slice[index - 1], slice[index], names) == 0 { return nil }
             return 1
-        }
+        }()
         guard let result else { return false }  // a duplicate name
         if result == 0 { return true }  // already in order
         // Copy the body aside, then write the members back in order (same total length).
@@ -298,6 +337,34 @@ private struct Parser: ~Copyable {
         return lhsCount == rhsCount ? 0 : (lhsCount < rhsCount ? -1 : 1)
     }
 
+    /// The end of the run from `start` of bytes a string copies as they are: not `"`, `\\`, a control
+    /// character or a non-ASCII byte. Eight bytes at a time while it can (SWAR).
+    @inline(__always)
+    static func plainRunEnd(_ input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        let end = input.count
+        if let base = input.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= end {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                // A byte below 0x20, a zero byte of `quote` or `backslash`, or a byte with its high bit.
+                let special =
+                    ((word &- ones &* 0x20) | (quote &- ones) | (backslash &- ones)) & ~word & highs | word & highs
+                if special != 0 { return index + (special.littleEndian.trailingZeroBitCount >> 3) }
+                index += 8
+            }
+        }
+        while index < end {
+            let byte = input[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
+            index += 1
+        }
+        return index
+    }
+
     /// Parses a string and writes its JCS form; a member name is also kept decoded in `keys`.
     mutating func string(isKey: Bool) -> Bool {
         position += 1  // opening quote
@@ -305,14 +372,7 @@ private struct Parser: ~Copyable {
         while true {
             // Copy the longest run of bytes that need no attention.
             let runStart = position
-            var index = position
-            let end = input.count
-            while index < end {
-                let byte = input[index]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
-                index += 1
-            }
-            position = index
+            position = Self.plainRunEnd(input, from: position)
             if position > runStart {
                 let run = UnsafeBufferPointer(rebasing: input[runStart..<position])
                 out.append(contentsOf: run)
