@@ -94,6 +94,9 @@ private struct Member {
     var keyEnd: Int
     var start: Int  // range of `"key":value` in `out`
     var end: Int
+    /// The name's first eight bytes, big-endian, zero-padded; `UInt64.max` when one of them is 0xEE
+    /// or above (where UTF-8 and UTF-16 orders can differ), so the full comparison decides.
+    var prefix: UInt64 = 0
 }
 
 /// The members of the objects being parsed, innermost last: a stack without copy-on-write checks.
@@ -243,7 +246,10 @@ private struct Parser: ~Copyable {
                 out.append(UInt8(ascii: ":"))
                 skipWhitespace()
                 guard value() else { return false }
-                members.append(Member(keyStart: keyStart, keyEnd: keyEnd, start: start, end: out.count))
+                members.append(
+                    Member(
+                        keyStart: keyStart, keyEnd: keyEnd, start: start, end: out.count,
+                        prefix: Self.prefix(keys.base + keyStart, count: keyEnd - keyStart)))
                 skipWhitespace()
                 guard let next = peek() else { return false }
                 position += 1
@@ -313,8 +319,24 @@ private struct Parser: ~Copyable {
         return true
     }
 
+    /// The ``Member/prefix`` of a decoded name.
+    @inline(__always)
+    static func prefix(_ name: UnsafeMutablePointer<UInt8>, count: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<8 {
+            let byte = index < count ? name[index] : 0
+            if byte >= 0xEE { return .max }
+            value = value << 8 | UInt64(byte)
+        }
+        return value
+    }
+
     /// Compares two decoded (UTF-8) names in UTF-16 code unit order, as RFC 8785 section 3.2.3 asks.
     static func compare(_ lhs: Member, _ rhs: Member, _ names: UnsafeBufferPointer<UInt8>) -> Int {
+        // Names that differ in their first eight bytes, none of them 0xEE or above, compare as integers.
+        if lhs.prefix != rhs.prefix && lhs.prefix != .max && rhs.prefix != .max {
+            return lhs.prefix < rhs.prefix ? -1 : 1
+        }
         let lhsCount = lhs.keyEnd - lhs.keyStart
         let rhsCount = rhs.keyEnd - rhs.keyStart
         let shared = min(lhsCount, rhsCount)

@@ -86,6 +86,10 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
         guard case .string(let name) = item.bareItem, !name.isEmpty else {
             throw SigilError(.malformedSignature, "covered components must be strings")
         }
+        if item.parameters.isEmpty, let known = Self.common.first(where: { $0.name == name }) {
+            self = known  // the usual components, built once
+            return
+        }
         guard name.hasPrefix("@") || !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
         else {
             throw SigilError(.malformedSignature, "field names in covered components must be lowercase")
@@ -113,6 +117,12 @@ extension ComponentIdentifier {
     public static let status = ComponentIdentifier("@status")
     /// `content-digest`.
     public static let contentDigest = ComponentIdentifier("content-digest")
+
+    /// The components most signatures cover, reused when a signature names them without parameters.
+    static let common: [ComponentIdentifier] = [
+        .method, .authority, .path, .query, .contentDigest, .targetURI, .scheme, .requestTarget, .status,
+        ComponentIdentifier("content-type"), ComponentIdentifier("content-length"),
+    ]
 
     /// `@query-param;name="…"` with an already-encoded name.
     public static func queryParam(_ encodedName: String) -> ComponentIdentifier {
