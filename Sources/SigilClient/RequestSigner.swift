@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HTTPTypesFoundation
 import SigilCore
 
 #if canImport(FoundationNetworking)
@@ -74,10 +75,9 @@ public struct RequestSigner: Sendable {
             )
         case .rfc9421:
             var covered = components
-            if !body.isEmpty {
-                request.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: body)
-                if !covered.contains(.contentDigest) { covered.append(.contentDigest) }
-            }
+            // A digest from an earlier signing of this request is replaced: the body may have changed.
+            request.headerFields[MessageSignatures.contentDigestField] = nil
+            ContentDigest.cover(body, in: &request.headerFields, components: &covered)
             let input = SignatureInput(
                 components: covered,
                 created: timestamp,
@@ -100,20 +100,8 @@ public struct RequestSigner: Sendable {
     /// Signs a Foundation `URLRequest` in place (its `httpBody` is the body).
     @discardableResult
     public func sign(_ urlRequest: inout URLRequest) throws -> String {
-        guard let url = urlRequest.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let scheme = components.scheme, let host = components.percentEncodedHost
-        else { throw SigilInputError("the URLRequest has no absolute URL") }
-        guard let method = HTTPRequest.Method(urlRequest.httpMethod ?? "GET") else {
-            throw SigilInputError("the URLRequest's method is not a valid token")
-        }
-        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { path += "?" + query }
-        let authority = components.port.map { "\(host):\($0)" } ?? host
-        var request = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path)
-        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
-            if let fieldName = HTTPField.Name(name) {
-                request.headerFields.append(HTTPField(name: fieldName, value: value))
-            }
+        guard var request = urlRequest.httpRequest, request.scheme != nil, request.authority != nil else {
+            throw SigilInputError("the URLRequest has no absolute URL")
         }
         let body = urlRequest.httpBody.map(Array.init) ?? []
         let before = request.headerFields

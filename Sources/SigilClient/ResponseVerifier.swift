@@ -118,9 +118,10 @@ public struct ResponseVerifier: Sendable {
     }
 
     func checkWindow(_ timestamp: Int64) throws {
-        let now = clock.now()
-        guard abs(now - timestamp) <= maxSkew else {
-            throw SigilError(.timestampOutOfWindow, "the response timestamp is \(abs(now - timestamp)) s off")
+        if let refusal = TimeWindow(maxSkew: maxSkew).refusal(
+            of: timestamp, at: clock.now(), what: "the response timestamp")
+        {
+            throw refusal
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HTTPTypesFoundation
 import SigilCore
 
 #if canImport(FoundationNetworking)
@@ -16,21 +17,13 @@ public struct URLSessionTransport: SigilTransport, @unchecked Sendable {
     public init(session: URLSession) { self.session = session }
 
     public func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
-        guard let scheme = request.scheme, let authority = request.authority,
-            let url = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")")
-        else { throw SigilInputError("the request needs a scheme, an authority and a path") }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
-        for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        guard var urlRequest = URLRequest(httpRequest: request) else {
+            throw SigilInputError("the request needs a scheme, an authority and a path")
+        }
         if !body.isEmpty { urlRequest.httpBody = Data(body) }
         let (data, response) = try await session.data(for: urlRequest)
-        guard let http = response as? HTTPURLResponse else { throw SigilInputError("not an HTTP response") }
-        var head = HTTPResponse(status: .init(code: http.statusCode))
-        for (name, value) in http.allHeaderFields {
-            guard let text = name as? String, let name = HTTPField.Name(text), let value = value as? String else {
-                continue
-            }
-            head.headerFields.append(HTTPField(name: name, value: value))
+        guard let head = (response as? HTTPURLResponse)?.httpResponse else {
+            throw SigilInputError("not an HTTP response")
         }
         return (head, Array(data))
     }

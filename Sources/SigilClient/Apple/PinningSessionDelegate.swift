@@ -23,15 +23,15 @@
         /// The client identity to present when the server asks for one.
         public let clientIdentity: SecIdentity?
 
-        /// Creates the delegate.
+        /// Creates the delegate from pin sets, which hold the backup-pin rule (``PinSet``).
         public init(
-            pins: [String: Set<String>],
+            pinSets: [PinSet],
             anchors: [String: [SecCertificate]] = [:],
             reportOnly: Bool = false,
             report: (@Sendable (String, [String], [String]) -> Void)? = nil,
             clientIdentity: SecIdentity? = nil
         ) {
-            self.pins = pins
+            self.pins = Dictionary(pinSets.map { ($0.host, $0.pins) }, uniquingKeysWith: { $0.union($1) })
             self.anchors = anchors
             self.reportOnly = reportOnly
             self.report = report

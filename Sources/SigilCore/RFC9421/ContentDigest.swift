@@ -25,6 +25,25 @@ public enum ContentDigest {
         "\(algorithm.rawValue)=:\(Base64.encode(algorithm.digest(body))):"
     }
 
+    /// Prepares a message with a body for signing: sets `Content-Digest` (sha-256) of `body` in
+    /// `fields` unless one is there, and adds `content-digest` to `components` unless covered. The one
+    /// place requests, responses and the command add it.
+    ///
+    /// - Returns: the field value set, or `nil` when the body is empty or a Content-Digest was present.
+    @discardableResult
+    public static func cover(
+        _ body: [UInt8],
+        in fields: inout HTTPFields,
+        components: inout [ComponentIdentifier]
+    ) -> String? {
+        guard !body.isEmpty else { return nil }
+        if !components.contains(.contentDigest) { components.append(.contentDigest) }
+        guard fields[MessageSignatures.contentDigestField] == nil else { return nil }
+        let value = fieldValue(for: body)
+        fields[MessageSignatures.contentDigestField] = value
+        return value
+    }
+
     /// Checks the Content-Digest fields against `body`: every supported algorithm present must
     /// match, and at least one must be present.
     ///

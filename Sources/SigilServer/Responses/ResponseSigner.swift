@@ -67,10 +67,8 @@ public struct ResponseSigner: Sendable {
         label: String = "sig1"
     ) throws {
         var components: [ComponentIdentifier] = [.status]
-        if !body.isEmpty {
-            response.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: body)
-            components.append(.contentDigest)
-        }
+        response.headerFields[MessageSignatures.contentDigestField] = nil  // the digest is of this body
+        ContentDigest.cover(body, in: &response.headerFields, components: &components)
         if response.headerFields[.contentType] != nil { components.append(ComponentIdentifier("content-type")) }
         components += [
             ComponentIdentifier("@method", parameters: [("req", .bool(true))]),

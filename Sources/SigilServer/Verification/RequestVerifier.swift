@@ -308,9 +308,8 @@ public struct RequestVerifier: Sendable {
     /// The refusal of the window (section 2.6 step 2), the restart rule or rfc9421 `expires` at
     /// `now`, if any. It is thrown once the signature is checked, or as soon as a later check fails.
     func timeRefusal(_ timestamp: Int64, expires: Int64?, now: Int64) -> SigilError? {
-        let skew = timestamp > now ? timestamp - now : now - timestamp
-        guard skew <= configuration.maxSkew else {
-            return SigilError(.timestampOutOfWindow, "the timestamp is \(skew) s from the server's time")
+        if let refusal = TimeWindow(maxSkew: configuration.maxSkew).refusal(of: timestamp, at: now) {
+            return refusal
         }
         if let oldest = nonces.oldestAcceptableTimestamp, timestamp < oldest {
             return SigilError(.timestampOutOfWindow, "the timestamp is not after the verifier's start")

@@ -80,10 +80,9 @@ struct Curl: AsyncParsableCommand {
 
     func run() async throws {
         let (host, port) = try Enrollment.endpoint(url)
-        guard let components = URLComponents(string: url) else { throw SigilInputError("expected an https:// URL") }
-        let path =
-            (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
-            + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        guard let parsed = URL(string: url), let components = URLComponents(string: url),
+            let path = HTTPRequest(url: parsed).path
+        else { throw SigilInputError("expected an https:// URL") }
         let body = try readBody()
         let stored = try storedIdentity()
         let (signingKey, signingKeyID) = try signingKey(stored)

@@ -61,12 +61,11 @@ struct Sign: ParsableCommand {
                 try components.map { list in
                     try list.split(separator: ",").map { try ComponentIdentifier.parse(String($0)) }
                 } ?? [.method, .authority, .path, .query]
-            if !message.body.isEmpty && request.headerFields[MessageSignatures.contentDigestField] == nil {
-                let digest = ContentDigest.fieldValue(for: message.body)
+            var withDigest = covered
+            if let digest = ContentDigest.cover(message.body, in: &request.headerFields, components: &withDigest) {
                 message.headers.append(("Content-Digest", digest))
-                request.headerFields[MessageSignatures.contentDigestField] = digest
-                if components == nil { covered.append(.contentDigest) }
             }
+            if components == nil { covered = withDigest }
             let input = SignatureInput(components: covered, created: timestamp, keyID: keyID, nonce: nonce)
             let (inputMember, signatureMember) = try RFC9421.sign(
                 RFC9421Message(request: request),
