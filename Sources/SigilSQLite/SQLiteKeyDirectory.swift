@@ -26,6 +26,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     private let logger: Logger
     private let cache = Mutex(Cache())
     private let keyFormats: KeyFormats
+    private let closed = Atomic<Bool>(false)
 
     /// How long a cached lookup is trusted when another process may write the same file, in seconds.
     public let cacheLifetime: Int64
@@ -97,8 +98,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         )
     }
 
-    /// Closes the file, after any change in progress.
+    /// Closes the file, after any change in progress; closing again does nothing.
     public func close() async throws {
+        guard closed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         try await reader.close()
         try await writeLock.withLock { try await self.writer.close() }
     }

@@ -22,6 +22,7 @@ import Synchronization
 /// - Warning: one process per file: two processes sharing the file do not see each other's
 ///   in-memory nonces. Replicas need a shared store.
 public final class SQLiteNonceStore: NonceStore {
+    private let closed = Atomic<Bool>(false)
     private let memory: MemoryNonceStore
     private let connection: SQLiteConnection
     private let writeLock = WriteLock()
@@ -111,8 +112,9 @@ public final class SQLiteNonceStore: NonceStore {
         _ = try await connection.query("DELETE FROM sigil_nonces WHERE expires_at <= ?", [.integer(Int(now))])
     }
 
-    /// Closes the file, after any write in progress.
+    /// Closes the file, after any write in progress; closing again does nothing.
     public func close() async throws {
+        guard closed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         try await writeLock.withLock { try await self.connection.close() }
     }
 

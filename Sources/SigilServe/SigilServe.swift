@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import NIOSSL
 import Prometheus
+import ServiceLifecycle
 import SigilCore
 import SigilHummingbird
 import SigilJWT
@@ -93,7 +94,10 @@ public enum SigilServe {
         public let enrollToken: String?
         /// Whether the token was made by this start.
         public let madeToken: Bool
-        /// The key directory (closed by ``close()``).
+        /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
+        /// the application has stopped, whether it stopped cleanly or failed.
+        public var services: [any Service] { [directory, nonces, application] }
+        /// The key directory (closed by ``close()``, or as a service of ``services``).
         public let directory: SQLiteKeyDirectory
         /// The nonce store (closed by ``close()``).
         public let nonces: SQLiteNonceStore

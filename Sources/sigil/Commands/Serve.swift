@@ -134,13 +134,13 @@ struct Serve: AsyncParsableCommand {
         await banner.set { port in
             Self.banner(prepared, options: options, url: "https://\(host):\(port)")
         }
+        // The stores are services too: they close when the group stops, even when it stops on an error.
         let group = ServiceGroup(
-            services: [prepared.application],
+            services: prepared.services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )
         try await group.run()
-        try await prepared.close()
     }
 
     static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String) -> String {

@@ -54,7 +54,7 @@ struct TestServer: Sendable {
         // After a restart, requests dated up to the previous run's horizon (a couple of seconds past its
         // last request) are refused; a real restart takes longer than that.
         clock.advance(by: SQLiteNonceStore.horizonLead + 1)
-        let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
+        let group = ServiceGroup(services: prepared.services, gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             defer { tasks.cancelAll() }
@@ -67,12 +67,10 @@ struct TestServer: Sendable {
             } catch {
                 await group.triggerGracefulShutdown()
                 try? await tasks.waitForAll()
-                try? await prepared.close()
                 throw error
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
-            try await prepared.close()
             return result
         }
     }
