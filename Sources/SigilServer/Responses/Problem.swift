@@ -83,17 +83,11 @@ extension RequestVerifier {
     /// What a response to `request` is bound to, when the request's signature headers parse far
     /// enough to name a well-formed nonce, read the way verification reads them.
     public func responseBinding(for request: HTTPRequest) -> ResponseBinding? {
-        let fields = request.headerFields
-        if configuration.profiles.contains(.sigilV1) && fields[SigilV1.nonceField] != nil {
-            let nonces = fields[values: SigilV1.nonceField]
-            guard nonces.count == 1, SigilV1.isValidNonce(nonces[0]) else { return nil }
-            return ResponseBinding(profile: .sigilV1, nonce: nonces[0], label: nil)
+        for profile in SignatureProfile.verificationOrder where configuration.profiles.contains(profile) {
+            let format = profile.format
+            guard format.isPresent(in: request.headerFields) else { continue }
+            return format.binding(of: request.headerFields, configuration: configuration)
         }
-        guard configuration.profiles.contains(.rfc9421),
-            let signatures = try? MessageSignatures(fields),
-            let entry = configuration.label.map({ signatures.entry(label: $0) }) ?? signatures.entries.first,
-            let nonce = try? entry.input.nonce, SigilV1.isValidNonce(nonce)
-        else { return nil }
-        return ResponseBinding(profile: .rfc9421, nonce: nonce, label: entry.label)
+        return nil
     }
 }

@@ -46,13 +46,7 @@ public struct ResponseSigner: Sendable {
         answering request: HTTPRequest,
         binding: ResponseBinding
     ) throws {
-        switch binding.profile {
-        case .sigilV1:
-            response.headerFields.append(
-                contentsOf: try sigilV1Fields(for: response, body: body, requestNonce: binding.nonce))
-        case .rfc9421:
-            try signRFC9421(&response, body: body, answering: request, requestLabel: binding.label)
-        }
+        try binding.profile.format.sign(&response, body: body, answering: request, binding: binding, signer: self)
     }
 
     /// rfc9421: signs `response` with `;req` components of `request` and the request's own signature

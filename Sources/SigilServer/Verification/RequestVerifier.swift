@@ -133,19 +133,8 @@ public struct RequestVerifier: Sendable {
     /// A request whose signature passed the checks that need no body (section 2.6 steps 1 to 3).
     @usableFromInline
     struct Admitted: Sendable {
-        enum Signature {
-            case sigilV1(SigilV1.RequestHeaders)
-            case rfc9421(MessageSignatures.Entry)
-        }
-
-        let signature: Signature
-        let keyID: String
-        let nonce: String
-        let timestamp: Int64
-        /// rfc9421 `expires`.
-        let expires: Int64?
-        /// rfc9421 `alg`.
-        let declaredAlgorithm: SignatureAlgorithm?
+        /// The parsed signature, in its profile.
+        let signature: any ProfileFormat
         let key: RegisteredKey
         /// The window or `expires` refusal, decided once the signature is checked: signed for an
         /// authentic request (its client may re-sync and resend), unsigned for any other.
@@ -160,71 +149,19 @@ public struct RequestVerifier: Sendable {
     func admit(_ request: HTTPRequest) async throws -> Admitted {
         let fields = request.headerFields
         let now = clock.now()
-        if configuration.profiles.contains(.sigilV1)
-            && (fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
-                || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil)
-        {
-            let headers = try SigilV1.parseRequestHeaders(fields)
-            let timeRefusal = timeRefusal(headers.timestamp, expires: nil, now: now)
+        for profile in SignatureProfile.verificationOrder where configuration.profiles.contains(profile) {
+            let format = profile.format
+            guard format.isPresent(in: fields) else { continue }
+            let signature = try format.parse(fields, configuration: configuration)
+            let timeRefusal = timeRefusal(signature.timestamp, expires: signature.expires, now: now)
             return Admitted(
-                signature: .sigilV1(headers),
-                keyID: headers.keyID,
-                nonce: headers.nonce,
-                timestamp: headers.timestamp,
-                expires: nil,
-                declaredAlgorithm: nil,
-                key: try await lookUp(headers.keyID, declaredAlgorithm: nil, now: now, orRefuse: timeRefusal),
+                signature: signature,
+                key: try await lookUp(
+                    signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now, orRefuse: timeRefusal),
                 timeRefusal: timeRefusal
             )
         }
-        if configuration.profiles.contains(.rfc9421)
-            && (fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil)
-        {
-            return try await admitRFC9421(fields, now: now)
-        }
         throw SigilError(.missingSignature, "the request is not signed")
-    }
-
-    func admitRFC9421(_ fields: HTTPFields, now: Int64) async throws -> Admitted {
-        let signatures = try MessageSignatures(fields)
-        let entry: MessageSignatures.Entry
-        if let label = configuration.label {
-            guard let found = signatures.entry(label: label) else {
-                throw SigilError(.missingSignature, "no signature labelled '\(label)'")
-            }
-            entry = found
-        } else {
-            guard let first = signatures.entries.first else {
-                throw SigilError(.malformedSignature, "Signature-Input is empty")
-            }
-            entry = first
-        }
-        let input = entry.input
-        for component in configuration.requiredComponents where !input.components.contains(component) {
-            throw SigilError(.missingComponent, "the signature must cover \(component.serialized)")
-        }
-        guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
-        guard let keyID = try input.keyID else { throw SigilError(.missingComponent, "keyid is required") }
-        guard let nonce = try input.nonce else { throw SigilError(.missingComponent, "nonce is required") }
-        guard KeyID.isValid(keyID) else {
-            throw SigilError(.malformedSignature, "keyid must match [A-Za-z0-9._~-]{1,128}")
-        }
-        guard SigilV1.isValidNonce(nonce) else {
-            throw SigilError(.malformedSignature, "nonce must match [A-Za-z0-9._~-]{16,128}")
-        }
-        let declaredAlgorithm = try input.algorithm.map(SignatureAlgorithm.named)
-        let expires = try input.expires
-        let timeRefusal = timeRefusal(created, expires: expires, now: now)
-        return Admitted(
-            signature: .rfc9421(entry),
-            keyID: keyID,
-            nonce: nonce,
-            timestamp: created,
-            expires: expires,
-            declaredAlgorithm: declaredAlgorithm,
-            key: try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now, orRefuse: timeRefusal),
-            timeRefusal: timeRefusal
-        )
     }
 
     /// Steps 4 to 6: the body (its hash or Content-Digest), the signature, then the nonce.
@@ -239,67 +176,45 @@ public struct RequestVerifier: Sendable {
         bodyWasAwaited: Bool
     ) async throws -> VerifiedRequest {
         let now = clock.now()
+        let signature = admitted.signature
         var registered = admitted.key
         var timeRefusal = admitted.timeRefusal
         if bodyWasAwaited {
-            timeRefusal = timeRefusal ?? self.timeRefusal(admitted.timestamp, expires: admitted.expires, now: now)
+            timeRefusal = timeRefusal ?? self.timeRefusal(signature.timestamp, expires: signature.expires, now: now)
             registered = try await lookUp(
-                admitted.keyID, declaredAlgorithm: admitted.declaredAlgorithm, now: now, orRefuse: timeRefusal)
+                signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now, orRefuse: timeRefusal)
         }
+        let profile = type(of: signature).profile
         let base: [UInt8]
-        let signature: [UInt8]
-        let profile: SignatureProfile
-        var label: String?
-        switch admitted.signature {
-        case .sigilV1(let headers):
-            profile = .sigilV1
-            signature = headers.signature
-            base = SigilV1.requestBase(
-                for: request,
-                body: body,
-                timestamp: headers.timestampText,
-                nonce: headers.nonce,
-                canonicalJSON: configuration.canonicalJSON
-            )
-        case .rfc9421(let entry):
-            profile = .rfc9421
-            signature = entry.signature
-            label = entry.label
-            let coversDigest = entry.input.components.contains(.contentDigest)
-            if !body.isEmpty && !coversDigest {
-                throw timeRefusal ?? SigilError(.missingComponent, "a request with a body must cover content-digest")
-            }
-            do {
-                if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
-                base = try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
-            } catch {
-                throw timeRefusal ?? error
-            }
+        do {
+            base = try signature.base(of: request, body: body, configuration: configuration)
+        } catch {
+            throw timeRefusal ?? error
         }
-        guard registered.key.isValidSignature(signature, for: base, profile: profile) else {
+        guard registered.key.isValidSignature(signature.signature, for: base, profile: profile) else {
             throw timeRefusal
                 ?? SigilError(
                     .invalidSignature,
-                    "the signature does not verify with key \(admitted.keyID)",
+                    "the signature does not verify with key \(signature.keyID)",
                     signatureBase: String(decoding: base, as: UTF8.self)
                 )
         }
         // From here on the request is authentic: its refusals may be signed for it.
         if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
         do {
-            try await record(keyID: admitted.keyID, nonce: admitted.nonce, timestamp: admitted.timestamp, now: now)
+            try await record(keyID: signature.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
         } catch let error as SigilError {
             throw error.ofVerifiedRequest()
         }
         return VerifiedRequest(
-            keyID: admitted.keyID,
+            keyID: signature.keyID,
             algorithm: registered.key.algorithm,
             profile: profile,
-            timestamp: admitted.timestamp,
-            nonce: admitted.nonce,
+            timestamp: signature.timestamp,
+            nonce: signature.nonce,
             deviceID: registered.deviceID,
             userID: registered.userID,
-            label: label
+            label: signature.label
         )
     }
 
