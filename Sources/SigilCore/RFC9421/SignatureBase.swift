@@ -232,11 +232,19 @@ public enum RFC9421 {
         let lowered =
             authority.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
             ? authority.lowercased() : authority
-        switch scheme?.lowercased() {
-        case "https" where lowered.hasSuffix(":443"): return String(lowered.dropLast(4))
-        case "http" where lowered.hasSuffix(":80"): return String(lowered.dropLast(3))
-        default: return lowered
+        // Byte comparisons: String's hasSuffix and lowercased() compare and allocate by grapheme.
+        func equalsIgnoringCase(_ text: String?, _ expected: StaticString) -> Bool {
+            guard let text, text.utf8.count == expected.utf8CodeUnitCount else { return false }
+            return zip(text.utf8, UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount))
+                .allSatisfy { $0 | 0x20 == $1 }
         }
+        let defaultPort: StaticString? =
+            equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
+        guard let defaultPort, lowered.utf8.count > defaultPort.utf8CodeUnitCount,
+            lowered.utf8.suffix(defaultPort.utf8CodeUnitCount).elementsEqual(
+                UnsafeBufferPointer(start: defaultPort.utf8Start, count: defaultPort.utf8CodeUnitCount))
+        else { return lowered }
+        return String(lowered.utf8.dropLast(defaultPort.utf8CodeUnitCount))!
     }
 
     /// Query parameters parsed as `application/x-www-form-urlencoded` and re-encoded (section 2.2.8):
