@@ -115,7 +115,7 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
     public func signature(for message: [UInt8]) throws -> [UInt8] {
         switch (material, algorithm) {
         case (.hmac(let secret), _):
-            return Array(secret.authenticationCode(for: message))
+            return secret.authenticationCode(for: message).withUnsafeBytes { Array($0) }
         case (.p256(let key), .ecdsaP256SHA512):
             return Array(try key.signature(for: SHA512.hash(data: message)).rawRepresentation)
         case (.p256(let key), _):

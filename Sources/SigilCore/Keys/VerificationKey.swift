@@ -115,8 +115,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8], profile: SignatureProfile) -> Bool {
         switch (material, algorithm) {
         case (.hmac(let secret), _):
-            // `==` between a MAC and bytes is swift-crypto's constant-time comparison.
-            return signature.count == SHA256.byteCount && secret.authenticationCode(for: message) == signature
+            return secret.isValidAuthenticationCode(signature, for: message)
         case (.p256(let key), .ecdsaP256SHA512):
             guard let parsed = Self.p256Signature(signature, profile: profile) else { return false }
             return key.isValidSignature(parsed, for: SHA512.hash(data: message))
@@ -153,14 +152,20 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
     }
 }
 
-/// An HMAC-SHA256 secret with its key schedule computed once, so each signature costs only the
-/// hashing of the message.
+/// An HMAC-SHA256 secret (RFC 2104) with its key schedule computed once, so each signature costs only
+/// the hashing of the message.
+///
+/// Built from swift-crypto's SHA-256 states, whose `update(bufferPointer:)` is concrete: swift-crypto's
+/// `HMAC.update(data:)` is generic and not inlinable, so outside its module it runs unspecialized on
+/// every request. The tests hold this to swift-crypto's `HMAC<SHA256>` on generated keys and messages.
 package struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
     package var description: String { "HMACSecret(redacted)" }
     package var customMirror: Mirror { Mirror(self, children: []) }
 
     let key: SymmetricKey
-    private let keyed: HMAC<SHA256>
+    /// SHA-256 after the key ⊕ ipad block, and after the key ⊕ opad block.
+    private let inner: SHA256
+    private let outer: SHA256
 
     init(_ secret: some ContiguousBytes) throws {
         let key = SymmetricKey(data: secret)
@@ -170,13 +175,44 @@ package struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable 
 
     init(key: SymmetricKey) {
         self.key = key
-        keyed = HMAC<SHA256>(key: key)
+        var block = [UInt8](repeating: 0, count: 64)
+        key.withUnsafeBytes { raw in
+            if raw.count > 64 {
+                var hasher = SHA256()
+                hasher.update(bufferPointer: raw)
+                hasher.finalize().withUnsafeBytes { digest in
+                    for index in 0..<digest.count { block[index] = digest[index] }
+                }
+            } else {
+                for index in 0..<raw.count { block[index] = raw[index] }
+            }
+        }
+        var inner = SHA256()
+        var outer = SHA256()
+        block.map { $0 ^ 0x36 }.withUnsafeBytes { inner.update(bufferPointer: $0) }
+        block.map { $0 ^ 0x5C }.withUnsafeBytes { outer.update(bufferPointer: $0) }
+        self.inner = inner
+        self.outer = outer
     }
 
-    func authenticationCode(for message: [UInt8]) -> HMAC<SHA256>.MAC {
-        var mac = keyed
-        mac.update(data: message)
-        return mac.finalize()
+    /// HMAC-SHA256 of `message`.
+    func authenticationCode(for message: [UInt8]) -> SHA256Digest {
+        var inner = self.inner
+        message.withUnsafeBytes { inner.update(bufferPointer: $0) }
+        let innerDigest = inner.finalize()
+        var outer = self.outer
+        innerDigest.withUnsafeBytes { outer.update(bufferPointer: $0) }
+        return outer.finalize()
+    }
+
+    /// Whether `tag` is the HMAC of `message`, compared in constant time.
+    func isValidAuthenticationCode(_ tag: [UInt8], for message: [UInt8]) -> Bool {
+        guard tag.count == SHA256.byteCount else { return false }
+        return authenticationCode(for: message).withUnsafeBytes { expected in
+            var difference: UInt8 = 0
+            for index in 0..<SHA256.byteCount { difference |= expected[index] ^ tag[index] }
+            return difference == 0
+        }
     }
 }
 
