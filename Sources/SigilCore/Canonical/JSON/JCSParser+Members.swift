@@ -45,7 +45,7 @@ extension JCSParser {
     /// Orders the members from `base` on by their names' UTF-16 code units, rejecting duplicates.
     ///
     /// Allocation-free once warm: members are sorted in place on the member stack and the object's
-    /// body is rewritten from a reused scratch buffer.
+    /// body is rewritten from a copy in the output's spare capacity.
     mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
         let count = members.count - base
         guard count > 1 else { return true }
@@ -79,8 +79,10 @@ extension JCSParser {
         if result == 0 { return true }  // already in order
         // Copy the body aside, then write the members back in order (same total length).
         let bodyLength = out.count - bodyStart
-        scratch.count = 0
-        scratch.append(contentsOf: UnsafeBufferPointer(start: out.base + bodyStart, count: bodyLength))
+        // The copy goes past the end of the output, in its spare capacity.
+        out.reserve(bodyLength)
+        let copy = out.base + out.count
+        copy.initialize(from: out.base + bodyStart, count: bodyLength)
         var cursor = out.base + bodyStart
         for index in base..<members.count {
             if index > base {
@@ -89,7 +91,7 @@ extension JCSParser {
             }
             let member = members[index]
             let length = member.end - member.start
-            cursor.update(from: scratch.base + (member.start - bodyStart), count: length)
+            cursor.update(from: copy + (member.start - bodyStart), count: length)
             cursor += length
         }
         return true
@@ -99,10 +101,11 @@ extension JCSParser {
     @inline(__always)
     static func prefix(_ name: UnsafeMutablePointer<UInt8>, count: Int) -> UInt64 {
         var value: UInt64 = 0
-        for index in 0..<8 {
-            let byte = index < count ? name[index] : 0
-            if byte >= 0xEE { return .max }
-            value = value << 8 | UInt64(byte)
+        let length = min(count, 8)
+        for index in 0..<length { value |= UInt64(name[index]) << UInt64(56 - 8 * index) }
+        // An ASCII prefix (the usual name) needs no further look; otherwise check for 0xEE and above.
+        if value & 0x8080_8080_8080_8080 != 0 {
+            for index in 0..<length where name[index] >= 0xEE { return .max }
         }
         return value
     }
