@@ -45,7 +45,7 @@ extension JCSParser {
     /// Orders the members from `base` on by their names' UTF-16 code units, rejecting duplicates.
     ///
     /// Allocation-free once warm: members are sorted in place on the member stack and the object's
-    /// body is rewritten from a copy in the output's spare capacity.
+    /// body is rewritten from a reused scratch buffer.
     mutating func sortMembers(from base: Int, bodyStart: Int) -> Bool {
         let count = members.count - base
         guard count > 1 else { return true }
@@ -79,10 +79,9 @@ extension JCSParser {
         if result == 0 { return true }  // already in order
         // Copy the body aside, then write the members back in order (same total length).
         let bodyLength = out.count - bodyStart
-        // The copy goes past the end of the output, in its spare capacity.
-        out.reserve(bodyLength)
-        let copy = out.base + out.count
-        copy.initialize(from: out.base + bodyStart, count: bodyLength)
+        scratch.count = 0
+        scratch.append(contentsOf: UnsafeBufferPointer(start: out.base + bodyStart, count: bodyLength))
+        let copy = scratch.base
         var cursor = out.base + bodyStart
         for index in base..<members.count {
             if index > base {

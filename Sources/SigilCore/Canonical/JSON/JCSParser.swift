@@ -7,6 +7,7 @@ struct JCSParser: ~Copyable {
     var members = MemberStack(capacity: 32)
     var keys = OutputBuffer(capacity: 256)
     var digits = OutputBuffer(capacity: 32)
+    var scratch = OutputBuffer(capacity: 256)
 
     init(input: UnsafeBufferPointer<UInt8>) {
         self.input = input

@@ -45,11 +45,6 @@ struct OutputBuffer: ~Copyable {
 
     mutating func removeLast(_ k: Int = 1) { count -= k }
 
-    /// Makes room for `extra` more bytes without changing ``count``.
-    mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(extra) }
-    }
-
     mutating func grow(_ extra: Int) {
         let newCapacity = max(capacity * 2, count + extra)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
