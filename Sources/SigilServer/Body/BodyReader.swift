@@ -12,13 +12,18 @@ public enum BodyReader {
     ) async throws -> [UInt8] where Chunks.Element: Collection<UInt8> {
         if let declaredLength { try check(declaredLength, limit: limit) }
         var body = [UInt8]()
-        if let declaredLength { body.reserveCapacity(declaredLength) }
+        // A declared length is the sender's word: reserve at most 64 KiB on it, so headers alone
+        // (before any signature is checked) cannot set large allocations aside.
+        if let declaredLength { body.reserveCapacity(min(declaredLength, Self.trustedReservation)) }
         for try await chunk in chunks {
             try check(body.count + chunk.count, limit: limit)
             body.append(contentsOf: chunk)
         }
         return body
     }
+
+    /// The most reserved on a declared `Content-Length` before the bytes arrive.
+    public static let trustedReservation = 64 << 10
 
     /// Refuses `count` bytes over `limit` with `body-too-large`.
     public static func check(_ count: Int, limit: Int) throws {
