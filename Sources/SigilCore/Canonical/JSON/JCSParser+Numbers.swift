@@ -4,12 +4,12 @@ extension JCSParser {
         var negative = false
         if input[position] == UInt8(ascii: "-") {
             negative = true
-            position += 1
+            position &+= 1
         }
         let integerStart = position
         guard let first = peek(), isDigit(first) else { return false }
         if first == UInt8(ascii: "0") {
-            position += 1
+            position &+= 1
         } else {
             while let byte = peek(), isDigit(byte) { position += 1 }
         }
@@ -18,14 +18,14 @@ extension JCSParser {
         var hasExponent = false
         if peek() == UInt8(ascii: ".") {
             isInteger = false
-            position += 1
+            position &+= 1
             guard let byte = peek(), isDigit(byte) else { return false }
             while let byte = peek(), isDigit(byte) { position += 1 }
         }
         if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             isInteger = false
             hasExponent = true
-            position += 1
+            position &+= 1
             if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
             guard let digit = peek(), isDigit(digit) else { return false }
             while let byte = peek(), isDigit(byte) { position += 1 }

@@ -22,7 +22,7 @@ extension JCSParser {
         while index < end {
             let byte = input[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
-            index += 1
+            index &+= 1
         }
         return index
     }
@@ -43,7 +43,7 @@ extension JCSParser {
             guard position < input.count else { return false }
             let byte = input[position]
             if byte == UInt8(ascii: "\"") {
-                position += 1
+                position &+= 1
                 out.append(UInt8(ascii: "\""))
                 return true
             }
@@ -54,13 +54,13 @@ extension JCSParser {
                 let sequence = UnsafeBufferPointer(rebasing: input[position..<(position + length)])
                 out.append(contentsOf: sequence)
                 if isKey { keys.append(contentsOf: sequence) }
-                position += length
+                position &+= length
                 continue
             }
             // A backslash escape.
             guard position + 1 < input.count else { return false }
             let escape = input[position + 1]
-            position += 2
+            position &+= 2
             var scalar: UInt32
             switch escape {
             case UInt8(ascii: "\""): scalar = 0x22
@@ -78,7 +78,7 @@ extension JCSParser {
                     guard position + 1 < input.count, input[position] == UInt8(ascii: "\\"),
                         input[position + 1] == UInt8(ascii: "u")
                     else { return false }
-                    position += 2
+                    position &+= 2
                     guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return false }
                     scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
                 } else if (0xDC00...0xDFFF).contains(unit) {
@@ -98,7 +98,7 @@ extension JCSParser {
             guard let digit = PercentEncoding.hexValue(input[position + offset]) else { return nil }
             value = value << 4 | UInt16(digit)
         }
-        position += 4
+        position &+= 4
         return value
     }
 

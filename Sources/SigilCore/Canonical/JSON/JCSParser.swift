@@ -28,7 +28,7 @@ struct JCSParser: ~Copyable {
         let end = input.count
         while index < end {
             switch input[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            case 0x20, 0x09, 0x0A, 0x0D: index &+= 1
             default:
                 position = index
                 return
@@ -60,25 +60,25 @@ struct JCSParser: ~Copyable {
         let expected = UnsafeBufferPointer(start: word.utf8Start, count: count)
         for offset in 0..<count where input[position + offset] != expected[offset] { return false }
         out.append(contentsOf: expected)
-        position += count
+        position &+= count
         return true
     }
 
     mutating func array() -> Bool {
         depth += 1
         guard depth <= JSONCanonicalizer.maximumDepth else { return false }
-        position += 1
+        position &+= 1
         out.append(UInt8(ascii: "["))
         skipWhitespace()
         if peek() == UInt8(ascii: "]") {
-            position += 1
+            position &+= 1
         } else {
             while true {
                 skipWhitespace()
                 guard value() else { return false }
                 skipWhitespace()
                 guard let next = peek() else { return false }
-                position += 1
+                position &+= 1
                 if next == UInt8(ascii: "]") { break }
                 guard next == UInt8(ascii: ",") else { return false }
                 out.append(UInt8(ascii: ","))
@@ -92,14 +92,14 @@ struct JCSParser: ~Copyable {
     mutating func object() -> Bool {
         depth += 1
         guard depth <= JSONCanonicalizer.maximumDepth else { return false }
-        position += 1
+        position &+= 1
         out.append(UInt8(ascii: "{"))
         let bodyStart = out.count
         let memberBase = members.count
         let keyBase = keys.count
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
-            position += 1
+            position &+= 1
         } else {
             while true {
                 skipWhitespace()
@@ -110,7 +110,7 @@ struct JCSParser: ~Copyable {
                 let keyEnd = keys.count
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { return false }
-                position += 1
+                position &+= 1
                 out.append(UInt8(ascii: ":"))
                 skipWhitespace()
                 guard value() else { return false }
@@ -120,7 +120,7 @@ struct JCSParser: ~Copyable {
                         prefix: Self.prefix(keys.base + keyStart, count: keyEnd - keyStart)))
                 skipWhitespace()
                 guard let next = peek() else { return false }
-                position += 1
+                position &+= 1
                 if next == UInt8(ascii: "}") { break }
                 guard next == UInt8(ascii: ",") else { return false }
                 out.append(UInt8(ascii: ","))

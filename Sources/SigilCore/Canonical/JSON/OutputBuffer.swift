@@ -18,7 +18,7 @@ struct OutputBuffer: ~Copyable {
     mutating func append(_ byte: UInt8) {
         if count == capacity { grow(1) }
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     @inline(__always)
@@ -33,7 +33,7 @@ struct OutputBuffer: ~Copyable {
         } else {
             target.initialize(from: source, count: length)
         }
-        count += length
+        count &+= length
     }
 
     mutating func append(repeating byte: UInt8, count extra: Int) {
