@@ -94,17 +94,24 @@ extension StructuredFields {
             return result
         }
 
+        /// After a list or dictionary member: `true` at the end of the field, else past a comma and
+        /// the whitespace around it (a trailing comma fails).
+        mutating func atEndAfterMember() throws(StructuredFieldError) -> Bool {
+            skipOptionalWhitespace()
+            if isAtEnd { return true }
+            guard input[position] == UInt8(ascii: ",") else { throw StructuredFieldError() }
+            position += 1
+            skipOptionalWhitespace()
+            if isAtEnd { throw StructuredFieldError() }  // a trailing comma
+            return false
+        }
+
         /// Section 4.2.1.
         mutating func list() throws(StructuredFieldError) -> [Member] {
             var members: [Member] = []
             while !isAtEnd {
                 members.append(try itemOrInnerList())
-                skipOptionalWhitespace()
-                if isAtEnd { return members }
-                guard input[position] == UInt8(ascii: ",") else { throw StructuredFieldError() }
-                position += 1
-                skipOptionalWhitespace()
-                if isAtEnd { throw StructuredFieldError() }  // a trailing comma
+                if try atEndAfterMember() { return members }
             }
             return members
         }
@@ -122,12 +129,7 @@ extension StructuredFields {
                     member = .item(Item(bareItem: .bool(true), parameters: try parameters()))
                 }
                 StructuredFields.set(key, member, in: &members)
-                skipOptionalWhitespace()
-                if isAtEnd { return members }
-                guard input[position] == UInt8(ascii: ",") else { throw StructuredFieldError() }
-                position += 1
-                skipOptionalWhitespace()
-                if isAtEnd { throw StructuredFieldError() }  // a trailing comma
+                if try atEndAfterMember() { return members }
             }
             return members
         }
