@@ -116,7 +116,10 @@ struct KeyFileTests {
         dump(signing, to: &dumped)
         dump(verifying, to: &dumped)
         dump(try KeyFile.load(Array(try KeyFile.privateKeyFile(for: signing).utf8)), to: &dumped)
-        let text = dumped + "\(signing) \(verifying) \(String(reflecting: signing))"
+        let issued = Registration.IssuedSecret(
+            keyId: "hmac-1", alg: "hmac-sha256", secret: Base64.encode(secret), previousKeysValidUntil: nil)
+        dump(issued, to: &dumped)
+        let text = dumped + "\(signing) \(verifying) \(String(reflecting: signing)) \(issued)"
         #expect(!text.contains("171"))  // 0xAB
         #expect(!text.lowercased().contains("abab"))
         #expect(!text.contains("q6urq6"))  // base64 of 0xAB bytes

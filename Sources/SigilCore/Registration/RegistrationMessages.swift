@@ -118,7 +118,7 @@ public enum Registration {
     /// A per-device HMAC secret (`POST /v1/devices/{keyId}/secret`).
     ///
     /// - Warning: ``secret`` authenticates as the device; never log it.
-    public struct IssuedSecret: Codable, Sendable, Hashable, CustomStringConvertible {
+    public struct IssuedSecret: Codable, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// The secret's key ID.
         public var keyId: String
         /// `hmac-sha256`.
@@ -153,6 +153,9 @@ public enum Registration {
 
         /// Names the key ID only.
         public var description: String { "IssuedSecret(\(keyId))" }
+
+        /// Shows the key ID only, so `dump` and debuggers never print the secret.
+        public var customMirror: Mirror { Mirror(self, children: ["keyId": keyId]) }
     }
 
     /// The next key of a device (`POST /v1/keys/rotate`, signed by the current key).
