@@ -174,7 +174,9 @@
                 throw SigilInputError("the Keychain could not read the device key (\(status))")
             }
             var error: Unmanaged<CFError>?
-            guard let data = SecKeyCopyExternalRepresentation(item as! SecKey, &error) as Data? else {
+            // A CoreFoundation type cannot be cast conditionally; its type ID was checked just above.
+            let key = unsafeBitCast(item, to: SecKey.self)
+            guard let data = SecKeyCopyExternalRepresentation(key, &error) as Data? else {
                 throw SigilInputError("the Keychain could not export the device key")
             }
             return data

@@ -244,7 +244,7 @@ public enum RFC9421 {
             lowered.utf8.suffix(defaultPort.utf8CodeUnitCount).elementsEqual(
                 UnsafeBufferPointer(start: defaultPort.utf8Start, count: defaultPort.utf8CodeUnitCount))
         else { return lowered }
-        return String(lowered.utf8.dropLast(defaultPort.utf8CodeUnitCount))!
+        return String(decoding: lowered.utf8.dropLast(defaultPort.utf8CodeUnitCount), as: UTF8.self)
     }
 
     /// Query parameters parsed as `application/x-www-form-urlencoded` and re-encoded (section 2.2.8):
