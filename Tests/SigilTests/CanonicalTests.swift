@@ -35,6 +35,19 @@ struct CanonicalTests {
     }
 
     @Test(
+        "JSON media types: application/json and application/*+json, any case, parameters and spaces ignored",
+        arguments: [
+            ("application/json", true), ("Application/JSON; charset=utf-8", true), (" \tapplication/json \t;x", true),
+            ("application/problem+json", true), ("APPLICATION/VND.API+JSON", true), ("application/+json", false),
+            ("application/jsonx", false), ("application/json5", false), ("text/json", false), ("application/", false),
+            ("application", false), ("", false), (";application/json", false), ("application/ json", false),
+            ("application/x+jsoN;", true), ("applicatio/json", false), ("application/json\u{0}", false),
+        ])
+    func jsonMediaType(_ contentType: String, _ isJSON: Bool) {
+        #expect(BodyHash.isJSONMediaType(contentType) == isJSON)
+    }
+
+    @Test(
         "ECMAScript number serialization",
         arguments: [
             (1e21, "1e+21"), (1e-7, "1e-7"), (333333333.33333329, "333333333.3333333"), (1e20, "100000000000000000000"),

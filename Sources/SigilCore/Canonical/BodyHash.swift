@@ -19,34 +19,38 @@ public enum BodyHash {
         canonicalJSON: Bool = true
     ) -> [UInt8] {
         if body.isEmpty { return [] }
-        var out = [UInt8]()
-        out.reserveCapacity(64)
         if canonicalJSON && isJSONMediaType(contentType),
             let digest = JSONCanonicalizer.withCanonicalForm(of: body, { SHA256.hash(data: $0) })
         {
-            Hex.append(digest, to: &out)
-        } else {
-            Hex.append(SHA256.hash(data: body), to: &out)
+            return digest.withUnsafeBytes(Hex.bytes)
         }
-        return out
+        return SHA256.hash(data: body).withUnsafeBytes(Hex.bytes)
     }
 
     /// Whether a Content-Type's media type is `application/json` or `application/*+json`
     /// (case-insensitive, parameters ignored).
     public static func isJSONMediaType(_ contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        var mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
-        while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType.removeFirst() }
-        while let last = mediaType.last, last == 0x20 || last == 0x09 { mediaType.removeLast() }
-        var lowered = [UInt8]()
-        lowered.reserveCapacity(mediaType.count)
-        for byte in mediaType {
-            lowered.append((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte)
+        guard var contentType else { return false }
+        return contentType.withUTF8 { utf8 in
+            var end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+            var start = utf8.startIndex
+            while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start += 1 }
+            while end > start, utf8[end - 1] == 0x20 || utf8[end - 1] == 0x09 { end -= 1 }
+            let mediaType = utf8[start..<end]
+            // ASCII letters compare case-insensitively; the literals are lowercase.
+            func matches(_ literal: StaticString, at offset: Int) -> Bool {
+                guard offset >= 0, offset + literal.utf8CodeUnitCount <= mediaType.count else { return false }
+                for index in 0..<literal.utf8CodeUnitCount {
+                    var byte = mediaType[mediaType.startIndex + offset + index]
+                    if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+                    if byte != literal.utf8Start[index] { return false }
+                }
+                return true
+            }
+            guard matches("application/", at: 0) else { return false }
+            let subtype = mediaType.count - 12
+            return (subtype == 4 && matches("json", at: 12))
+                || (subtype > 5 && matches("+json", at: mediaType.count - 5))
         }
-        let prefix = Array("application/".utf8)
-        guard lowered.starts(with: prefix) else { return false }
-        let subtype = lowered[prefix.count...]
-        return subtype.elementsEqual("json".utf8)
-            || (subtype.count > 5 && subtype.suffix(5).elementsEqual("+json".utf8))
     }
 }

@@ -127,14 +127,18 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends the lowercase hex of `bytes` (a digest, an array) to `out`.
-    package static func append(_ bytes: some ContiguousBytes, to out: inout [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            out.reserveCapacity(out.count + raw.count * 2)
-            for byte in raw {
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0x0F)])
+    /// The lowercase hex of `raw` (a digest's bytes) as UTF-8.
+    package static func bytes(_ raw: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: raw.count * 2) { out, count in
+            for (index, byte) in raw.enumerated() {
+                out[2 * index] = digit(byte >> 4)
+                out[2 * index + 1] = digit(byte & 0x0F)
             }
+            count = raw.count * 2
         }
+    }
+
+    private static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
     }
 }

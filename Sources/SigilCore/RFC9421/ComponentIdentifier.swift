@@ -21,6 +21,8 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
     }
 
     let kind: Kind
+    /// Whether ``serialized`` is the item's serialization (a name or parameter RFC 9651 cannot carry is not).
+    let isSerializable: Bool
 
     /// Creates an identifier.
     public init(_ name: String, parameters: [(String, RFC9651BareItem)] = []) {
@@ -42,12 +44,14 @@ public struct ComponentIdentifier: Sendable, Hashable, CustomStringConvertible {
         }
         if parameters.isEmpty && self.name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
             self.serialized = "\"" + self.name + "\""  // what the serializer writes for a plain sf-string
+            self.isSerializable = true
         } else {
             var serializer = StructuredFields.Serializer()
             let written: Void? = try? serializer.item(
                 StructuredFields.Item(bareItem: .string(self.name), parameters: parameters))
             self.serialized =
                 written == nil ? "\"\(self.name)\"" : String(decoding: serializer.bytes, as: UTF8.self)
+            self.isSerializable = written != nil
         }
     }
 

@@ -38,7 +38,7 @@ public enum ContentDigest {
     ) -> String? {
         guard !body.isEmpty else { return nil }
         if !components.contains(.contentDigest) { components.append(.contentDigest) }
-        guard fields[MessageSignatures.contentDigestField] == nil else { return nil }
+        guard !fields.has(MessageSignatures.contentDigestField) else { return nil }
         let value = fieldValue(for: body)
         fields[MessageSignatures.contentDigestField] = value
         return value
@@ -50,7 +50,7 @@ public enum ContentDigest {
     /// - Throws: `missing-component` when there is no Content-Digest, `digest-mismatch` when it
     ///   does not match, names no supported algorithm, or does not parse.
     public static func verify(_ fields: HTTPFields, body: [UInt8]) throws {
-        let values = fields[values: MessageSignatures.contentDigestField]
+        let values = fields.values(MessageSignatures.contentDigestField)
         guard !values.isEmpty else { throw SigilError(.missingComponent, "Content-Digest is missing") }
         let combined = values.count == 1 ? values[0] : values.joined(separator: ", ")
         guard let dictionary = try? StructuredFields.parseDictionary(Array(combined.utf8)) else {

@@ -38,6 +38,7 @@ public enum RFC9421 {
     ///   `malformed-signature` when an identifier or its parameters are not usable.
     public static func signatureBase(for input: SignatureInput, message: RFC9421Message) throws -> [UInt8] {
         var base = [UInt8]()
+        base.reserveCapacity(512)
         for component in input.components {
             if case .signatureParameters = component.kind {
                 throw SigilError(.malformedSignature, "@signature-params cannot be a covered component")
@@ -49,7 +50,7 @@ public enum RFC9421 {
         }
         base += "\"@signature-params\": ".utf8
         do {
-            base += try input.serializedParameterBytes()
+            try input.appendSerializedParameters(to: &base)
         } catch {
             throw SigilError(.malformedSignature, "signature parameters cannot be serialized")
         }
@@ -94,7 +95,7 @@ public enum RFC9421 {
         if component.parameter("name") != nil {
             throw SigilError(.malformedSignature, ";name is only defined for @query-param")
         }
-        let lines = fields[values: name].map { trimWhitespace($0) }
+        let lines = fields.values(name).map { trimWhitespace($0) }
         guard !lines.isEmpty else { throw missing(component) }
         let structured = component.flag("sf")
         let key = component.parameter("key")

@@ -82,9 +82,24 @@ public struct SignatureInput: Sendable {
 
     /// ``serializedParameters()`` as bytes.
     func serializedParameterBytes() throws -> [UInt8] {
-        var serializer = StructuredFields.Serializer()
-        try serializer.innerList(structuredItems, parameters: parameters)
-        return serializer.bytes
+        var bytes: [UInt8] = []
+        try appendSerializedParameters(to: &bytes)
+        return bytes
+    }
+
+    /// Appends the serialized inner list to `bytes`: each component's item is already serialized.
+    func appendSerializedParameters(to bytes: inout [UInt8]) throws {
+        var serializer = StructuredFields.Serializer(capacity: 0)
+        swap(&serializer.bytes, &bytes)
+        defer { swap(&serializer.bytes, &bytes) }
+        serializer.bytes.append(UInt8(ascii: "("))
+        for (index, component) in components.enumerated() {
+            guard component.isSerializable else { throw StructuredFieldError() }
+            if index > 0 { serializer.bytes.append(0x20) }
+            serializer.bytes += component.serialized.utf8
+        }
+        serializer.bytes.append(UInt8(ascii: ")"))
+        try serializer.parameters(parameters)
     }
 
     /// The components as structured items.
@@ -143,8 +158,8 @@ public struct MessageSignatures: Sendable {
     /// - Throws: `missing-signature` when neither field is present; `malformed-signature` when either is
     ///   missing or not a valid Structured Field dictionary, or a label has no counterpart.
     public init(_ fields: HTTPFields) throws {
-        let inputs = fields[values: Self.signatureInputField]
-        let signatures = fields[values: Self.signatureField]
+        let inputs = fields.values(Self.signatureInputField)
+        let signatures = fields.values(Self.signatureField)
         if inputs.isEmpty && signatures.isEmpty {
             throw SigilError(.missingSignature, "the message carries no Signature-Input or Signature")
         }

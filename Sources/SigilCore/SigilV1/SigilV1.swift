@@ -40,7 +40,7 @@ public enum SigilV1 {
         var signatureText: String?
         var repeated: String?
         var seen = 0
-        for field in fields {
+        for field in fields where field.name.canonicalName.utf8.first == UInt8(ascii: "x") {
             switch field.name {
             case timestampField:
                 if timestampText != nil { repeated = "X-Timestamp" }
@@ -108,8 +108,12 @@ public enum SigilV1 {
 
     /// Whether `nonce` matches `[A-Za-z0-9._~-]{16,128}`.
     public static func isValidNonce(_ nonce: String) -> Bool {
-        let utf8 = nonce.utf8
-        return (16...128).contains(utf8.count) && utf8.allSatisfy(PercentEncoding.isUnreserved)
+        var nonce = nonce
+        return nonce.withUTF8 { utf8 in
+            guard (16...128).contains(utf8.count) else { return false }
+            for byte in utf8 where !PercentEncoding.isUnreserved(byte) { return false }
+            return true
+        }
     }
 
     /// The request signature base of section 2.2.
@@ -148,7 +152,7 @@ public enum SigilV1 {
             method: request.method.rawValue,
             canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
             bodyHash: BodyHash.bytes(
-                body, contentType: request.headerFields[.contentType], canonicalJSON: canonicalJSON)
+                body, contentType: request.headerFields.value(.contentType), canonicalJSON: canonicalJSON)
         )
     }
 
@@ -183,7 +187,7 @@ public enum SigilV1 {
             requestNonce: requestNonce,
             status: response.status.code,
             bodyHash: BodyHash.bytes(
-                body, contentType: response.headerFields[.contentType], canonicalJSON: canonicalJSON)
+                body, contentType: response.headerFields.value(.contentType), canonicalJSON: canonicalJSON)
         )
     }
 

@@ -57,8 +57,14 @@ struct SigilV1Format: ProfileFormat {
     static var profile: SignatureProfile { .sigilV1 }
 
     static func isPresent(in fields: HTTPFields) -> Bool {
-        fields[SigilV1.signatureField] != nil || fields[SigilV1.timestampField] != nil
-            || fields[SigilV1.nonceField] != nil || fields[SigilV1.keyIDField] != nil
+        fields.contains { field in
+            // All four names start with "x-": most fields are passed over on their first byte.
+            guard field.name.canonicalName.utf8.first == UInt8(ascii: "x") else { return false }
+            switch field.name {
+            case SigilV1.signatureField, SigilV1.timestampField, SigilV1.nonceField, SigilV1.keyIDField: return true
+            default: return false
+            }
+        }
     }
 
     static func parse(_ fields: HTTPFields, configuration: VerifierConfiguration) throws -> SigilV1Format {
@@ -66,7 +72,7 @@ struct SigilV1Format: ProfileFormat {
     }
 
     static func binding(of fields: HTTPFields, configuration: VerifierConfiguration) -> ResponseBinding? {
-        let nonces = fields[values: SigilV1.nonceField]
+        let nonces = fields.values(SigilV1.nonceField)
         guard nonces.count == 1, SigilV1.isValidNonce(nonces[0]) else { return nil }
         return ResponseBinding(profile: .sigilV1, nonce: nonces[0], label: nil)
     }
@@ -109,7 +115,7 @@ struct RFC9421Format: ProfileFormat {
     static var profile: SignatureProfile { .rfc9421 }
 
     static func isPresent(in fields: HTTPFields) -> Bool {
-        fields[MessageSignatures.signatureInputField] != nil || fields[MessageSignatures.signatureField] != nil
+        fields.has(MessageSignatures.signatureInputField) || fields.has(MessageSignatures.signatureField)
     }
 
     static func parse(_ fields: HTTPFields, configuration: VerifierConfiguration) throws -> RFC9421Format {

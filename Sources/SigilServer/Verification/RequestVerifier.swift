@@ -69,7 +69,7 @@ public struct RequestVerifier: Sendable {
         let body: [UInt8]
         do {
             body = try await BodyReader.collect(
-                bodyChunks, declaredLength: request.headerFields[.contentLength].flatMap(Int.init),
+                bodyChunks, declaredLength: request.headerFields.value(.contentLength).flatMap(Int.init),
                 limit: min(limit ?? configuration.bodyLimit, configuration.bodyLimit))
         } catch {
             metrics.recordRefusal(error)
