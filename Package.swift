@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "SigilServer", targets: ["SigilServer"]),
         .library(name: "SigilHummingbird", targets: ["SigilHummingbird"]),
         .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
+        .library(name: "SigilPostgres", targets: ["SigilPostgres"]),
+        .library(name: "SigilRedis", targets: ["SigilRedis"]),
         .library(name: "SigilJWT", targets: ["SigilJWT"]),
         .library(name: "SigilTLS", targets: ["SigilTLS"]),
         .library(name: "SigilServe", targets: ["SigilServe"]),
@@ -34,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
@@ -74,6 +77,7 @@ let package = Package(
             name: "SigilServer",
             dependencies: [
                 "SigilCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -93,6 +97,29 @@ let package = Package(
             dependencies: [
                 "SigilServer",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SigilPostgres",
+            dependencies: [
+                "SigilServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SigilRedis",
+            dependencies: [
+                "SigilServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -145,6 +172,8 @@ let package = Package(
                 "SigilFiles",
                 "SigilHummingbird",
                 "SigilSQLite",
+                "SigilPostgres",
+                "SigilRedis",
                 "SigilTLS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -181,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: [
-                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilTLS", "SigilHummingbird", "SigilServe",
+                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilServe",
                 "SigilHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -18,7 +18,7 @@ import Synchronization
 /// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
 /// own changes clear the cache at once, another process's are seen after ``cacheLifetime`` seconds.
 public final class SQLiteKeyDirectory: KeyRegistry {
-    private let masterKey: SymmetricKey
+    private let secrets: SecretSeal
     private let reader: SQLiteConnection
     private let writer: SQLiteConnection
     private let writeLock = WriteLock()
@@ -39,7 +39,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     private init(
-        masterKey: SymmetricKey,
+        secrets: SecretSeal,
         reader: SQLiteConnection,
         writer: SQLiteConnection,
         clock: any UnixClock,
@@ -48,7 +48,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         logger: Logger
     ) {
         self.keyFormats = keyFormats
-        self.masterKey = masterKey
+        self.secrets = secrets
         self.reader = reader
         self.writer = writer
         self.clock = clock
@@ -72,7 +72,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         keyFormats: KeyFormats = .builtIn,
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteKeyDirectory {
-        guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
+        let secrets = try SecretSeal(masterKey: masterKey)
         // Create the file owner-only before SQLite does; its -wal and -shm files take the same mode.
         let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
         guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
@@ -88,7 +88,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             throw error
         }
         return SQLiteKeyDirectory(
-            masterKey: masterKey,
+            secrets: secrets,
             reader: reader,
             writer: writer,
             clock: clock,
@@ -200,7 +200,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         if let pem = row.column("public_key")?.string {
             key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
         } else if case .blob(let sealed) = row.column("sealed_secret") {
-            key = try VerificationKey(hmacSecret: try open(Array(buffer: sealed), keyID: keyID))
+            key = try VerificationKey(hmacSecret: try secrets.open(Array(buffer: sealed), keyID: keyID))
         } else {
             throw SigilError(.storeUnavailable, "key \(keyID) has no material")
         }
@@ -228,7 +228,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
             }
             if let secret = key.key.hmacSecret {
-                rows.append((key, .blob(ByteBuffer(bytes: try seal(secret, keyID: key.keyID))), "sealed_secret"))
+                rows.append(
+                    (key, .blob(ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))), "sealed_secret"))
             } else if let pem = KeyFile.publicKeyFile(for: key.key) {
                 rows.append((key, .text(pem), "public_key"))
             }
@@ -340,25 +341,6 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             let revoked = try await writer.query(
                 "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)])
             guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
-        }
-    }
-
-    // MARK: Secrets at rest
-
-    private func seal(_ secret: SymmetricKey, keyID: String) throws -> [UInt8] {
-        let sealed = try secret.withUnsafeBytes { bytes in
-            try AES.GCM.seal(bytes, using: masterKey, authenticating: Array(keyID.utf8))
-        }
-        guard let combined = sealed.combined else { throw SigilError(.storeUnavailable, "sealing failed") }
-        return Array(combined)
-    }
-
-    private func open(_ sealed: [UInt8], keyID: String) throws -> [UInt8] {
-        do {
-            let box = try AES.GCM.SealedBox(combined: sealed)
-            return Array(try AES.GCM.open(box, using: masterKey, authenticating: Array(keyID.utf8)))
-        } catch {
-            throw SigilError(.storeUnavailable, "the secret of key \(keyID) does not open with this master key")
         }
     }
 }

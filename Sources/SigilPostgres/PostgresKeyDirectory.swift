@@ -1,0 +1,252 @@
+import Crypto
+import Logging
+import NIOCore
+import PostgresNIO
+import SigilCore
+import SigilServer
+import Synchronization
+
+/// A ``KeyRegistry`` in PostgreSQL, shared by every replica: the semantics of the SQLite registry
+/// (the same test suite runs against both).
+///
+/// Public keys are stored as SubjectPublicKeyInfo PEM, HMAC secrets sealed with AES-GCM under the
+/// master key with the key ID as associated data. Every change is one transaction, serialized with
+/// other replicas' changes by an advisory lock, its rules checked inside it.
+///
+/// Lookups are cached for at most ``cacheLifetime`` seconds (1 by default): a revocation or rotation
+/// made on any replica is seen by every replica within that bound; this replica's own changes clear
+/// its cache at once.
+public final class PostgresKeyDirectory: KeyRegistry {
+    private let store: PostgresStore
+    private let secrets: SecretSeal
+    private let clock: any UnixClock
+    private let keyFormats: KeyFormats
+    private let cache = Mutex(Cache())
+
+    /// How long a looked-up key is trusted before it is read again, in seconds.
+    public let cacheLifetime: Int64
+
+    struct Cache {
+        var generation: UInt64 = 0
+        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
+    }
+
+    /// Creates the registry on an open store.
+    ///
+    /// - Parameters:
+    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
+    ///   - cacheLifetime: the bound on how stale a lookup may be, in seconds; 0 reads every time.
+    ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
+    public init(
+        store: PostgresStore,
+        masterKey: SymmetricKey,
+        clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 1,
+        keyFormats: KeyFormats = .builtIn
+    ) throws {
+        self.store = store
+        self.secrets = try SecretSeal(masterKey: masterKey)
+        self.clock = clock
+        self.cacheLifetime = cacheLifetime
+        self.keyFormats = keyFormats
+    }
+
+    // MARK: Lookups
+
+    public func key(for keyID: String) async throws -> RegisteredKey? {
+        let now = clock.now()
+        let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
+        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger
+            ).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let key = try registeredKey(from: row)
+        cache.withLock { cache in
+            if cache.generation == generation { cache.entries[keyID] = (key, now) }
+        }
+        return key
+    }
+
+    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+        try await select("the key directory could not be read") { client in
+            try await client.query(
+                "\(unescaped: Self.selectKeys) WHERE k.device_id = \(deviceID) ORDER BY k.key_id",
+                logger: self.store.logger
+            ).collect()
+        }.map(registeredKey(from:))
+    }
+
+    /// The certificates recorded for a device.
+    public func certificates(ofDevice deviceID: String) async throws -> [IssuedCertificateRecord] {
+        try await select("the key directory could not be read") { client in
+            try await client.query(
+                """
+                SELECT serial, key_id, not_after FROM sigil_certificates WHERE device_id = \(deviceID) ORDER BY serial
+                """,
+                logger: self.store.logger
+            ).collect()
+        }.map { row in
+            let (serial, keyID, notAfter) = try row.decode((String, String, Int64).self)
+            return IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: deviceID, notAfter: notAfter)
+        }
+    }
+
+    private func select(
+        _ what: String,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
+        try await store.run(what, body)
+    }
+
+    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
+    static let selectKeys = """
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until
+        FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
+        """
+
+    private func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
+        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?)
+        do {
+            decoded = try row.decode(
+                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?).self)
+        } catch {
+            throw SigilError(.storeUnavailable, "a key row is incomplete")
+        }
+        let (keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil) = decoded
+        guard let state = RegisteredKey.State(rawValue: stateName) else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has an unknown state")
+        }
+        let algorithm = try SignatureAlgorithm.named(algorithmName)
+        let key: VerificationKey
+        if let pem {
+            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
+        } else if let sealed {
+            key = try VerificationKey(hmacSecret: try secrets.open(Array(buffer: sealed), keyID: keyID))
+        } else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has no material")
+        }
+        return RegisteredKey(
+            keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
+            createdAt: createdAt)
+    }
+
+    // MARK: Changes
+
+    /// A key to insert with its stored material: a PEM or a sealed secret.
+    struct Row: Sendable {
+        let key: RegisteredKey
+        let pem: String?
+        let sealed: ByteBuffer?
+    }
+
+    public func apply(_ change: DirectoryChange) async throws {
+        let now = clock.now()
+        var rows: [Row] = []
+        for key in change.added {
+            guard key.deviceID != nil else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
+            }
+            if let secret = key.key.hmacSecret {
+                rows.append(
+                    Row(key: key, pem: nil, sealed: ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))))
+            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+                rows.append(Row(key: key, pem: pem, sealed: nil))
+            }
+        }
+        let rowsToWrite = rows
+        cache.withLock { $0.generation &+= 1 }
+        defer {
+            cache.withLock { cache in
+                cache.generation &+= 1
+                cache.entries.removeAll()
+            }
+        }
+        try await store.run("the key directory could not be written; nothing changed") { client in
+            try await client.withTransaction(logger: self.store.logger) { connection in
+                try await self.write(rowsToWrite, change: change, now: now, on: connection)
+            }
+        }
+    }
+
+    /// Inside the transaction: the lock, the rules of ``DirectoryChange``, then the new keys, the
+    /// retirements, the revocations and the certificates.
+    private func write(_ rows: [Row], change: DirectoryChange, now: Int64, on connection: PostgresConnection)
+        async throws
+    {
+        let logger = store.logger
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
+        if let acting = change.actingKeyID {
+            let found = try await connection.query(
+                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(acting)", logger: logger
+            ).collect()
+            let key = try found.first.map(registeredKey(from:))
+            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
+        }
+        for device in change.receivingDevices.sorted() {
+            let revoked = try await connection.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = \(device) AND revoked_at IS NOT NULL", logger: logger
+            ).collect()
+            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
+        }
+        for row in rows {
+            let key = row.key
+            let deviceID = key.deviceID ?? ""
+            try await connection.query(
+                """
+                INSERT INTO sigil_devices (device_id, user_id, created_at) VALUES (\(deviceID), \(key.userID), \(now))
+                ON CONFLICT (device_id) DO NOTHING
+                """,
+                logger: logger)
+            let inserted = try await connection.query(
+                """
+                INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until)
+                VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
+                        \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil))
+                ON CONFLICT (key_id) DO NOTHING RETURNING 1
+                """,
+                logger: logger
+            ).collect()
+            guard !inserted.isEmpty else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
+            }
+        }
+        for (keyID, end) in change.retiring {
+            try await connection.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                WHERE key_id = \(keyID) AND state <> 'revoked'
+                """,
+                logger: logger)
+        }
+        if let (device, end) = change.retiringSecrets {
+            try await connection.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                WHERE device_id = \(device) AND alg = \(SignatureAlgorithm.hmacSHA256.rawValue) AND state <> 'revoked'
+                """,
+                logger: logger)
+        }
+        for device in change.revokedDevices {
+            try await connection.query(
+                "UPDATE sigil_devices SET revoked_at = \(now) WHERE device_id = \(device) AND revoked_at IS NULL",
+                logger: logger)
+            try await connection.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device)", logger: logger)
+        }
+        for certificate in change.certificates {
+            try await connection.query(
+                """
+                INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
+                VALUES (\(certificate.serial), \(certificate.keyID), \(certificate.deviceID), \(certificate.notAfter), \(now))
+                """,
+                logger: logger)
+        }
+    }
+
+    /// An arbitrary constant naming the lock that serializes registry changes across replicas.
+    static let changeLock: Int64 = 0x5167_696C_0002
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+import SigilCore
+import SigilServer
+
+/// A connection pool to one PostgreSQL database and the Sigil schema in it: what
+/// ``PostgresKeyDirectory`` and ``PostgresNonceStore`` share.
+///
+/// ```swift
+/// let store = try await PostgresStore.open(PostgresStore.Location(url: "postgres://sigil@db/sigil"))
+/// let directory = PostgresKeyDirectory(store: store, masterKey: masterKey)
+/// let nonces = PostgresNonceStore(store: store)
+/// ```
+///
+/// Every query has a deadline (``timeout``): a database that does not answer in time refuses the
+/// request (`store-unavailable`) instead of holding it. The pool reconnects by itself, so the service
+/// resumes when the database is back, without a restart.
+public final class PostgresStore: Sendable {
+    /// Where the database is.
+    public struct Location: Sendable, CustomStringConvertible {
+        /// The pool's configuration.
+        public var configuration: PostgresClient.Configuration
+        /// `host:port/database`, for logs and errors: never the user name or password.
+        public var description: String
+
+        /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=disable|require]`.
+        ///
+        /// - Parameter password: the password, when it is not in the URL (from the environment or a file).
+        /// - Throws: ``SigilInputError`` naming what is wrong, never echoing the URL.
+        public init(url: String, password: String? = nil) throws {
+            guard let components = URLComponents(string: url),
+                components.scheme == "postgres" || components.scheme == "postgresql",
+                let host = components.host, !host.isEmpty
+            else {
+                throw SigilInputError("the PostgreSQL URL must look like postgres://user@host:port/database")
+            }
+            let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+            let urlPassword = components.password.flatMap { $0.removingPercentEncoding }
+            let database = String(components.path.drop { $0 == "/" })
+            let port = components.port ?? 5432
+            let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+            let tls: PostgresClient.Configuration.TLS
+            switch mode {
+            case "disable": tls = .disable
+            case "prefer": tls = .prefer(.makeClientConfiguration())
+            case "require", "verify-full": tls = .require(.makeClientConfiguration())
+            default: throw SigilInputError("sslmode must be disable, prefer, require or verify-full")
+            }
+            configuration = PostgresClient.Configuration(
+                host: host, port: port, username: user, password: password ?? urlPassword,
+                database: database.isEmpty ? nil : database, tls: tls)
+            description = "\(host):\(port)/\(database)"
+        }
+    }
+
+    /// The pool.
+    public let client: PostgresClient
+    /// How long a query may take before the store counts as down.
+    public let timeout: Duration
+    /// Where the database is, for logs.
+    public let location: String
+    let logger: Logger
+    private let runner: Task<Void, Never>
+
+    private init(client: PostgresClient, timeout: Duration, location: String, logger: Logger) {
+        self.client = client
+        self.timeout = timeout
+        self.location = location
+        self.logger = logger
+        runner = Task { await client.run() }
+    }
+
+    /// The schema version this code writes; a database at a later version is refused.
+    public static let schemaVersion = 1
+
+    /// Connects, then creates or migrates the schema (under an advisory lock, so replicas starting
+    /// together migrate once).
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline of each query.
+    ///   - connections: the pool's maximum number of connections.
+    /// - Throws: `store-unavailable` when the database cannot be reached or migrated in time.
+    public static func open(
+        _ location: Location,
+        timeout: Duration = .seconds(2),
+        connections: Int = 20,
+        logger: Logger = Logger(label: "sigil.postgres")
+    ) async throws -> PostgresStore {
+        var configuration = location.configuration
+        configuration.options.maximumConnections = connections
+        configuration.options.connectTimeout = timeout
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let store = PostgresStore(client: client, timeout: timeout, location: location.description, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the pool; further queries fail with `store-unavailable`.
+    public func close() { runner.cancel() }
+
+    /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
+    func run<Result: Sendable>(
+        _ what: String,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await withStoreDeadline(timeout, SigilError(.storeUnavailable, "\(what): no answer in time")) {
+                try await body(self.client)
+            }
+        } catch let error as SigilError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // A rule of a change refused inside a transaction (rolled back): the refusal, not an outage.
+            if let transaction = error as? PostgresTransactionError,
+                let refusal = transaction.closureError as? SigilError
+            {
+                throw refusal
+            }
+            logger.error("PostgreSQL failed", metadata: ["store": "\(location)", "error": "\(Self.describe(error))"])
+            throw SigilError(.storeUnavailable, "\(what): the database did not answer")
+        }
+    }
+
+    /// A query's error without its bound values (a secret may be among them).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError { return "\(error.code) \(error.serverInfo?[.sqlState] ?? "")" }
+        return "\(type(of: error))"
+    }
+
+    private func migrate() async throws {
+        try await run("the schema could not be created") { client in
+            try await client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS sigil_schema (id INT PRIMARY KEY CHECK (id = 1), version INT NOT NULL)",
+                    logger: self.logger)
+                var current = 0
+                for try await version in try await connection.query(
+                    "SELECT version FROM sigil_schema WHERE id = 1", logger: self.logger
+                ).decode(Int.self) {
+                    current = version
+                }
+                guard current <= Self.schemaVersion else {
+                    throw SigilError(
+                        .storeUnavailable,
+                        "the database's Sigil schema is version \(current), newer than this build's \(Self.schemaVersion)"
+                    )
+                }
+                for (index, steps) in Self.migrations.enumerated() where index + 1 > current {
+                    for step in steps {
+                        try await connection.query(PostgresQuery(unsafeSQL: step), logger: self.logger)
+                    }
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO sigil_schema (id, version) VALUES (1, \(Self.schemaVersion))
+                    ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version
+                    """,
+                    logger: self.logger)
+            }
+        }
+    }
+
+    /// An arbitrary constant naming Sigil's migration lock.
+    static let migrationLock: Int64 = 0x5167_696C_0001
+
+    /// The migrations, in order: the steps of version 1, then of version 2…
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE sigil_devices (
+                device_id TEXT PRIMARY KEY,
+                user_id TEXT,
+                created_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
+            """
+            CREATE TABLE sigil_keys (
+                key_id TEXT PRIMARY KEY,
+                device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+                alg TEXT NOT NULL,
+                public_key TEXT,
+                sealed_secret BYTEA,
+                state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
+                created_at BIGINT NOT NULL,
+                valid_until BIGINT,
+                CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
+            )
+            """,
+            "CREATE INDEX sigil_keys_device ON sigil_keys(device_id)",
+            """
+            CREATE TABLE sigil_certificates (
+                serial TEXT PRIMARY KEY,
+                key_id TEXT NOT NULL,
+                device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+                not_after BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE sigil_nonces (
+                key_id TEXT NOT NULL,
+                nonce TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (key_id, nonce)
+            )
+            """,
+            "CREATE INDEX sigil_nonces_expiry ON sigil_nonces(expires_at)",
+        ]
+    ]
+}
+
+extension PostgresStore: Service {
+    /// Waits for the service group's graceful shutdown (or cancellation), then stops the pool: put the
+    /// stores before the application in a `ServiceGroup`, so they close after it has stopped.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        close()
+    }
+}
