@@ -228,7 +228,6 @@ public final class RedisClient: Sendable {
 /// One connection: commands written in order, replies matched in order.
 public final class RedisConnection: Sendable {
     let channel: any Channel
-    private let flushScheduled = Atomic<Bool>(false)
 
     init(channel: any Channel) { self.channel = channel }
 
@@ -239,13 +238,8 @@ public final class RedisConnection: Sendable {
         RESPEncoder.encode(arguments, into: &buffer)
         let written = channel.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { promise.fail($0) }
+        // The handler flushes once per event-loop tick, after the writes that tick.
         channel.write(RESPHandler.Request(command: buffer, reply: promise), promise: written)
-        if !flushScheduled.exchange(true, ordering: .acquiringAndReleasing) {
-            channel.eventLoop.execute {
-                self.flushScheduled.store(false, ordering: .releasing)
-                self.channel.flush()
-            }
-        }
         return promise.futureResult
     }
 }
@@ -262,11 +256,20 @@ final class RESPHandler: ChannelDuplexHandler {
     }
 
     private var owed = CircularBuffer<EventLoopPromise<RESPValue>>()
+    private var flushScheduled = false
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = unwrapOutboundIn(data)
         owed.append(request.reply)
         context.write(wrapOutboundOut(request.command), promise: promise)
+        // Writes run in the order they were made; a flush queued now runs after every write queued
+        // before it, so one flush per tick covers them all, and a later write queues its own.
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushScheduled = false
+            context.flush()
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
