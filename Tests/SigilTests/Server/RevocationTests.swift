@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import SQLiteNIO
 import SigilCore
+import SigilPostgres
 import SigilSQLite
 import SigilServe
 import SigilServer
@@ -12,15 +13,20 @@ import Testing
 /// their write, and over TLS against `sigil serve`.
 @Suite("Revocation and active keys")
 struct RevocationTests {
+    /// The registries that share these semantics: PostgreSQL's runs against a real server.
     enum Store: String, CaseIterable, CustomStringConvertible {
-        case memory, sqlite
+        case memory, sqlite, postgres
         var description: String { rawValue }
+        static var available: [Store] { ExternalServers.runPostgres ? allCases : [.memory, .sqlite] }
     }
+
+    /// Sets a key's own row back to active, behind the registry's back (a stored registry only).
+    typealias RowEditor = @Sendable (_ keyID: String) async throws -> Void
 
     /// A registry of `store`'s kind, with a clock, closed after `body`.
     static func withRegistry<Result>(
         _ store: Store,
-        _ body: (any KeyRegistry, ManualUnixClock, String?) async throws -> Result
+        _ body: (any KeyRegistry, ManualUnixClock, RowEditor?) async throws -> Result
     ) async throws -> Result {
         let clock = ManualUnixClock(SigningSetup.start)
         switch store {
@@ -30,13 +36,30 @@ struct RevocationTests {
             let path = TestServer.temporaryDirectory() + ".sqlite"
             let directory = try await SQLiteKeyDirectory.open(
                 path: path, masterKey: SymmetricKey(size: .bits256), clock: clock)
+            let editor: RowEditor = { keyID in
+                let connection = try await SQLiteConnection.open(storage: .file(path: path))
+                _ = try await connection.query(
+                    "UPDATE sigil_keys SET state = 'active' WHERE key_id = ?", [.text(keyID)])
+                try await connection.close()
+            }
             do {
-                let result = try await body(directory, clock, path)
+                let result = try await body(directory, clock, editor)
                 try await directory.close()
                 return result
             } catch {
                 try? await directory.close()
                 throw error
+            }
+        case .postgres:
+            return try await PostgresTestServer.with { server in
+                let store = try await PostgresStore.open(try PostgresStore.Location(url: server.url))
+                defer { store.close() }
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, cacheLifetime: 0)
+                let editor: RowEditor = { keyID in
+                    try await store.client.query("UPDATE sigil_keys SET state = 'active' WHERE key_id = \(keyID)")
+                }
+                return try await body(directory, clock, editor)
             }
         }
     }
@@ -49,9 +72,9 @@ struct RevocationTests {
 
     @Test(
         "nothing is added to a revoked device, and its keys read as revoked whatever their row says",
-        arguments: Store.allCases)
+        arguments: Store.available)
     func revokedStaysRevoked(_ store: Store) async throws {
-        try await Self.withRegistry(store) { registry, _, path in
+        try await Self.withRegistry(store) { registry, _, editRow in
             let first = try Self.key("dev-a")
             try await registry.apply(DirectoryChange(added: [first]))
             try await registry.apply(DirectoryChange(revokedDevices: ["dev-a"], actingKeyID: first.keyID))
@@ -69,11 +92,8 @@ struct RevocationTests {
             }
 
             // A row set back to active by hand (or by a bug) is still revoked: the device decides.
-            if let path {
-                let connection = try await SQLiteConnection.open(storage: .file(path: path))
-                _ = try await connection.query(
-                    "UPDATE sigil_keys SET state = 'active' WHERE key_id = ?", [.text(first.keyID)])
-                try await connection.close()
+            if let editRow {
+                try await editRow(first.keyID)
             } else if let memory = registry as? MemoryKeyDirectory {
                 await memory.add(first)
             }
@@ -82,7 +102,7 @@ struct RevocationTests {
         }
     }
 
-    @Test("a revocation racing a rotation ends with no usable key", arguments: Store.allCases)
+    @Test("a revocation racing a rotation ends with no usable key", arguments: Store.available)
     func revocationRacesRotation(_ store: Store) async throws {
         try await Self.withRegistry(store) { registry, clock, _ in
             for round in 0..<25 {
@@ -104,7 +124,7 @@ struct RevocationTests {
         }
     }
 
-    @Test("a rotating key may not act for its device; an unknown one neither", arguments: Store.allCases)
+    @Test("a rotating key may not act for its device; an unknown one neither", arguments: Store.available)
     func onlyTheActiveKeyActs(_ store: Store) async throws {
         try await Self.withRegistry(store) { registry, clock, _ in
             let old = try Self.key("dev-b")
