@@ -250,3 +250,12 @@ public final class PostgresKeyDirectory: KeyRegistry {
     /// An arbitrary constant naming the lock that serializes registry changes across replicas.
     static let changeLock: Int64 = 0x5167_696C_0002
 }
+
+extension PostgresKeyDirectory {
+    /// Every key ID in the directory, sorted.
+    public func keyIDs() async throws -> [String] {
+        try await store.run("the key directory could not be read") { client in
+            try await client.query("SELECT key_id FROM sigil_keys ORDER BY key_id", logger: self.store.logger).collect()
+        }.map { try $0.decode(String.self) }
+    }
+}

@@ -109,10 +109,12 @@ public final class PostgresStore: Sendable {
     /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
     func run<Result: Sendable>(
         _ what: String,
+        timeout: Duration? = nil,
         _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
+        let deadline = timeout ?? self.timeout
         do {
-            return try await withStoreDeadline(timeout, SigilError(.storeUnavailable, "\(what): no answer in time")) {
+            return try await withStoreDeadline(deadline, SigilError(.storeUnavailable, "\(what): no answer in time")) {
                 try await body(self.client)
             }
         } catch let error as SigilError {
@@ -138,7 +140,8 @@ public final class PostgresStore: Sendable {
     }
 
     private func migrate() async throws {
-        try await run("the schema could not be created") { client in
+        // At start, not on a request's path: a server just started (or busy migrating) gets longer.
+        try await run("the schema could not be created", timeout: max(timeout, .seconds(15))) { client in
             try await client.withTransaction(logger: self.logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
                 try await connection.query(

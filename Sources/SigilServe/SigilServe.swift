@@ -72,6 +72,16 @@ public enum SigilServe {
         public var timeouts = RequestTimeouts()
         /// The server's clock.
         public var clock: any UnixClock = SystemUnixClock()
+        /// Where devices and keys are kept.
+        public var keyStore = KeyStore.dataDirectory
+        /// Where nonces are kept.
+        public var nonceStorage = NonceStorage.withKeys
+        /// A file holding the PostgreSQL password (else `SIGIL_STORE_PASSWORD`, else the URL's).
+        public var storePasswordFile: String?
+        /// A file holding the Redis password (else `SIGIL_NONCES_PASSWORD`, else the URL's).
+        public var noncesPasswordFile: String?
+        /// How long a shared store may take to answer before requests are refused (`store-unavailable`).
+        public var storeTimeout: Duration = .seconds(2)
 
         /// The default options.
         public init() {}
@@ -96,19 +106,18 @@ public enum SigilServe {
         public let madeToken: Bool
         /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
         /// the application has stopped, whether it stopped cleanly or failed.
-        public var services: [any Service] { [directory, nonces, application] }
-        /// The key directory (closed by ``close()``, or as a service of ``services``).
-        public let directory: SQLiteKeyDirectory
-        /// The nonce store (closed by ``close()``).
-        public let nonces: SQLiteNonceStore
+        public var services: [any Service] { stores.services + [application] }
+        /// The stores (closed by ``close()``, or as services of ``services``).
+        public let stores: Stores
+        /// The key directory.
+        public var directory: any ServedKeyRegistry { stores.directory }
+        /// The nonce store.
+        public var nonces: any NonceStore { stores.nonces }
         /// The response-signing key's ID.
         public let responseKeyID: String
 
-        /// Closes the key directory and the nonce store; call it after the application stopped.
-        public func close() async throws {
-            try await nonces.close()
-            try await directory.close()
-        }
+        /// Closes the stores; call it after the application stopped.
+        public func close() async throws { try await stores.close() }
     }
 
     /// Prepares the data directory, the key directory, TLS and the routes.
@@ -120,27 +129,11 @@ public enum SigilServe {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Prepared {
         let data = try DataDirectory(path: options.dataDirectory)
-        let clock = options.clock
-        let directory = try await SQLiteKeyDirectory.open(
-            path: data.databasePath,
-            masterKey: try data.masterKey(),
-            clock: clock,
-            keyFormats: .withRSA,
-            logger: logger
-        )
-        let nonces: SQLiteNonceStore
+        let stores = try await openStores(options, data: data, logger: logger)
         do {
-            nonces = try await SQLiteNonceStore.open(path: data.databasePath, clock: clock, logger: logger)
+            return try await prepare(options, data: data, stores: stores, logger: logger, onListening: onListening)
         } catch {
-            try? await directory.close()
-            throw error
-        }
-        do {
-            return try await prepare(
-                options, data: data, directory: directory, nonces: nonces, logger: logger, onListening: onListening)
-        } catch {
-            try? await nonces.close()
-            try? await directory.close()
+            try? await stores.close()
             throw error
         }
     }
@@ -148,12 +141,13 @@ public enum SigilServe {
     static func prepare(
         _ options: Options,
         data: DataDirectory,
-        directory: SQLiteKeyDirectory,
-        nonces: SQLiteNonceStore,
+        stores: Stores,
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void
     ) async throws -> Prepared {
         let clock = options.clock
+        let directory = stores.directory
+        let nonces = stores.nonces
         let registry = options.metrics ? PrometheusCollectorRegistry() : nil
         let metricsFactory: any MetricsFactory =
             registry.map { PrometheusMetricsFactory(registry: $0) }
@@ -286,8 +280,7 @@ public enum SigilServe {
             madeCertificate: tlsFiles.isNew,
             enrollToken: token?.token,
             madeToken: token?.isNew ?? false,
-            directory: directory,
-            nonces: nonces,
+            stores: stores,
             responseKeyID: responseKeyID
         )
     }

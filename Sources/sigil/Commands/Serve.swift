@@ -82,6 +82,32 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("request-timeout"), help: "Seconds a whole request may take to arrive.")
     var requestTimeout: Int64 = 60
 
+    @Option(
+        name: .long,
+        help: """
+            Where devices and keys are kept: sqlite (the data directory, the default) or \
+            postgres://user@host:port/database[?sslmode=require], shared by replicas \
+            (password: SIGIL_STORE_PASSWORD or --store-password-file).
+            """)
+    var store = "sqlite"
+
+    @Option(
+        name: .long,
+        help: """
+            Where nonces are kept: store (with the keys, the default), memory (one server), or \
+            redis://host:port[/db] (rediss:// for TLS; password: SIGIL_NONCES_PASSWORD or --nonces-password-file).
+            """)
+    var nonces = "store"
+
+    @Option(name: .customLong("store-password-file"), help: "A file holding the PostgreSQL password.")
+    var storePasswordFile: String?
+
+    @Option(name: .customLong("nonces-password-file"), help: "A file holding the Redis password.")
+    var noncesPasswordFile: String?
+
+    @Option(name: .customLong("store-timeout"), help: "Milliseconds a shared store may take to answer.")
+    var storeTimeout: Int64 = 2000
+
     @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
     var debugSignatureBase = false
 
@@ -92,9 +118,29 @@ struct Serve: AsyncParsableCommand {
         guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0 else {
             throw ValidationError("timeouts are positive numbers of seconds")
         }
+        guard storeTimeout > 0 else { throw ValidationError("--store-timeout is a positive number of milliseconds") }
+        _ = try Self.keyStore(store)
+        _ = try Self.nonceStorage(nonces)
     }
 
-    func options() -> SigilServe.Options {
+    /// `--store`: the URL is checked here, but never echoed (it may carry a password).
+    static func keyStore(_ value: String) throws -> SigilServe.KeyStore {
+        if value == "sqlite" { return .dataDirectory }
+        if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") { return .postgres(url: value) }
+        throw ValidationError("--store is sqlite or a postgres:// URL")
+    }
+
+    /// `--nonces`.
+    static func nonceStorage(_ value: String) throws -> SigilServe.NonceStorage {
+        switch value {
+        case "store": return .withKeys
+        case "memory": return .memory
+        case _ where value.hasPrefix("redis://") || value.hasPrefix("rediss://"): return .redis(url: value)
+        default: throw ValidationError("--nonces is store, memory or a redis:// URL")
+        }
+    }
+
+    func options() throws -> SigilServe.Options {
         var options = SigilServe.Options()
         options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
         options.host = host
@@ -118,6 +164,11 @@ struct Serve: AsyncParsableCommand {
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
         options.metrics = metrics
+        options.keyStore = try Self.keyStore(store)
+        options.nonceStorage = try Self.nonceStorage(nonces)
+        options.storePasswordFile = storePasswordFile
+        options.noncesPasswordFile = noncesPasswordFile
+        options.storeTimeout = .milliseconds(storeTimeout)
         return options
     }
 
@@ -125,7 +176,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "sigil.serve")
         logger.logLevel =
             ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
-        let options = options()
+        let options = try options()
         let host = host.contains(":") ? "[\(host)]" : host
         let banner = Banner()
         let prepared = try await SigilServe.prepare(options, logger: logger) { port in
@@ -146,6 +197,7 @@ struct Serve: AsyncParsableCommand {
     static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String) -> String {
         var banner = ["sigil serve: listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
         banner.append("  data directory: \(options.dataDirectory)")
+        banner.append("  stores: \(prepared.stores.description)")
         banner.append("  certificate: \(prepared.certificateFile)\(prepared.madeCertificate ? " (made now)" : "")")
         for pin in prepared.pins { banner.append("  pin: \(pin)") }
         if let backup = prepared.backupPin {

@@ -26,7 +26,7 @@ struct StoreServiceTests {
         let prepared = try await SigilServe.prepare(options, logger: logger)
         #expect(try await prepared.directory.key(for: "nobody") == nil)
         let group = ServiceGroup(
-            services: [prepared.directory, prepared.nonces, Failing()], gracefulShutdownSignals: [], logger: logger)
+            services: prepared.stores.services + [Failing()], gracefulShutdownSignals: [], logger: logger)
         await #expect(throws: Failing.Failure.self) { try await group.run() }
         // Closed: the directory no longer reads its file.
         await #expect(throws: (any Error).self) { _ = try await prepared.directory.key(for: "somebody-else") }
