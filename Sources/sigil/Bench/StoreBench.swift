@@ -152,15 +152,9 @@ struct StoreBench: AsyncParsableCommand {
     }
 
     static func which(_ name: String) -> String? {
-        for directory in ["/usr/bin", "/usr/local/bin"]
-            + ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).map {
-                "/usr/lib/postgresql/\($0)/bin"
-            }
-        {
-            let path = directory + "/" + name
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let directories = ["/usr/bin", "/usr/local/bin"] + versions.map { "/usr/lib/postgresql/\($0)/bin" }
+        return directories.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     static func run(_ path: String, _ arguments: [String]) throws -> String {
