@@ -52,7 +52,8 @@ struct RevocationTests {
             }
         case .postgres:
             return try await PostgresTestServer.with { server in
-                let store = try await PostgresStore.open(try PostgresStore.Location(url: server.url))
+                let store = try await PostgresStore.open(
+                    try PostgresStore.Location(url: server.url), timeout: .seconds(10))
                 defer { store.close() }
                 let directory = try PostgresKeyDirectory(
                     store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, cacheLifetime: 0)

@@ -7,165 +7,174 @@ import SigilServer
 import Synchronization
 import Testing
 
-/// The nonce stores replicas share, against real PostgreSQL and Redis servers on loopback.
-@Suite("Shared nonce stores")
-struct SharedStoreTests {
-    enum Kind: String, CaseIterable, CustomStringConvertible, Sendable {
-        case postgres, redis
-        var description: String { rawValue }
-        var enabled: Bool { self == .postgres ? ExternalServers.runPostgres : ExternalServers.runRedis }
-    }
+extension ExternalStoreSuites {
+    /// The nonce stores replicas share, against real PostgreSQL and Redis servers on loopback.
+    @Suite("Shared nonce stores")
+    struct SharedStoreTests {
+        enum Kind: String, CaseIterable, CustomStringConvertible, Sendable {
+            case postgres, redis
+            var description: String { rawValue }
+            var enabled: Bool { self == .postgres ? ExternalServers.runPostgres : ExternalServers.runRedis }
+        }
 
-    /// A server of `kind`, a way to make stores on it (as replicas do), and the server to stop and resume.
-    struct Setup: Sendable {
-        let makeStore: @Sendable () async throws -> any NonceStore
-        let stop: @Sendable () async -> Void
-        let resume: @Sendable () async throws -> Void
-    }
+        /// A server of `kind`, a way to make stores on it (as replicas do), and the server to stop and resume.
+        struct Setup: Sendable {
+            let makeStore: @Sendable () async throws -> any NonceStore
+            let stop: @Sendable () async -> Void
+            let resume: @Sendable () async throws -> Void
+        }
 
-    static func with(_ kind: Kind, _ body: (Setup) async throws -> Void) async throws {
-        switch kind {
-        case .postgres:
-            try await PostgresTestServer.with { server in
-                let location = try PostgresStore.Location(url: server.url)
-                let opened = Mutex<[PostgresStore]>([])
-                let setup = Setup(
-                    makeStore: {
-                        let store = try await PostgresStore.open(location, timeout: .seconds(1))
-                        opened.withLock { $0.append(store) }
-                        return PostgresNonceStore(store: store)
-                    },
-                    stop: { await server.stop() },
-                    resume: { try await server.resume() })
-                defer { for store in opened.withLock({ $0 }) { store.close() } }
-                try await body(setup)
-            }
-        case .redis:
-            try await RedisTestServer.with { server in
-                let location = try RedisClient.Location(url: server.url)
-                let setup = Setup(
-                    makeStore: { try RedisNonceStore(location, timeout: .seconds(1)) },
-                    stop: { await server.stop() },
-                    resume: { try await server.resume() })
-                try await body(setup)
+        /// Stores get `timeout`: long by default, since the whole suite shares two cores with the servers.
+        static func with(_ kind: Kind, timeout: Duration = .seconds(10), _ body: (Setup) async throws -> Void)
+            async throws
+        {
+            switch kind {
+            case .postgres:
+                try await PostgresTestServer.with { server in
+                    let location = try PostgresStore.Location(url: server.url)
+                    let opened = Mutex<[PostgresStore]>([])
+                    let setup = Setup(
+                        makeStore: {
+                            let store = try await PostgresStore.open(location, timeout: timeout)
+                            opened.withLock { $0.append(store) }
+                            return PostgresNonceStore(store: store)
+                        },
+                        stop: { await server.stop() },
+                        resume: { try await server.resume() })
+                    defer { for store in opened.withLock({ $0 }) { store.close() } }
+                    try await body(setup)
+                }
+            case .redis:
+                try await RedisTestServer.with { server in
+                    let location = try RedisClient.Location(url: server.url)
+                    let setup = Setup(
+                        makeStore: { try RedisNonceStore(location, timeout: timeout) },
+                        stop: { await server.stop() },
+                        resume: { try await server.resume() })
+                    try await body(setup)
+                }
             }
         }
-    }
 
-    /// Redis expires keys by its own clock: the tests use the real time.
-    static let now = Int64(Date().timeIntervalSince1970)
+        /// Redis expires keys by its own clock: the tests use the real time.
+        static let now = Int64(Date().timeIntervalSince1970)
 
-    @Test(
-        "a nonce is accepted once, across replicas and concurrent attempts; again once it has expired",
-        arguments: Kind.allCases)
-    func onceAcrossReplicas(_ kind: Kind) async throws {
-        try #require(kind.enabled)
-        try await Self.with(kind) { setup in
-            let replicas = [try await setup.makeStore(), try await setup.makeStore(), try await setup.makeStore()]
-            let expires = Self.now + 360
-            #expect(
-                try await replicas[0].insert(
-                    keyID: "k1", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires, now: Self.now))
-            #expect(
-                try await !replicas[1].insert(
-                    keyID: "k1", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires, now: Self.now))
-            #expect(
-                try await replicas[2].insert(
-                    keyID: "k2", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires, now: Self.now))
-
-            // 200 nonces, each tried by all three replicas at once: each accepted exactly once.
-            let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for index in 0..<200 {
-                    for replica in replicas {
-                        group.addTask {
-                            try await replica.insert(
-                                keyID: "k1", nonce: "race-nonce-\(1_000_000 + index)", timestamp: Self.now,
-                                expiresAt: expires, now: Self.now)
-                        }
-                    }
-                }
-                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-            }
-            #expect(accepted == 200)
-            if kind == .postgres {
-                // An expired row no longer blocks its pair (Redis drops it by itself at EXAT).
+        @Test(
+            "a nonce is accepted once, across replicas and concurrent attempts; again once it has expired",
+            arguments: Kind.allCases)
+        func onceAcrossReplicas(_ kind: Kind) async throws {
+            try #require(kind.enabled)
+            try await Self.with(kind) { setup in
+                let replicas = [try await setup.makeStore(), try await setup.makeStore(), try await setup.makeStore()]
+                let expires = Self.now + 360
                 #expect(
                     try await replicas[0].insert(
-                        keyID: "k3", nonce: "nonce-0000000000009", timestamp: Self.now, expiresAt: Self.now + 1,
+                        keyID: "k1", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires,
                         now: Self.now))
                 #expect(
-                    try await replicas[1].insert(
-                        keyID: "k3", nonce: "nonce-0000000000009", timestamp: Self.now, expiresAt: Self.now + 400,
-                        now: Self.now + 2))
-            }
-        }
-    }
+                    try await !replicas[1].insert(
+                        keyID: "k1", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires,
+                        now: Self.now))
+                #expect(
+                    try await replicas[2].insert(
+                        keyID: "k2", nonce: "nonce-0000000000001", timestamp: Self.now, expiresAt: expires,
+                        now: Self.now))
 
-    @Test(
-        "a store that is down refuses (store-unavailable) within its deadline, then serves again by itself",
-        arguments: Kind.allCases)
-    func outageAndRecovery(_ kind: Kind) async throws {
-        try #require(kind.enabled)
-        try await Self.with(kind) { setup in
-            let store = try await setup.makeStore()
-            #expect(
-                try await store.insert(
-                    keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
-                    now: Self.now))
-            await setup.stop()
-            for index in 0..<5 {
-                let started = ContinuousClock.now
-                await #expect(throws: SigilError(.storeUnavailable, "")) {
-                    _ = try await store.insert(
-                        keyID: "k", nonce: "during-outage-000\(index)", timestamp: Self.now, expiresAt: Self.now + 360,
-                        now: Self.now)
+                // 200 nonces, each tried by all three replicas at once: each accepted exactly once.
+                let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for index in 0..<200 {
+                        for replica in replicas {
+                            group.addTask {
+                                try await replica.insert(
+                                    keyID: "k1", nonce: "race-nonce-\(1_000_000 + index)", timestamp: Self.now,
+                                    expiresAt: expires, now: Self.now)
+                            }
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
                 }
-                #expect(ContinuousClock.now - started < .seconds(3))
+                #expect(accepted == 200)
+                if kind == .postgres {
+                    // An expired row no longer blocks its pair (Redis drops it by itself at EXAT).
+                    #expect(
+                        try await replicas[0].insert(
+                            keyID: "k3", nonce: "nonce-0000000000009", timestamp: Self.now, expiresAt: Self.now + 1,
+                            now: Self.now))
+                    #expect(
+                        try await replicas[1].insert(
+                            keyID: "k3", nonce: "nonce-0000000000009", timestamp: Self.now, expiresAt: Self.now + 400,
+                            now: Self.now + 2))
+                }
             }
-            try await setup.resume()
-            var recovered = false
-            for attempt in 0..<100 where !recovered {
-                recovered =
-                    (try? await store.insert(
-                        keyID: "k", nonce: "after-outage-\(10_000 + attempt)", timestamp: Self.now,
-                        expiresAt: Self.now + 360,
-                        now: Self.now)) == true
-                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            #expect(recovered)
-            // What was recorded before the outage is still there: no replay window reopened.
-            #expect(
-                try await !store.insert(
-                    keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
-                    now: Self.now))
         }
-    }
 
-    @Test("a Redis that lost its data is noticed: requests dated before that moment are refused by time")
-    func redisDataLoss() async throws {
-        try #require(ExternalServers.runRedis)
-        try await RedisTestServer.with(persistent: false) { server in
-            let clock = ManualUnixClock(Self.now)
-            let store = try RedisNonceStore(
-                try RedisClient.Location(url: server.url), timeout: .seconds(1), clock: clock)
-            #expect(
-                try await store.insert(
-                    keyID: "k", nonce: "lost-nonce-000001", timestamp: Self.now, expiresAt: Self.now + 360,
-                    now: Self.now))
-            #expect(store.oldestAcceptableTimestamp == nil)
-            await server.stop()
-            try await server.resume(persistent: false)
-            clock.advance(by: 5)
-            var answered = false
-            for _ in 0..<100 where !answered {
-                answered =
-                    (try? await store.insert(
-                        keyID: "k", nonce: "new-nonce-00000\(Int.random(in: 10...99))", timestamp: Self.now + 5,
-                        expiresAt: Self.now + 365, now: Self.now + 5)) != nil
-                if !answered { try await Task.sleep(for: .milliseconds(100)) }
+        @Test(
+            "a store that is down refuses (store-unavailable) within its deadline, then serves again by itself",
+            arguments: Kind.allCases)
+        func outageAndRecovery(_ kind: Kind) async throws {
+            try #require(kind.enabled)
+            try await Self.with(kind, timeout: .seconds(3)) { setup in
+                let store = try await setup.makeStore()
+                #expect(
+                    try await store.insert(
+                        keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+                await setup.stop()
+                for index in 0..<5 {
+                    let started = ContinuousClock.now
+                    await #expect(throws: SigilError(.storeUnavailable, "")) {
+                        _ = try await store.insert(
+                            keyID: "k", nonce: "during-outage-000\(index)", timestamp: Self.now,
+                            expiresAt: Self.now + 360,
+                            now: Self.now)
+                    }
+                    #expect(ContinuousClock.now - started < .seconds(5))
+                }
+                try await setup.resume()
+                var recovered = false
+                for attempt in 0..<100 where !recovered {
+                    recovered =
+                        (try? await store.insert(
+                            keyID: "k", nonce: "after-outage-\(10_000 + attempt)", timestamp: Self.now,
+                            expiresAt: Self.now + 360,
+                            now: Self.now)) == true
+                    if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(recovered)
+                // What was recorded before the outage is still there: no replay window reopened.
+                #expect(
+                    try await !store.insert(
+                        keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
             }
-            #expect(answered)
-            #expect(store.oldestAcceptableTimestamp == Self.now + 6)
+        }
+
+        @Test("a Redis that lost its data is noticed: requests dated before that moment are refused by time")
+        func redisDataLoss() async throws {
+            try #require(ExternalServers.runRedis)
+            try await RedisTestServer.with(persistent: false) { server in
+                let clock = ManualUnixClock(Self.now)
+                let store = try RedisNonceStore(
+                    try RedisClient.Location(url: server.url), timeout: .seconds(10), clock: clock)
+                #expect(
+                    try await store.insert(
+                        keyID: "k", nonce: "lost-nonce-000001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+                #expect(store.oldestAcceptableTimestamp == nil)
+                await server.stop()
+                try await server.resume(persistent: false)
+                clock.advance(by: 5)
+                var answered = false
+                for _ in 0..<100 where !answered {
+                    answered =
+                        (try? await store.insert(
+                            keyID: "k", nonce: "new-nonce-00000\(Int.random(in: 10...99))", timestamp: Self.now + 5,
+                            expiresAt: Self.now + 365, now: Self.now + 5)) != nil
+                    if !answered { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(answered)
+                #expect(store.oldestAcceptableTimestamp == Self.now + 6)
+            }
         }
     }
 }

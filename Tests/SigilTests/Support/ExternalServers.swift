@@ -5,6 +5,11 @@ import Testing
     import Glibc
 #endif
 
+/// The suites that start PostgreSQL and Redis servers, run one test at a time: together they would
+/// start a dozen database servers on two cores, and deadlines meant for production would expire.
+@Suite("Shared stores, one test at a time", .serialized)
+struct ExternalStoreSuites {}
+
 /// Real PostgreSQL and Redis servers for the store tests, started on loopback in a temporary
 /// directory and stopped after. Without the binaries a local run skips those tests (saying why);
 /// under CI (`CI=true`) a missing server fails them.
