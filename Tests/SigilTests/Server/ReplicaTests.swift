@@ -112,7 +112,8 @@ extension ExternalStoreSuites {
                     let signer = device.signer(clock: replicas[0].clock)
                     var request = TestRequest(.post, "/v1/echo", server: replicas[1], json: #"{"n":1}"#)
                     try request.sign(with: signer)
-                    #expect(try await Self.send(request, to: replicas[1], with: client).status == 200)  // B caches the key
+                    // B accepts, and caches the key.
+                    #expect(try await Self.send(request, to: replicas[1], with: client).status == 200)
 
                     try await replicas[0].prepared.directory.apply(DirectoryChange(revokedDevices: ["dev-revoked"]))
                     replicas[0].clock.advance(by: 1)  // the bound: B's cached entry is at most this old
