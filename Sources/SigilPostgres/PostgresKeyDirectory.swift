@@ -165,7 +165,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 cache.entries.removeAll()
             }
         }
-        try await store.run("the key directory could not be written; nothing changed") { client in
+        // A deadline that passes leaves the transaction's fate unknown (it may still commit).
+        try await store.run("the key directory did not confirm the change") { client in
             try await client.withTransaction(logger: self.store.logger) { connection in
                 try await self.write(rowsToWrite, change: change, now: now, on: connection)
             }

@@ -24,12 +24,17 @@ public final class PostgresNonceStore: NonceStore {
         purger = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: purgeInterval)
-                try? await Self.purge(store, now: clock.now())
+                // A margin for replicas whose clocks run behind this one's: they may still accept a
+                // request until its expiry by their own time.
+                try? await Self.purge(store, now: clock.now() - Self.clockMargin)
             }
         }
     }
 
     deinit { purger.cancel() }
+
+    /// How far behind this replica's clock another's may run before its nonces are purged early.
+    static let clockMargin: Int64 = 300
 
     /// The table is durable: a restart forgets nothing.
     public var oldestAcceptableTimestamp: Int64? { nil }

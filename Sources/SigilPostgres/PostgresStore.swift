@@ -41,7 +41,9 @@ public final class PostgresStore: Sendable {
             let urlPassword = components.password.flatMap { $0.removingPercentEncoding }
             let database = String(components.path.drop { $0 == "/" })
             let port = components.port ?? 5432
-            let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+            // TLS required unless the URL says `sslmode=disable` (loopback, a private socket): with
+            // `prefer`, an on-path attacker could refuse TLS and answer as the database.
+            let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "require"
             let tls: PostgresClient.Configuration.TLS
             switch mode {
             case "disable": tls = .disable

@@ -203,25 +203,32 @@ public final class RedisClient: Sendable {
         let channel = try await bootstrap.connect(host: location.host, port: location.port).get()
         let connection = RedisConnection(channel: channel)
         do {
-            if let password = location.password {
-                let reply = try await connection.send(["AUTH"] + (location.username.map { [$0] } ?? []) + [password])
-                    .get()
-                guard reply == .simpleString("OK") else {
-                    throw SigilError(.storeUnavailable, "Redis refused the credentials")
-                }
+            try await withStoreDeadline(timeout, SigilError(.storeUnavailable, "Redis did not answer in time")) {
+                try await self.handshake(connection)
             }
-            if location.database != 0 {
-                let reply = try await connection.send(["SELECT", String(location.database)]).get()
-                guard reply == .simpleString("OK") else {
-                    throw SigilError(.storeUnavailable, "Redis refused the database")
-                }
-            }
-            try await onConnect(connection)
         } catch {
             channel.close(promise: nil)
             throw error
         }
         return connection
+    }
+
+    /// AUTH, SELECT and the caller's check, on a new connection.
+    private func handshake(_ connection: RedisConnection) async throws {
+        if let password = location.password {
+            let reply = try await connection.send(["AUTH"] + (location.username.map { [$0] } ?? []) + [password])
+                .get()
+            guard reply == .simpleString("OK") else {
+                throw SigilError(.storeUnavailable, "Redis refused the credentials")
+            }
+        }
+        if location.database != 0 {
+            let reply = try await connection.send(["SELECT", String(location.database)]).get()
+            guard reply == .simpleString("OK") else {
+                throw SigilError(.storeUnavailable, "Redis refused the database")
+            }
+        }
+        try await onConnect(connection)
     }
 }
 
@@ -261,7 +268,12 @@ final class RESPHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = unwrapOutboundIn(data)
         owed.append(request.reply)
-        context.write(wrapOutboundOut(request.command), promise: promise)
+        // A write that fails would leave its reply owed and shift every later reply by one: close.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let promise { written.futureResult.cascade(to: promise) }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenFailure { _ in loopBound.value.close(promise: nil) }
+        context.write(wrapOutboundOut(request.command), promise: written)
         // Writes run in the order they were made; a flush queued now runs after every write queued
         // before it, so one flush per tick covers them all, and a later write queues its own.
         guard !flushScheduled else { return }

@@ -4,10 +4,16 @@ import SigilCore
 import SigilServer
 import Synchronization
 
-/// A ``NonceStore`` on Redis, shared by every replica: `SET sigil:nonce:<key ID>:<nonce> 1 NX EXAT
-/// <expiry>`, so each pair is set once and Redis drops it when its timestamp can no longer be
-/// accepted (PROTOCOL.md section 2.6). Key IDs and nonces are `[A-Za-z0-9._~-]`, so the `:`
-/// separator is unambiguous.
+/// A ``NonceStore`` on Redis, shared by every replica: `SET sigil:nonce:<key ID>:<nonce> 1 NX EX
+/// <seconds left>`, so each pair is set once and Redis drops it when its timestamp can no longer be
+/// accepted (PROTOCOL.md section 2.6). The expiry is sent relative (`EX expiresAt - now`), so a
+/// Redis clock that differs from the servers' shortens no retention. Key IDs and nonces are
+/// `[A-Za-z0-9._~-]`, so the `:` separator is unambiguous.
+///
+/// Run Redis with `maxmemory-policy noeviction` (checked at each connection: a policy that may evict
+/// keys is refused). A marker key catches a restart that lost the data, and a process that finds no
+/// marker at all treats the store as emptied; a `FLUSHALL` on live connections or a failover to a
+/// replica that lagged is not caught: use persistence and `min-replicas-to-write` where it matters.
 ///
 /// Redis keeps data in memory: run it with `appendonly yes` and `appendfsync always` so a restart
 /// forgets no nonce. In case it does anyway (no persistence, `FLUSHALL`, a failover to a replica that
@@ -45,8 +51,15 @@ public final class RedisNonceStore: NonceStore {
 
     /// Checks that the marker is the one seen before; sets one when there is none.
     static func checkMarker(on connection: RedisConnection, state: Shared, logger: Logger) async throws {
+        let policy = try await connection.send(["CONFIG", "GET", "maxmemory-policy"]).get()
+        if case .array(let pair?) = policy, pair.count == 2, case .bulkString(let value?) = pair[1],
+            String(decoding: value, as: UTF8.self) != "noeviction"
+        {
+            throw SigilError(.storeUnavailable, "Redis may evict nonces (maxmemory-policy is not noeviction)")
+        }
         let candidate = Hex.random(bytes: 16)
-        _ = try await connection.send(["SET", markerKey, candidate, "NX"]).get()
+        // Set only where there was none: the store was new or emptied, and remembers nothing from before.
+        let created = try await connection.send(["SET", markerKey, candidate, "NX"]).get() == .simpleString("OK")
         guard case .bulkString(let bytes?) = try await connection.send(["GET", markerKey]).get() else {
             throw SigilError(.storeUnavailable, "Redis did not keep the marker key")
         }
@@ -54,9 +67,10 @@ public final class RedisNonceStore: NonceStore {
         let now = state.clock.now()
         let lost = state.marker.withLock { marker -> Bool in
             defer { marker.value = current }
-            guard let seen = marker.value, seen != current else { return false }
+            let replaced = marker.value.map { $0 != current } ?? false
+            guard created || replaced else { return false }
             marker.oldest = max(marker.oldest ?? now + 1, now + 1)
-            return true
+            return replaced
         }
         if lost {
             logger.critical(
@@ -64,15 +78,27 @@ public final class RedisNonceStore: NonceStore {
         }
     }
 
-    /// `nil` unless Redis was seen to lose its data: then the second after that was noticed.
+    /// Connects now, so the marker is checked at start: a store this process finds without a marker
+    /// (new, or emptied) refuses requests dated before this moment, as a restarted in-memory store
+    /// does; without this call, the first request's connection does it.
+    public func connect() async throws {
+        _ = try await client.send(["PING"])
+    }
+
+    /// `nil` unless Redis was found new or emptied, or to have lost its data: then the second after.
     public var oldestAcceptableTimestamp: Int64? { state.marker.withLock { $0.oldest } }
 
     public func insert(keyID: String, nonce: String, timestamp: Int64, expiresAt: Int64, now: Int64) async throws
         -> Bool
     {
         let reply = try await client.send([
-            "SET", "sigil:nonce:\(keyID):\(nonce)", "1", "NX", "EXAT", String(expiresAt),
+            "SET", "sigil:nonce:\(keyID):\(nonce)", "1", "NX", "EX", String(max(1, expiresAt - now)),
         ])
+        // The connection that answered may have just found the data lost: a request dated before that
+        // is refused, even though its nonce was new to the emptied store.
+        if let oldest = oldestAcceptableTimestamp, timestamp < oldest {
+            throw SigilError(.timestampOutOfWindow, "the nonce store lost its data after this request was made")
+        }
         switch reply {
         case .simpleString("OK"): return true
         case .bulkString(nil): return false

@@ -106,6 +106,7 @@ extension SigilServe {
                     url: url,
                     password: try password(file: options.noncesPasswordFile, variable: "SIGIL_NONCES_PASSWORD"))
                 let redis = try RedisNonceStore(location, timeout: options.storeTimeout, clock: clock, logger: logger)
+                try await redis.connect()
                 nonces = redis
                 services.append(redis)
                 closers.append { redis.client.close() }

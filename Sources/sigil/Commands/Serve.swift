@@ -86,7 +86,7 @@ struct Serve: AsyncParsableCommand {
         name: .long,
         help: """
             Where devices and keys are kept: sqlite (the data directory, the default) or \
-            postgres://user@host:port/database[?sslmode=require], shared by replicas \
+            postgres://user@host:port/database[?sslmode=disable] (TLS required unless disabled), shared by replicas \
             (password: SIGIL_STORE_PASSWORD or --store-password-file).
             """)
     var store = "sqlite"

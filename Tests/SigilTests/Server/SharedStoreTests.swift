@@ -48,7 +48,13 @@ extension ExternalStoreSuites {
                 try await RedisTestServer.with { server in
                     let location = try RedisClient.Location(url: server.url)
                     let setup = Setup(
-                        makeStore: { try RedisNonceStore(location, timeout: timeout) },
+                        makeStore: {
+                            // Started before the requests are dated, as a server is.
+                            let store = try RedisNonceStore(
+                                location, timeout: timeout, clock: ManualUnixClock(Self.now - 10))
+                            try await store.connect()
+                            return store
+                        },
                         stop: { await server.stop() },
                         resume: { try await server.resume() })
                     try await body(setup)
@@ -153,27 +159,41 @@ extension ExternalStoreSuites {
         func redisDataLoss() async throws {
             try #require(ExternalServers.runRedis)
             try await RedisTestServer.with(persistent: false) { server in
-                let clock = ManualUnixClock(Self.now)
+                let clock = ManualUnixClock(Self.now - 10)
                 let store = try RedisNonceStore(
                     try RedisClient.Location(url: server.url), timeout: .seconds(10), clock: clock)
+                // A store found without a marker remembers nothing from before this process started.
+                try await store.connect()
+                #expect(store.oldestAcceptableTimestamp == Self.now - 9)
+                clock.advance(by: 10)
                 #expect(
                     try await store.insert(
                         keyID: "k", nonce: "lost-nonce-000001", timestamp: Self.now, expiresAt: Self.now + 360,
                         now: Self.now))
-                #expect(store.oldestAcceptableTimestamp == nil)
                 await server.stop()
                 try await server.resume(persistent: false)
                 clock.advance(by: 5)
-                var answered = false
-                for _ in 0..<100 where !answered {
-                    answered =
-                        (try? await store.insert(
-                            keyID: "k", nonce: "new-nonce-00000\(Int.random(in: 10...99))", timestamp: Self.now + 5,
-                            expiresAt: Self.now + 365, now: Self.now + 5)) != nil
-                    if !answered { try await Task.sleep(for: .milliseconds(100)) }
+                // The request whose connection finds the data lost is refused with the rest of its time.
+                var refusedByTime = false
+                for attempt in 0..<100 where !refusedByTime {
+                    do {
+                        _ = try await store.insert(
+                            keyID: "k", nonce: "new-nonce-\(100_000 + attempt)", timestamp: Self.now + 5,
+                            expiresAt: Self.now + 365, now: Self.now + 5)
+                        Issue.record("a request dated before the loss was accepted")
+                        return
+                    } catch let error as SigilError where error.code == .timestampOutOfWindow {
+                        refusedByTime = true
+                    } catch {
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
                 }
-                #expect(answered)
+                #expect(refusedByTime)
                 #expect(store.oldestAcceptableTimestamp == Self.now + 6)
+                #expect(
+                    try await store.insert(
+                        keyID: "k", nonce: "after-loss-000001", timestamp: Self.now + 6, expiresAt: Self.now + 366,
+                        now: Self.now + 6))
             }
         }
     }
