@@ -14,7 +14,10 @@ extension ExternalStoreSuites {
         enum Kind: String, CaseIterable, CustomStringConvertible, Sendable {
             case postgres, redis
             var description: String { rawValue }
-            var enabled: Bool { self == .postgres ? ExternalServers.runPostgres : ExternalServers.runRedis }
+            /// The kinds whose server is here (all of them under CI, where a missing one fails).
+            static var available: [Kind] {
+                allCases.filter { $0 == .postgres ? ExternalServers.runPostgres : ExternalServers.runRedis }
+            }
         }
 
         /// A server of `kind`, a way to make stores on it (as replicas do), and the server to stop and resume.
@@ -67,9 +70,8 @@ extension ExternalStoreSuites {
 
         @Test(
             "a nonce is accepted once, across replicas and concurrent attempts; again once it has expired",
-            arguments: Kind.allCases)
+            arguments: Kind.available)
         func onceAcrossReplicas(_ kind: Kind) async throws {
-            try #require(kind.enabled)
             try await Self.with(kind) { setup in
                 let replicas = [try await setup.makeStore(), try await setup.makeStore(), try await setup.makeStore()]
                 let expires = Self.now + 360
@@ -116,9 +118,8 @@ extension ExternalStoreSuites {
 
         @Test(
             "a store that is down refuses (store-unavailable) within its deadline, then serves again by itself",
-            arguments: Kind.allCases)
+            arguments: Kind.available)
         func outageAndRecovery(_ kind: Kind) async throws {
-            try #require(kind.enabled)
             try await Self.with(kind, timeout: .seconds(3)) { setup in
                 let store = try await setup.makeStore()
                 #expect(
@@ -155,9 +156,10 @@ extension ExternalStoreSuites {
             }
         }
 
-        @Test("a Redis that lost its data is noticed: requests dated before that moment are refused by time")
+        @Test(
+            "a Redis that lost its data is noticed: requests dated before that moment are refused by time",
+            .enabled(if: ExternalServers.runRedis))
         func redisDataLoss() async throws {
-            try #require(ExternalServers.runRedis)
             try await RedisTestServer.with(persistent: false) { server in
                 let clock = ManualUnixClock(Self.now - 10)
                 let store = try RedisNonceStore(
