@@ -42,17 +42,41 @@ public final class PostgresNonceStore: NonceStore {
     public func insert(keyID: String, nonce: String, timestamp: Int64, expiresAt: Int64, now: Int64) async throws
         -> Bool
     {
+        let statement = InsertNonce(keyID: keyID, nonce: nonce, expiresAt: expiresAt, now: now)
         let rows = try await store.run("the nonce could not be recorded") { client in
-            try await client.query(
-                """
-                INSERT INTO sigil_nonces (key_id, nonce, expires_at) VALUES (\(keyID), \(nonce), \(expiresAt))
-                ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE sigil_nonces.expires_at <= \(now)
-                RETURNING 1
-                """
-            ).collect().count
+            try await client.execute(statement).reduce(0) { count, _ in count + 1 }
         }
         return rows == 1
+    }
+
+    /// The insert, prepared once per connection: a row comes back when the pair was new, or when
+    /// its earlier use had expired (and not yet been purged).
+    struct InsertNonce: PostgresPreparedStatement {
+        static let name = "sigil_insert_nonce_v1"
+        static let sql = """
+            INSERT INTO sigil_nonces (key_id, nonce, expires_at) VALUES ($1, $2, $3)
+            ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE sigil_nonces.expires_at <= $4
+            RETURNING 1
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .int8, .int8]
+        typealias Row = Int32
+
+        let keyID: String
+        let nonce: String
+        let expiresAt: Int64
+        let now: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(keyID)
+            bindings.append(nonce)
+            bindings.append(expiresAt)
+            bindings.append(now)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
     }
 
     /// Deletes the rows past their retention, 5,000 at a time.

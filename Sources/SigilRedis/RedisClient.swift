@@ -61,6 +61,11 @@ public final class RedisClient: Sendable {
 
     final class SlotBox: Sendable {
         let state = Mutex(Slot())
+
+        /// The slot's connection when it is open.
+        var ready: RedisConnection? {
+            state.withLock { slot in slot.connection.flatMap { $0.channel.isActive ? $0 : nil } }
+        }
     }
 
     /// One pooled connection: open, being opened, or waiting out its backoff.
@@ -108,27 +113,36 @@ public final class RedisClient: Sendable {
 
     /// Sends one command; a reply of type error is returned as `.error`, not thrown.
     ///
+    /// On an open connection the command is queued at once and its deadline is kept by the connection
+    /// (a reply overdue closes it); only opening a connection runs under a separate deadline.
+    ///
     /// - Throws: `store-unavailable` when no connection can be had, or no reply comes in time.
     public func send(_ arguments: [String]) async throws -> RESPValue {
-        let failure = SigilError(.storeUnavailable, "Redis did not answer in time")
+        let index = Int(UInt(bitPattern: next.add(1, ordering: .relaxed).oldValue) % UInt(slots.count))
         do {
+            if let connection = slots[index].ready {
+                return try await connection.send(arguments)
+            }
+            let failure = SigilError(.storeUnavailable, "Redis did not answer in time")
             return try await withStoreDeadline(timeout, failure) {
-                try await self.connection().send(arguments).get()
+                try await self.connection(index).send(arguments)
             }
         } catch let error as SigilError {
             throw error
         } catch is CancellationError {
             throw CancellationError()
+        } catch is RedisTimeout {
+            logger.error("Redis did not answer in time", metadata: ["store": "\(location)"])
+            throw SigilError(.storeUnavailable, "Redis did not answer in time")
         } catch {
             logger.error("Redis failed", metadata: ["store": "\(location)", "error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "Redis did not answer")
         }
     }
 
-    /// A connection from the pool, opened if needed (at most one attempt at a time per slot, none
-    /// during a backoff after a failure).
-    func connection() async throws -> RedisConnection {
-        let index = Int(UInt(bitPattern: next.add(1, ordering: .relaxed).oldValue) % UInt(slots.count))
+    /// The connection of slot `index`, opened if needed (at most one attempt at a time per slot,
+    /// none during a backoff after a failure).
+    func connection(_ index: Int) async throws -> RedisConnection {
         let box = slots[index]
         enum Next {
             case ready(RedisConnection)
@@ -187,6 +201,7 @@ public final class RedisClient: Sendable {
     private func open() async throws -> RedisConnection {
         let sslContext = self.sslContext
         let host = location.host
+        let replyTimeout = TimeAmount.nanoseconds(Int64(timeout / .nanoseconds(1)))
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(timeout / .milliseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -197,11 +212,20 @@ public final class RedisClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(RESPHandler())
+                    try channel.pipeline.syncOperations.addHandler(RESPHandler(timeout: replyTimeout))
                 }
             }
         let channel = try await bootstrap.connect(host: location.host, port: location.port).get()
-        let connection = RedisConnection(channel: channel)
+        let connection: RedisConnection
+        do {
+            connection = try await channel.eventLoop.submit {
+                RedisConnection(
+                    channel: channel, handler: try channel.pipeline.syncOperations.handler(type: RESPHandler.self))
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
         do {
             try await withStoreDeadline(timeout, SigilError(.storeUnavailable, "Redis did not answer in time")) {
                 try await self.handshake(connection)
@@ -217,13 +241,12 @@ public final class RedisClient: Sendable {
     private func handshake(_ connection: RedisConnection) async throws {
         if let password = location.password {
             let reply = try await connection.send(["AUTH"] + (location.username.map { [$0] } ?? []) + [password])
-                .get()
             guard reply == .simpleString("OK") else {
                 throw SigilError(.storeUnavailable, "Redis refused the credentials")
             }
         }
         if location.database != 0 {
-            let reply = try await connection.send(["SELECT", String(location.database)]).get()
+            let reply = try await connection.send(["SELECT", String(location.database)])
             guard reply == .simpleString("OK") else {
                 throw SigilError(.storeUnavailable, "Redis refused the database")
             }
@@ -232,66 +255,125 @@ public final class RedisClient: Sendable {
     }
 }
 
+/// A reply that did not come within the deadline: the connection is closed.
+struct RedisTimeout: Error {}
+
 /// One connection: commands written in order, replies matched in order.
+///
+/// Commands from any thread are gathered in an inbox; one event-loop task per batch encodes them
+/// all into one write, so a burst of concurrent commands costs one hop to the event loop and one
+/// system call, as a pipelining client's would.
 public final class RedisConnection: Sendable {
     let channel: any Channel
+    private let handler: NIOLoopBound<RESPHandler>
+    private let inbox = Mutex(Inbox())
 
-    init(channel: any Channel) { self.channel = channel }
+    struct Inbox {
+        var commands: [RESPHandler.Command] = []
+        var drainScheduled = false
+    }
 
-    /// Writes a command; the future completes with its reply, or fails when the connection closes first.
-    public func send(_ arguments: [String]) -> EventLoopFuture<RESPValue> {
-        let promise = channel.eventLoop.makePromise(of: RESPValue.self)
-        var buffer = channel.allocator.buffer(capacity: 64)
-        RESPEncoder.encode(arguments, into: &buffer)
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { promise.fail($0) }
-        // The handler flushes once per event-loop tick, after the writes that tick.
-        channel.write(RESPHandler.Request(command: buffer, reply: promise), promise: written)
-        return promise.futureResult
+    init(channel: any Channel, handler: RESPHandler) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+    }
+
+    /// Sends a command and waits for its reply; fails when the connection closes first or the reply
+    /// is late.
+    public func send(_ arguments: [String]) async throws -> RESPValue {
+        try await withCheckedThrowingContinuation { continuation in
+            let schedule = inbox.withLock { inbox -> Bool in
+                inbox.commands.append(RESPHandler.Command(arguments: arguments, reply: continuation))
+                defer { inbox.drainScheduled = true }
+                return !inbox.drainScheduled
+            }
+            if schedule { channel.eventLoop.execute { self.drain() } }
+        }
+    }
+
+    /// On the event loop: hands every command gathered so far to the handler.
+    private func drain() {
+        var commands: [RESPHandler.Command] = []
+        inbox.withLock { inbox in
+            inbox.drainScheduled = false
+            swap(&commands, &inbox.commands)
+        }
+        handler.value.send(commands)
     }
 }
 
-/// Keeps the replies owed, in order; a closed or failed connection fails them all.
-final class RESPHandler: ChannelDuplexHandler {
+/// Encodes each batch of commands into one write, keeps the replies owed in order, and closes the
+/// connection when the oldest is overdue; a closed or failed connection fails them all.
+final class RESPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = RESPValue
-    typealias OutboundIn = Request
     typealias OutboundOut = ByteBuffer
 
-    struct Request {
-        let command: ByteBuffer
-        let reply: EventLoopPromise<RESPValue>
+    struct Command: Sendable {
+        let arguments: [String]
+        let reply: CheckedContinuation<RESPValue, any Error>
     }
 
-    private var owed = CircularBuffer<EventLoopPromise<RESPValue>>()
-    private var flushScheduled = false
+    private let timeout: TimeAmount
+    private var owed = CircularBuffer<(reply: CheckedContinuation<RESPValue, any Error>, deadline: NIODeadline)>()
+    private var context: ChannelHandlerContext?
+    private var buffer = ByteBuffer()
+    private var timer: Scheduled<Void>?
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let request = unwrapOutboundIn(data)
-        owed.append(request.reply)
-        // A write that fails would leave its reply owed and shift every later reply by one: close.
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        buffer = context.channel.allocator.buffer(capacity: 1024)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        timer?.cancel()
+        failAll(ChannelError.ioOnClosedChannel)
+    }
+
+    /// Encodes the commands in order and writes them at once.
+    func send(_ commands: [Command]) {
+        guard let context, context.channel.isActive else {
+            for command in commands { command.reply.resume(throwing: ChannelError.ioOnClosedChannel) }
+            return
+        }
+        let deadline = NIODeadline.now() + timeout
+        for command in commands {
+            owed.append((command.reply, deadline))
+            RESPEncoder.encode(command.arguments, into: &buffer)
+        }
+        if timer == nil { arm(at: deadline, context) }
+        // A write that fails would leave its replies owed: close, which fails them.
         let written = context.eventLoop.makePromise(of: Void.self)
-        if let promise { written.futureResult.cascade(to: promise) }
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenFailure { _ in loopBound.value.close(promise: nil) }
-        context.write(wrapOutboundOut(request.command), promise: written)
-        // Writes run in the order they were made; a flush queued now runs after every write queued
-        // before it, so one flush per tick covers them all, and a later write queues its own.
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            context.flush()
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: written)
+        buffer.clear()
+    }
+
+    /// Checks the oldest reply owed at its deadline: overdue, the connection is closed.
+    private func arm(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timer = nil
+            guard let oldest = self.owed.first, let context = self.context else { return }
+            if oldest.deadline <= .now() {
+                self.failAll(RedisTimeout())
+                context.close(promise: nil)
+            } else {
+                self.arm(at: oldest.deadline, context)
+            }
         }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let value = unwrapInboundIn(data)
-        guard let reply = owed.popFirst() else {
+        guard let owed = owed.popFirst() else {
             // A reply nobody asked for: the stream cannot be trusted.
             context.close(promise: nil)
             return
         }
-        reply.succeed(value)
+        owed.reply.resume(returning: value)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -305,6 +387,6 @@ final class RESPHandler: ChannelDuplexHandler {
     }
 
     private func failAll(_ error: any Error) {
-        while let reply = owed.popFirst() { reply.fail(error) }
+        while let owed = owed.popFirst() { owed.reply.resume(throwing: error) }
     }
 }

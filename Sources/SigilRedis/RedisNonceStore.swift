@@ -51,7 +51,7 @@ public final class RedisNonceStore: NonceStore {
 
     /// Checks that the marker is the one seen before; sets one when there is none.
     static func checkMarker(on connection: RedisConnection, state: Shared, logger: Logger) async throws {
-        let policy = try await connection.send(["CONFIG", "GET", "maxmemory-policy"]).get()
+        let policy = try await connection.send(["CONFIG", "GET", "maxmemory-policy"])
         if case .array(let pair?) = policy, pair.count == 2, case .bulkString(let value?) = pair[1],
             String(decoding: value, as: UTF8.self) != "noeviction"
         {
@@ -59,8 +59,8 @@ public final class RedisNonceStore: NonceStore {
         }
         let candidate = Hex.random(bytes: 16)
         // Set only where there was none: the store was new or emptied, and remembers nothing from before.
-        let created = try await connection.send(["SET", markerKey, candidate, "NX"]).get() == .simpleString("OK")
-        guard case .bulkString(let bytes?) = try await connection.send(["GET", markerKey]).get() else {
+        let created = try await connection.send(["SET", markerKey, candidate, "NX"]) == .simpleString("OK")
+        guard case .bulkString(let bytes?) = try await connection.send(["GET", markerKey]) else {
             throw SigilError(.storeUnavailable, "Redis did not keep the marker key")
         }
         let current = String(decoding: bytes, as: UTF8.self)

@@ -16,7 +16,11 @@ struct HTTPBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "http",
         abstract: "Requests per second over loopback TLS: unverified, HMAC- and ECDSA-verified.",
-        discussion: "Server and client share this machine's cores; figures are ratios within one run."
+        discussion: """
+            Server and client share this machine's cores; figures are ratios within one run. With \
+            --replicas N --store postgres://…: verified requests per second through N replicas sharing the \
+            store, against one, and how long a revocation on one takes to reach another.
+            """
     )
 
     @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
@@ -30,6 +34,15 @@ struct HTTPBench: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
+
+    @Option(name: .long, help: "Replicas of `sigil serve` sharing --store, measured against one.")
+    var replicas = 1
+
+    @Option(name: .long, help: "With --replicas: the shared key store, a postgres:// URL (password as for serve).")
+    var store: String?
+
+    @Option(name: .long, help: "With --replicas: the shared nonces, store (with the keys) or a redis:// URL.")
+    var nonces = "store"
 
     /// One kind of request.
     struct Mode: Sendable {
@@ -49,6 +62,10 @@ struct HTTPBench: AsyncParsableCommand {
         }
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical
+        if replicas != 1 || store != nil {
+            try await runReplicas(logger: logger)
+            return
+        }
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         // Two servers: one signs its responses (as `sigil serve` does), one does not.
@@ -95,7 +112,7 @@ struct HTTPBench: AsyncParsableCommand {
         for (index, port) in ports.enumerated() {
             let suffix = index == 0 ? ", response signed" : ""
             let device = try SigningKey.generate(.ecdsaP256SHA256)
-            let ecdsa = RequestSigner(key: device, keyID: try device.derivedKeyID ?? "")
+            let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
             try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
@@ -115,11 +132,19 @@ struct HTTPBench: AsyncParsableCommand {
         return zip(modes, totals).map { ($0.name, $1 / seconds) }
     }
 
-    /// Sends `mode`'s requests with `concurrency` in flight for `duration` seconds; returns how many succeeded.
+    /// Sends `mode`'s requests with `concurrency` in flight for `duration` seconds; returns how many
+    /// succeeded. With several ports, the requests in flight are spread over them evenly.
     func run(_ mode: Mode, port: Int, body: [UInt8], client: HTTPClient, for duration: Double) async throws -> Double {
+        try await run(mode, ports: [port], body: body, client: client, for: duration)
+    }
+
+    func run(_ mode: Mode, ports: [Int], body: [UInt8], client: HTTPClient, for duration: Double) async throws
+        -> Double
+    {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
         return try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<concurrency {
+            for task in 0..<concurrency {
+                let port = ports[task % ports.count]
                 group.addTask {
                     var done = 0
                     while DispatchTime.now().uptimeNanoseconds < deadline {

@@ -25,6 +25,8 @@ extension ExternalStoreSuites {
             let makeStore: @Sendable () async throws -> any NonceStore
             let stop: @Sendable () async -> Void
             let resume: @Sendable () async throws -> Void
+            /// Freezes the server (`SIGSTOP`) or thaws it: connections stay open, nothing answers.
+            let freeze: @Sendable (Bool) -> Void
         }
 
         /// Stores get `timeout`: long by default, since the whole suite shares two cores with the servers.
@@ -43,7 +45,8 @@ extension ExternalStoreSuites {
                             return PostgresNonceStore(store: store)
                         },
                         stop: { await server.stop() },
-                        resume: { try await server.resume() })
+                        resume: { try await server.resume() },
+                        freeze: { server.freeze($0) })
                     defer { for store in opened.withLock({ $0 }) { store.close() } }
                     try await body(setup)
                 }
@@ -59,7 +62,8 @@ extension ExternalStoreSuites {
                             return store
                         },
                         stop: { await server.stop() },
-                        resume: { try await server.resume() })
+                        resume: { try await server.resume() },
+                        freeze: { server.freeze($0) })
                     try await body(setup)
                 }
             }
@@ -152,6 +156,53 @@ extension ExternalStoreSuites {
                 #expect(
                     try await !store.insert(
                         keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+            }
+        }
+
+        @Test(
+            "a store that stops answering is refused within its deadline, not waited on; then serves again",
+            arguments: Kind.available)
+        func stalledStore(_ kind: Kind) async throws {
+            try await Self.with(kind, timeout: .seconds(1)) { setup in
+                let store = try await setup.makeStore()
+                #expect(
+                    try await store.insert(
+                        keyID: "k", nonce: "before-stall-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+                setup.freeze(true)
+                // Several at once, as requests would come: each is refused, none waits for the server.
+                let outcomes = try await withThrowingTaskGroup(of: (SigilError.Code?, Duration).self) { group in
+                    for index in 0..<8 {
+                        group.addTask {
+                            let started = ContinuousClock.now
+                            do {
+                                _ = try await store.insert(
+                                    keyID: "k", nonce: "during-stall-\(1000 + index)", timestamp: Self.now,
+                                    expiresAt: Self.now + 360, now: Self.now)
+                                return (nil, ContinuousClock.now - started)
+                            } catch let error as SigilError {
+                                return (error.code, ContinuousClock.now - started)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                setup.freeze(false)
+                #expect(outcomes.allSatisfy { $0.0 == .storeUnavailable })
+                #expect(outcomes.allSatisfy { $0.1 < .seconds(4) })
+                var recovered = false
+                for attempt in 0..<100 where !recovered {
+                    recovered =
+                        (try? await store.insert(
+                            keyID: "k", nonce: "after-stall-\(10_000 + attempt)", timestamp: Self.now,
+                            expiresAt: Self.now + 360, now: Self.now)) == true
+                    if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(recovered)
+                #expect(
+                    try await !store.insert(
+                        keyID: "k", nonce: "before-stall-0001", timestamp: Self.now, expiresAt: Self.now + 360,
                         now: Self.now))
             }
         }

@@ -212,8 +212,28 @@ final class PostgresTestServer: @unchecked Sendable {
             asUser: getuid() == 0 ? "postgres" : nil, log: directory + "/pg_ctl.log")
     }
 
+    /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the server and its backends (its child processes):
+    /// connections stay open, nothing answers.
+    func freeze(_ frozen: Bool) {
+        guard let text = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8),
+            let line = text.split(separator: "\n").first, let postmaster = pid_t(line)
+        else { return }
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let children = processes.compactMap { name -> pid_t? in
+            // /proc/<pid>/stat: "pid (name) state ppid …"; the name may hold spaces, not ")".
+            guard let pid = pid_t(name),
+                let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == postmaster ? pid : nil
+        }
+        for pid in [postmaster] + children { kill(pid, frozen ? SIGSTOP : SIGCONT) }
+    }
+
     /// Stops the server and removes its files.
     func destroy() async {
+        freeze(false)
         await stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -275,7 +295,13 @@ final class RedisTestServer: @unchecked Sendable {
         await ExternalServers.stop(pid)
     }
 
+    /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the server: connections stay open, nothing answers.
+    func freeze(_ frozen: Bool) {
+        if let pid { kill(pid, frozen ? SIGSTOP : SIGCONT) }
+    }
+
     func destroy() async {
+        freeze(false)
         await stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
