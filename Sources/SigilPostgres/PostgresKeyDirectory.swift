@@ -15,13 +15,17 @@ import Synchronization
 ///
 /// Lookups are cached for at most ``cacheLifetime`` seconds (1 by default): a revocation or rotation
 /// made on any replica is seen by every replica within that bound; this replica's own changes clear
-/// its cache at once.
+/// its cache at once. Each change also sends a notification (`NOTIFY sigil_keys`) on commit, which
+/// every replica listening clears its cache on, usually within milliseconds; the lifetime remains
+/// the bound when a notification is lost (a listening connection that broke clears the cache when
+/// it is back).
 public final class PostgresKeyDirectory: KeyRegistry {
     private let store: PostgresStore
     private let secrets: SecretSeal
     private let clock: any UnixClock
     private let keyFormats: KeyFormats
-    private let cache = Mutex(Cache())
+    private let cache = CacheBox()
+    private let listener: Task<Void, Never>?
 
     /// How long a looked-up key is trusted before it is read again, in seconds.
     public let cacheLifetime: Int64
@@ -31,17 +35,35 @@ public final class PostgresKeyDirectory: KeyRegistry {
         var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
     }
 
+    final class CacheBox: Sendable {
+        let state = Mutex(Cache())
+
+        /// Forgets every entry, and any lookup under way when it was called.
+        func clear() {
+            state.withLock { cache in
+                cache.generation &+= 1
+                cache.entries.removeAll()
+            }
+        }
+    }
+
+    /// The channel changes are announced on.
+    static let channel = "sigil_keys"
+
     /// Creates the registry on an open store.
     ///
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
     ///   - cacheLifetime: the bound on how stale a lookup may be, in seconds; 0 reads every time.
+    ///   - listensForChanges: keep one pooled connection listening for other replicas' changes, so
+    ///     they are usually seen within milliseconds rather than within `cacheLifetime`.
     ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
     public init(
         store: PostgresStore,
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 1,
+        listensForChanges: Bool = true,
         keyFormats: KeyFormats = .builtIn
     ) throws {
         self.store = store
@@ -49,13 +71,39 @@ public final class PostgresKeyDirectory: KeyRegistry {
         self.clock = clock
         self.cacheLifetime = cacheLifetime
         self.keyFormats = keyFormats
+        let cache = self.cache
+        listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
+    }
+
+    deinit { listener?.cancel() }
+
+    /// Clears the cache on each change announced, and whenever listening (re)starts or stops, since
+    /// announcements may have been missed; retries with backoff until the store is closed.
+    static func listen(store: PostgresStore, cache: CacheBox) async {
+        var failures = 0
+        while !Task.isCancelled && !store.isClosed {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        cache.clear()
+                        failures = 0
+                        for try await _ in notifications { cache.clear() }
+                    }
+                }
+            } catch {
+                failures += 1
+            }
+            cache.clear()
+            // 50 ms, doubling, at most 1 s (the cache lifetime covers the gap).
+            try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 5), 1000)))
+        }
     }
 
     // MARK: Lookups
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
         let now = clock.now()
-        let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
+        let (hit, generation) = cache.state.withLock { ($0.entries[keyID], $0.generation) }
         if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
         let rows = try await select("the key directory could not be read") { client in
             try await client.query(
@@ -64,7 +112,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
         guard let row = rows.first else { return nil }
         let key = try registeredKey(from: row)
-        cache.withLock { cache in
+        cache.state.withLock { cache in
             if cache.generation == generation { cache.entries[keyID] = (key, now) }
         }
         return key
@@ -158,13 +206,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
             }
         }
         let rowsToWrite = rows
-        cache.withLock { $0.generation &+= 1 }
-        defer {
-            cache.withLock { cache in
-                cache.generation &+= 1
-                cache.entries.removeAll()
-            }
-        }
+        cache.state.withLock { $0.generation &+= 1 }
+        defer { cache.clear() }
         // A deadline that passes leaves the transaction's fate unknown (it may still commit).
         try await store.run("the key directory did not confirm the change") { client in
             try await client.withTransaction(logger: self.store.logger) { connection in
@@ -246,6 +289,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 """,
                 logger: logger)
         }
+        // Delivered to every listening replica when (and only if) the transaction commits.
+        try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
     }
 
     /// An arbitrary constant naming the lock that serializes registry changes across replicas.

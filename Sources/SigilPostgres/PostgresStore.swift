@@ -5,6 +5,7 @@ import PostgresNIO
 import ServiceLifecycle
 import SigilCore
 import SigilServer
+import Synchronization
 
 /// A connection pool to one PostgreSQL database and the Sigil schema in it: what
 /// ``PostgresKeyDirectory`` and ``PostgresNonceStore`` share.
@@ -66,6 +67,7 @@ public final class PostgresStore: Sendable {
     public let location: String
     let logger: Logger
     private let runner: Task<Void, Never>
+    private let closed = Atomic<Bool>(false)
 
     private init(client: PostgresClient, timeout: Duration, location: String, logger: Logger) {
         self.client = client
@@ -106,7 +108,13 @@ public final class PostgresStore: Sendable {
     }
 
     /// Stops the pool; further queries fail with `store-unavailable`.
-    public func close() { runner.cancel() }
+    public func close() {
+        closed.store(true, ordering: .relaxed)
+        runner.cancel()
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { closed.load(ordering: .relaxed) }
 
     /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
     func run<Result: Sendable>(

@@ -132,10 +132,10 @@ public final class RedisClient: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch is RedisTimeout {
-            logger.error("Redis did not answer in time", metadata: ["store": "\(location)"])
+            // Logged once by the connection that timed out, not once per request it owed.
             throw SigilError(.storeUnavailable, "Redis did not answer in time")
         } catch {
-            logger.error("Redis failed", metadata: ["store": "\(location)", "error": "\(type(of: error))"])
+            logger.debug("Redis failed", metadata: ["store": "\(location)", "error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "Redis did not answer")
         }
     }
@@ -174,27 +174,36 @@ public final class RedisClient: Sendable {
             promise.fail(CancellationError())
             return try await won.get()
         }
-        do {
-            let connection = try await open()
-            box.state.withLock { slot in
-                slot.connection = connection
-                slot.connecting = nil
-                slot.retryAt = nil
-                slot.failures = 0
+        // Opened in a task of its own, bounded by its own deadlines: a caller whose deadline passes
+        // first does not cancel it, so a slow server still gets its connection back.
+        let opening = Task { () throws -> RedisConnection in
+            do {
+                let connection = try await self.open()
+                box.state.withLock { slot in
+                    slot.connection = connection
+                    slot.connecting = nil
+                    slot.retryAt = nil
+                    slot.failures = 0
+                }
+                promise.succeed(connection)
+                return connection
+            } catch {
+                box.state.withLock { slot in
+                    slot.connecting = nil
+                    slot.failures += 1
+                    // 50 ms, doubling, at most 1 s: a restarted server is found again within a second.
+                    let delay = min(50 << min(slot.failures - 1, 5), 1000)
+                    slot.retryAt = ContinuousClock.now + .milliseconds(delay)
+                }
+                // Once per attempt (attempts are spaced by the backoff), not once per refused request.
+                self.logger.error(
+                    "Redis could not be reached",
+                    metadata: ["store": "\(self.location)", "error": "\(type(of: error))"])
+                promise.fail(error)
+                throw error
             }
-            promise.succeed(connection)
-            return connection
-        } catch {
-            box.state.withLock { slot in
-                slot.connecting = nil
-                slot.failures += 1
-                // 50 ms, doubling, at most 1 s: a restarted server is found again within a second.
-                let delay = min(50 << min(slot.failures - 1, 5), 1000)
-                slot.retryAt = ContinuousClock.now + .milliseconds(delay)
-            }
-            promise.fail(error)
-            throw error
         }
+        return try await opening.value
     }
 
     /// Connects, then authenticates and selects the database.
@@ -202,6 +211,8 @@ public final class RedisClient: Sendable {
         let sslContext = self.sslContext
         let host = location.host
         let replyTimeout = TimeAmount.nanoseconds(Int64(timeout / .nanoseconds(1)))
+        let logger = self.logger
+        let description = location.description
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(timeout / .milliseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -212,7 +223,8 @@ public final class RedisClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(RESPHandler(timeout: replyTimeout))
+                    try channel.pipeline.syncOperations.addHandler(
+                        RESPHandler(timeout: replyTimeout, logger: logger, location: description))
                 }
             }
         let channel = try await bootstrap.connect(host: location.host, port: location.port).get()
@@ -288,7 +300,16 @@ public final class RedisConnection: Sendable {
                 return !inbox.drainScheduled
             }
             if schedule { channel.eventLoop.execute { self.drain() } }
+            // An event loop that has shut down drops its tasks silently, its channels closed first:
+            // fail what a drain would have taken (the drain and this take each command at most once).
+            if !channel.isActive { failInbox(ChannelError.ioOnClosedChannel) }
         }
+    }
+
+    private func failInbox(_ error: any Error) {
+        var commands: [RESPHandler.Command] = []
+        inbox.withLock { inbox in swap(&commands, &inbox.commands) }
+        for command in commands { command.reply.resume(throwing: error) }
     }
 
     /// On the event loop: hands every command gathered so far to the handler.
@@ -314,12 +335,18 @@ final class RESPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private let timeout: TimeAmount
+    private let logger: Logger
+    private let location: String
     private var owed = CircularBuffer<(reply: CheckedContinuation<RESPValue, any Error>, deadline: NIODeadline)>()
     private var context: ChannelHandlerContext?
     private var buffer = ByteBuffer()
     private var timer: Scheduled<Void>?
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
+    init(timeout: TimeAmount, logger: Logger, location: String) {
+        self.timeout = timeout
+        self.logger = logger
+        self.location = location
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -358,6 +385,9 @@ final class RESPHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.timer = nil
             guard let oldest = self.owed.first, let context = self.context else { return }
             if oldest.deadline <= .now() {
+                self.logger.error(
+                    "Redis did not answer in time: connection closed",
+                    metadata: ["store": "\(self.location)", "owed": "\(self.owed.count)"])
                 self.failAll(RedisTimeout())
                 context.close(promise: nil)
             } else {

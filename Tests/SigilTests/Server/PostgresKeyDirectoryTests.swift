@@ -16,10 +16,11 @@ extension ExternalStoreSuites {
             return RegisteredKey(keyID: key.derivedKeyID ?? "", key: key, deviceID: device)
         }
 
-        /// Two replicas' stores on one fresh server.
+        /// Two replicas' stores on one fresh server; `listens: false` leaves only the cache lifetime.
         static func withReplicas(
             master: SymmetricKey = SymmetricKey(size: .bits256),
             clock: ManualUnixClock = ManualUnixClock(SigningSetup.start),
+            listens: Bool = true,
             _ body: (PostgresStore, PostgresKeyDirectory, PostgresKeyDirectory) async throws -> Void
         ) async throws {
             try await PostgresTestServer.with { server in
@@ -33,8 +34,10 @@ extension ExternalStoreSuites {
                     second.close()
                 }
                 try await body(
-                    first, try PostgresKeyDirectory(store: first, masterKey: master, clock: clock),
-                    try PostgresKeyDirectory(store: second, masterKey: master, clock: clock))
+                    first,
+                    try PostgresKeyDirectory(store: first, masterKey: master, clock: clock, listensForChanges: listens),
+                    try PostgresKeyDirectory(store: second, masterKey: master, clock: clock, listensForChanges: listens)
+                )
             }
         }
 
@@ -60,7 +63,7 @@ extension ExternalStoreSuites {
         )
         func atomicityAndPropagation() async throws {
             let clock = ManualUnixClock(SigningSetup.start)
-            try await Self.withReplicas(clock: clock) { _, first, second in
+            try await Self.withReplicas(clock: clock, listens: false) { _, first, second in
                 let existing = try Self.deviceKey("dev-a")
                 try await first.apply(DirectoryChange(added: [existing]))
                 #expect(try await second.key(for: existing.keyID)?.state == .active)
@@ -76,6 +79,24 @@ extension ExternalStoreSuites {
                 #expect(try await first.key(for: existing.keyID)?.state == .revoked)  // its own change: at once
                 clock.advance(by: second.cacheLifetime)
                 #expect(try await second.key(for: existing.keyID)?.state == .revoked)  // another's: within the bound
+            }
+        }
+
+        @Test("a change on one replica clears the other's cache through NOTIFY, before the cache lifetime passes")
+        func notifiedChanges() async throws {
+            let clock = ManualUnixClock(SigningSetup.start)  // never advanced: only a notification clears
+            try await Self.withReplicas(clock: clock) { _, first, second in
+                let key = try Self.deviceKey("dev-n")
+                try await first.apply(DirectoryChange(added: [key]))
+                #expect(try await second.key(for: key.keyID)?.state == .active)  // cached now
+                try await first.apply(DirectoryChange(revokedDevices: ["dev-n"]))
+                let started = ContinuousClock.now
+                var state = try await second.key(for: key.keyID)?.state
+                while state != .revoked && ContinuousClock.now - started < .seconds(10) {
+                    try await Task.sleep(for: .milliseconds(10))
+                    state = try await second.key(for: key.keyID)?.state
+                }
+                #expect(state == .revoked)
             }
         }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import SigilCore
 import SigilPostgres
 import SigilRedis
@@ -156,6 +157,49 @@ extension ExternalStoreSuites {
                 #expect(
                     try await !store.insert(
                         keyID: "k", nonce: "before-outage-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+            }
+        }
+
+        @Test(
+            "PostgreSQL: an insert whose preparation failed (a lock held past lock_timeout) serves again once the lock is gone",
+            .enabled(if: ExternalServers.runPostgres))
+        func failedPreparationRecovers() async throws {
+            try await PostgresTestServer.with { server in
+                let location = try PostgresStore.Location(url: server.url)
+                // One connection, so the failed preparation and the later inserts share it.
+                let store = try await PostgresStore.open(location, timeout: .seconds(10), connections: 1)
+                let locker = try await PostgresStore.open(location, timeout: .seconds(10), connections: 1)
+                defer {
+                    store.close()
+                    locker.close()
+                }
+                try await store.client.query("SET lock_timeout = '200ms'")
+                let nonces = PostgresNonceStore(store: store)
+                let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await locker.client.withTransaction(logger: Logger(label: "test.locker")) { connection in
+                        try await connection.query("LOCK TABLE sigil_nonces IN ACCESS EXCLUSIVE MODE")
+                        lockedSignal.yield()
+                        for await _ in release { break }
+                    }
+                }
+                for await _ in locked { break }
+                await #expect(throws: SigilError(.storeUnavailable, "")) {
+                    _ = try await nonces.insert(
+                        keyID: "k", nonce: "while-locked-00001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now)
+                }
+                releaseSignal.yield()
+                try await holder.value
+                #expect(
+                    try await nonces.insert(
+                        keyID: "k", nonce: "after-lock-000001", timestamp: Self.now, expiresAt: Self.now + 360,
+                        now: Self.now))
+                #expect(
+                    try await !nonces.insert(
+                        keyID: "k", nonce: "after-lock-000001", timestamp: Self.now, expiresAt: Self.now + 360,
                         now: Self.now))
             }
         }
