@@ -77,16 +77,8 @@ struct HTTPBench: AsyncParsableCommand {
             options.port = 0
             options.signsResponses = signs
             options.benchmarkRoute = true
-            let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-            let prepared = try await SigilServe.prepare(options, logger: logger) { port in
-                continuation.yield(port)
-                continuation.finish()
-            }
-            let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
+            let (prepared, group, port) = try await Self.start(options, logger: logger)
             servers.append((prepared, group))
-            Task { try await group.run() }
-            var iterator = stream.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw SigilInputError("the server did not start") }
             ports.append(port)
         }
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -105,6 +97,26 @@ struct HTTPBench: AsyncParsableCommand {
             await group.triggerGracefulShutdown()
             try? await prepared.close()
         }
+    }
+
+    /// Starts `sigil serve` with `options` in this process; returns it, its group and its port.
+    static func start(_ options: SigilServe.Options, logger: Logger) async throws
+        -> (SigilServe.Prepared, ServiceGroup, Int)
+    {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
+        Task { try await group.run() }
+        var iterator = stream.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            await group.triggerGracefulShutdown()
+            try? await prepared.close()
+            throw SigilInputError("the server did not start")
+        }
+        return (prepared, group, port)
     }
 
     func measure(client: HTTPClient, servers: [SigilServe.Prepared], ports: [Int]) async throws -> [(String, Double)] {

@@ -70,6 +70,17 @@ extension ExternalStoreSuites {
             }
         }
 
+        /// Whether `store` records a fresh nonce again within 10 s (the server is back).
+        static func recovers(_ store: any NonceStore, nonces prefix: String) async throws -> Bool {
+            for attempt in 0..<100 {
+                let recorded = try? await store.insert(
+                    keyID: "k", nonce: "\(prefix)-\(10_000 + attempt)", timestamp: now, expiresAt: now + 360, now: now)
+                if recorded == true { return true }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return false
+        }
+
         /// Redis expires keys by its own clock: the tests use the real time.
         static let now = Int64(Date().timeIntervalSince1970)
 
@@ -143,16 +154,7 @@ extension ExternalStoreSuites {
                     #expect(ContinuousClock.now - started < .seconds(5))
                 }
                 try await setup.resume()
-                var recovered = false
-                for attempt in 0..<100 where !recovered {
-                    recovered =
-                        (try? await store.insert(
-                            keyID: "k", nonce: "after-outage-\(10_000 + attempt)", timestamp: Self.now,
-                            expiresAt: Self.now + 360,
-                            now: Self.now)) == true
-                    if !recovered { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                #expect(recovered)
+                #expect(try await Self.recovers(store, nonces: "after-outage"))
                 // What was recorded before the outage is still there: no replay window reopened.
                 #expect(
                     try await !store.insert(
@@ -235,15 +237,7 @@ extension ExternalStoreSuites {
                 setup.freeze(false)
                 #expect(outcomes.allSatisfy { $0.0 == .storeUnavailable })
                 #expect(outcomes.allSatisfy { $0.1 < .seconds(4) })
-                var recovered = false
-                for attempt in 0..<100 where !recovered {
-                    recovered =
-                        (try? await store.insert(
-                            keyID: "k", nonce: "after-stall-\(10_000 + attempt)", timestamp: Self.now,
-                            expiresAt: Self.now + 360, now: Self.now)) == true
-                    if !recovered { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                #expect(recovered)
+                #expect(try await Self.recovers(store, nonces: "after-stall"))
                 #expect(
                     try await !store.insert(
                         keyID: "k", nonce: "before-stall-0001", timestamp: Self.now, expiresAt: Self.now + 360,
