@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
@@ -82,6 +83,8 @@ public enum SigilServe {
         public var noncesPasswordFile: String?
         /// How long a shared store may take to answer before requests are refused (`store-unavailable`).
         public var storeTimeout: Duration = .seconds(2)
+        /// `sigil gateway`: forward verified requests to this upstream instead of serving the echo route.
+        public var upstream: Upstream?
 
         /// The default options.
         public init() {}
@@ -106,7 +109,9 @@ public enum SigilServe {
         public let madeToken: Bool
         /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
         /// the application has stopped, whether it stopped cleanly or failed.
-        public var services: [any Service] { stores.services + [application] }
+        public var services: [any Service] {
+            stores.services + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + [application]
+        }
         /// The stores (closed by ``close()``, or as services of ``services``).
         public let stores: Stores
         /// The key directory.
@@ -115,9 +120,14 @@ public enum SigilServe {
         public var nonces: any NonceStore { stores.nonces }
         /// The response-signing key's ID.
         public let responseKeyID: String
+        /// The gateway's client to the upstream, shut down by ``close()``.
+        let upstreamClient: HTTPClient?
 
-        /// Closes the stores; call it after the application stopped.
-        public func close() async throws { try await stores.close() }
+        /// Closes the stores and the gateway's upstream connections; call it after the application stopped.
+        public func close() async throws {
+            try? await upstreamClient?.shutdown()
+            try await stores.close()
+        }
     }
 
     /// Prepares the data directory, the key directory, TLS and the routes.
@@ -243,9 +253,30 @@ public enum SigilServe {
         SigilRegistrationRoutes(
             service: service, middleware: middleware, pins: pins, backupPins: backupPin.map { [$0] } ?? []
         ).add(to: router)
-        let echo = EchoRoutes(middleware: middleware, bodyLimit: options.verifier.bodyLimit)
-        echo.add(to: router)
-        if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
+        var upstreamClient: HTTPClient?
+        if let upstream = options.upstream {
+            // A backend that refuses connections is a 502 within 2 s (connecting is retried until then).
+            var configuration = HTTPClient.Configuration(
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: GatewayRoutes.timeAmount(min(upstream.timeout, .seconds(2)))),
+                decompression: .disabled)
+            configuration.httpVersion = .automatic
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            upstreamClient = client
+            do {
+                try GatewayRoutes(
+                    middleware: middleware, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit
+                ).add(to: router)
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+        } else {
+            let echo = EchoRoutes(middleware: middleware, bodyLimit: options.verifier.bodyLimit)
+            echo.add(to: router)
+            if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
+        }
         if let registry {
             router.get("metrics") { _, _ in
                 Response(
@@ -281,8 +312,19 @@ public enum SigilServe {
             enrollToken: token?.token,
             madeToken: token?.isNew ?? false,
             stores: stores,
-            responseKeyID: responseKeyID
+            responseKeyID: responseKeyID,
+            upstreamClient: upstreamClient
         )
+    }
+
+    /// Shuts the gateway's upstream client down once the application has stopped.
+    struct UpstreamClientService: Service {
+        let client: HTTPClient
+
+        func run() async throws {
+            try? await gracefulShutdown()
+            try? await client.shutdown()
+        }
     }
 
     static func readText(_ path: String) throws -> String {

@@ -11,7 +11,8 @@ struct Sigil: AsyncParsableCommand {
         commandName: "sigil",
         abstract: "Sign and verify HTTP requests; keys, pins, a protected server and benchmarks.",
         subcommands: [
-            Keygen.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, CA.self, Enroll.self, Curl.self,
+            Keygen.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, Gateway.self, CA.self, Enroll.self,
+            Curl.self,
             Bench.self,
         ]
     )

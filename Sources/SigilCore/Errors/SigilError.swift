@@ -44,6 +44,10 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let requestTimeout = Code("request-timeout")
         /// A `sigil-hpke` sealed body that does not open.
         public static let sealedBodyInvalid = Code("sealed-body-invalid")
+        /// `sigil gateway`: the upstream could not be reached, or its answer could not be forwarded.
+        public static let upstreamUnavailable = Code("upstream-unavailable")
+        /// `sigil gateway`: the upstream did not answer in time.
+        public static let upstreamTimeout = Code("upstream-timeout")
 
         /// A registration, enrollment or certificate request whose content cannot be used: a garbage
         /// key, an algorithm the key cannot have, a private key where a public one belongs, a CSR for
@@ -55,12 +59,13 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         /// it is not the device's active key.
         public static let forbidden = Code("forbidden")
 
-        /// Every code, in the order of PROTOCOL.md section 4.
+        /// Every code, in the order of PROTOCOL.md section 4, then the gateway's two (which section 4
+        /// does not list yet).
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
             .replayedNonce, .certificateMismatch, .invalidRegistration, .enrollmentRefused, .forbidden, .bodyTooLarge,
-            .requestTimeout, .sealedBodyInvalid, .storeUnavailable,
+            .requestTimeout, .sealedBodyInvalid, .storeUnavailable, .upstreamUnavailable, .upstreamTimeout,
         ]
 
         /// Looks a code up by its wire name.
@@ -75,6 +80,8 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .bodyTooLarge: return 413
             case .requestTimeout: return 408
             case .storeUnavailable: return 503
+            case .upstreamUnavailable: return 502
+            case .upstreamTimeout: return 504
             case .invalidRegistration, .sealedBodyInvalid: return 400
             case .forbidden: return 403
             default: return 401
@@ -101,6 +108,8 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .requestTimeout: return "Request too slow"
             case .sealedBodyInvalid: return "Sealed body does not open"
             case .storeUnavailable: return "Store unavailable"
+            case .upstreamUnavailable: return "Upstream unavailable"
+            case .upstreamTimeout: return "Upstream did not answer in time"
             case .invalidRegistration: return "Registration input unusable"
             case .enrollmentRefused: return "Enrollment refused"
             case .forbidden: return "Not allowed for this key"

@@ -12,10 +12,10 @@ import SigilServer
 extension HTTPBench {
     func runReplicas(logger: Logger) async throws {
         guard (2...8).contains(replicas) else { throw SigilInputError("--replicas is 2 to 8") }
-        guard let store, case .postgres = try Serve.keyStore(store) else {
+        guard let store, case .postgres = try ServerOptions.keyStore(store) else {
             throw SigilInputError("--replicas needs a shared key store: --store postgres://…")
         }
-        let nonceStorage = try Serve.nonceStorage(nonces)
+        let nonceStorage = try ServerOptions.nonceStorage(nonces)
         guard nonceStorage != .memory else {
             throw SigilInputError(
                 "replicas with nonces in memory would each accept a replay: --nonces store or redis://…")
@@ -37,18 +37,10 @@ extension HTTPBench {
                 options.dataDirectory = root
                 options.port = 0
                 options.benchmarkRoute = true
-                options.keyStore = try Serve.keyStore(store)
+                options.keyStore = try ServerOptions.keyStore(store)
                 options.nonceStorage = nonceStorage
-                let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-                let prepared = try await SigilServe.prepare(options, logger: logger) { port in
-                    continuation.yield(port)
-                    continuation.finish()
-                }
-                let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
+                let (prepared, group, port) = try await Self.start(options, logger: logger)
                 servers.append((prepared, group))
-                Task { try await group.run() }
-                var iterator = stream.makeAsyncIterator()
-                guard let port = await iterator.next() else { throw SigilInputError("a replica did not start") }
                 ports.append(port)
             }
         } catch {

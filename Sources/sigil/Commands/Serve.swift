@@ -17,6 +17,70 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await Self.run(try server.options(), name: "sigil serve")
+    }
+
+    /// Runs the server `options` describe until SIGTERM or SIGINT, printing the banner once it listens.
+    static func run(_ options: SigilServe.Options, name: String) async throws {
+        var logger = Logger(label: name.replacingOccurrences(of: " ", with: "."))
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        let banner = Banner()
+        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+            await banner.print(port: port)
+        }
+        await banner.set { port in
+            Self.banner(prepared, options: options, url: "https://\(host):\(port)", name: name)
+        }
+        // The stores are services too: they close when the group stops, even when it stops on an error.
+        let group = ServiceGroup(
+            services: prepared.services,
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        try await group.run()
+    }
+
+    static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String, name: String)
+        -> String
+    {
+        var banner = ["\(name): listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
+        if let upstream = options.upstream {
+            banner.append(
+                "  upstream: \(upstream.url) (\(upstream.keepPath ? "paths kept, non-canonical refused" : "canonical paths"))"
+            )
+        }
+        banner.append("  data directory: \(options.dataDirectory)")
+        banner.append("  stores: \(prepared.stores.description)")
+        banner.append("  certificate: \(prepared.certificateFile)\(prepared.madeCertificate ? " (made now)" : "")")
+        for pin in prepared.pins { banner.append("  pin: \(pin)") }
+        if let backup = prepared.backupPin {
+            banner.append("  backup pin (tls-backup-key.pem, not in use yet): \(backup)")
+        }
+        banner.append(
+            "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
+                + (options.clientCAFile != nil ? "; client certificates required" : ""))
+        if let token = prepared.enrollToken, prepared.madeToken {
+            banner.append("  enrollment token (made now, kept in the data directory): \(token)")
+        } else if prepared.enrollToken == nil {
+            banner.append(
+                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only")
+        } else {
+            banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
+        }
+        banner.append("  discovery: curl --cacert \(prepared.certificateFile) \(url)/.well-known/sigil")
+        let pins = ([prepared.pins.first] + [prepared.backupPin]).compactMap { $0 }.map { "--pin \($0)" }
+        banner.append("  enroll this machine: sigil enroll \(url) --token <token> \(pins.joined(separator: " "))")
+        return banner.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The options of `sigil serve`, which `sigil gateway` takes too.
+struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "The data directory (default: ~/.sigil).")
     var dataDirectory: String?
 
@@ -170,54 +234,6 @@ struct Serve: AsyncParsableCommand {
         options.noncesPasswordFile = noncesPasswordFile
         options.storeTimeout = .milliseconds(storeTimeout)
         return options
-    }
-
-    func run() async throws {
-        var logger = Logger(label: "sigil.serve")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
-        let options = try options()
-        let host = host.contains(":") ? "[\(host)]" : host
-        let banner = Banner()
-        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
-            await banner.print(port: port)
-        }
-        await banner.set { port in
-            Self.banner(prepared, options: options, url: "https://\(host):\(port)")
-        }
-        // The stores are services too: they close when the group stops, even when it stops on an error.
-        let group = ServiceGroup(
-            services: prepared.services,
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        try await group.run()
-    }
-
-    static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String) -> String {
-        var banner = ["sigil serve: listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
-        banner.append("  data directory: \(options.dataDirectory)")
-        banner.append("  stores: \(prepared.stores.description)")
-        banner.append("  certificate: \(prepared.certificateFile)\(prepared.madeCertificate ? " (made now)" : "")")
-        for pin in prepared.pins { banner.append("  pin: \(pin)") }
-        if let backup = prepared.backupPin {
-            banner.append("  backup pin (tls-backup-key.pem, not in use yet): \(backup)")
-        }
-        banner.append(
-            "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
-                + (options.clientCAFile != nil ? "; client certificates required" : ""))
-        if let token = prepared.enrollToken, prepared.madeToken {
-            banner.append("  enrollment token (made now, kept in the data directory): \(token)")
-        } else if prepared.enrollToken == nil {
-            banner.append(
-                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only")
-        } else {
-            banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
-        }
-        banner.append("  discovery: curl --cacert \(prepared.certificateFile) \(url)/.well-known/sigil")
-        let pins = ([prepared.pins.first] + [prepared.backupPin]).compactMap { $0 }.map { "--pin \($0)" }
-        banner.append("  enroll this machine: sigil enroll \(url) --token <token> \(pins.joined(separator: " "))")
-        return banner.joined(separator: "\n") + "\n"
     }
 }
 

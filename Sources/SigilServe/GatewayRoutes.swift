@@ -1,0 +1,253 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import SigilCore
+import SigilHummingbird
+import SigilServer
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+}
+
+extension SigilServe {
+    /// Where `sigil gateway` forwards the requests it verified, and how.
+    public struct Upstream: Sendable {
+        /// The upstream's base URL, `http://host:port` (or `https://`), optionally with a path prefix.
+        public var url: String
+        /// Forward the path as received rather than its canonical form (sigil-v1), and refuse a
+        /// request whose path differs from the canonical one beyond the case of percent-encoding.
+        public var keepPath = false
+        /// Sent as `Sigil-Gateway-Secret`, so the upstream can refuse requests that did not come
+        /// through the gateway.
+        public var secret: String?
+        /// How long the upstream may take to answer (connecting included).
+        public var timeout: Duration = .seconds(30)
+        /// The largest response body forwarded; a larger one is a `502`.
+        public var responseLimit = 64 << 20
+
+        public init(url: String) { self.url = url }
+    }
+}
+
+/// The routes of `sigil gateway`: every path the registration API does not take is verified by the
+/// middleware, then forwarded to the upstream with the verified identity, and the upstream's answer
+/// comes back signed. Refusals never reach the upstream.
+///
+/// The request body is forwarded once it has been read and verified (a request is verified before
+/// any of it reaches the upstream), and the response body once it has been read (its signature
+/// covers it), each within its limit.
+struct GatewayRoutes: Sendable {
+    let middleware: SigilMiddleware<SigilBasicRequestContext>
+    let upstream: SigilServe.Upstream
+    let client: HTTPClient
+    let bodyLimit: Int
+    /// `scheme://host:port/prefix`, without a trailing `/`.
+    let base: String
+
+    init(
+        middleware: SigilMiddleware<SigilBasicRequestContext>, upstream: SigilServe.Upstream, client: HTTPClient,
+        bodyLimit: Int
+    ) throws {
+        guard let components = URLComponents(string: upstream.url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+            components.query == nil, components.fragment == nil, components.user == nil
+        else {
+            throw SigilInputError("--upstream must look like http://host:port[/prefix]")
+        }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let port = components.port.map { ":\($0)" } ?? ""
+        var prefix = components.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        self.base = "\(scheme)://\(hostPart)\(port)\(prefix)"
+        self.middleware = middleware
+        self.upstream = upstream
+        self.client = client
+        self.bodyLimit = bodyLimit
+    }
+
+    func add(to router: Router<SigilBasicRequestContext>) {
+        let group = router.group().add(middleware: middleware)
+        let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+        for method in methods {
+            group.on("/", method: method) { request, context in try await forward(request, context: context) }
+            group.on("**", method: method) { request, context in try await forward(request, context: context) }
+        }
+    }
+
+    // MARK: Forwarding
+
+    func forward(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
+        let identity = try context.requireSigilIdentity()
+        let target: String
+        do {
+            target = try Self.target(
+                request.head.path ?? "/", profile: identity.request.profile, keepPath: upstream.keepPath)
+        } catch let error as SigilError {
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
+        }
+        var outgoing = HTTPClientRequest(url: base + target)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        outgoing.headers = forwardedHeaders(request, identity: identity, client: Self.clientAddress(context.channel))
+        let body = try await request.body.collect(upTo: bodyLimit)
+        if body.readableBytes > 0 || request.method == .post || request.method == .put || request.method == .patch {
+            outgoing.body = .bytes(body)
+        }
+        let answer: HTTPClientResponse
+        let answerBody: ByteBuffer
+        do {
+            answer = try await client.execute(outgoing, timeout: Self.timeAmount(upstream.timeout))
+            answerBody = try await answer.body.collect(upTo: upstream.responseLimit)
+        } catch {
+            context.logger.warning("upstream failed", metadata: ["error": "\(String(describing: error))"])
+            throw middleware.refusal(Self.refusal(for: error), for: request.head, requestVerified: true)
+        }
+        var headers = HTTPFields()
+        let dropped = Self.dropped(connection: answer.headers["connection"].joined(separator: ","))
+        for header in answer.headers {
+            let name = header.name.lowercased()
+            guard !dropped.contains(name), !Self.responseFieldsReplaced.contains(name),
+                let fieldName = HTTPField.Name(header.name)
+            else { continue }
+            headers.append(HTTPField(name: fieldName, value: header.value))
+        }
+        return Response(
+            status: HTTPResponse.Status(code: Int(answer.status.code)), headers: headers,
+            body: ResponseBody(byteBuffer: answerBody))
+    }
+
+    /// The path and query to send upstream: rfc9421 signs `@path` and `@query` as sent, so they go
+    /// as they came; sigil-v1 signs the canonical path (PROTOCOL.md section 2.3), which the upstream
+    /// must route on, so it goes canonical, or as it came when `keepPath` is set and it is
+    /// canonical already (percent-encoding case aside). The query goes as it came.
+    static func target(_ requestTarget: String, profile: SignatureProfile, keepPath: Bool) throws -> String {
+        let bytes = Array(requestTarget.utf8)
+        let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
+        let path = bytes[..<queryStart]
+        let query = String(decoding: bytes[queryStart...], as: UTF8.self)
+        guard profile == .sigilV1 else { return requestTarget.isEmpty ? "/" : requestTarget }
+        let canonical = CanonicalTarget.canonicalPath(path)
+        guard keepPath else { return String(decoding: canonical, as: UTF8.self) + query }
+        guard uppercasingTriplets(path) == canonical else {
+            throw SigilError(
+                .forbidden,
+                "the path is not in its canonical form (PROTOCOL.md section 2.3), which this gateway forwards unchanged only"
+            )
+        }
+        return String(decoding: path, as: UTF8.self) + query
+    }
+
+    /// `path` with the hex digits of its percent-triplets in uppercase.
+    static func uppercasingTriplets(_ path: ArraySlice<UInt8>) -> [UInt8] {
+        var result = Array(path)
+        var index = 0
+        while index < result.count {
+            if result[index] == UInt8(ascii: "%"), index + 2 < result.count,
+                result[index + 1].isHexDigit, result[index + 2].isHexDigit
+            {
+                for offset in 1...2 where (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(result[index + offset]) {
+                    result[index + offset] -= 0x20
+                }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// The request's fields without hop-by-hop fields, any `Sigil-*` field (only the gateway says
+    /// who signed) or forwarding field (only the gateway says where the request came from), then
+    /// the verified identity, the forwarding fields and the gateway's secret.
+    func forwardedHeaders(_ request: Request, identity: SigilIdentity, client: String?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        let dropped = Self.dropped(connection: request.headers[values: .connection].joined(separator: ","))
+        for field in request.headers {
+            let name = field.name.canonicalName
+            guard !dropped.contains(name), !name.hasPrefix("sigil-"), !Self.requestFieldsReplaced.contains(name)
+            else { continue }
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        headers.add(name: "Sigil-Key-ID", value: identity.keyID)
+        if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: device) }
+        if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: user) }
+        headers.add(name: "Sigil-Algorithm", value: identity.request.algorithm.rawValue)
+        headers.add(name: "Sigil-Profile", value: identity.request.profile.rawValue)
+        if let subject = identity.clientCertificate?.subject {
+            headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
+        }
+        if let secret = upstream.secret { headers.add(name: "Sigil-Gateway-Secret", value: secret) }
+        let authority = request.head.authority.map(Self.fieldValue)
+        if let client {
+            headers.add(name: "X-Forwarded-For", value: client)
+            let node = client.contains(":") ? "\"[\(client)]\"" : client
+            let host = authority.map { ";host=\"\($0.replacingOccurrences(of: "\"", with: ""))\"" } ?? ""
+            headers.add(name: "Forwarded", value: "for=\(node);proto=https\(host)")
+        }
+        headers.add(name: "X-Forwarded-Proto", value: "https")
+        if let authority { headers.add(name: "X-Forwarded-Host", value: authority) }
+        return headers
+    }
+
+    /// Hop-by-hop fields (RFC 9110 section 7.6.1), with those `Connection` names.
+    static func dropped(connection: String?) -> Set<String> {
+        var names: Set<String> = [
+            "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
+            "trailer", "transfer-encoding", "upgrade",
+        ]
+        for token in (connection ?? "").split(separator: ",") {
+            names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+        return names
+    }
+
+    /// Request fields the gateway sets itself.
+    static let requestFieldsReplaced: Set<String> = [
+        "host", "content-length", "forwarded", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
+    ]
+
+    /// Response fields the gateway sets itself: its own signature (an upstream's would be taken for
+    /// the gateway's), the length and the date.
+    static let responseFieldsReplaced: Set<String> = [
+        "content-length", "date", "x-timestamp", "x-key-id", "x-signature", "signature", "signature-input",
+        "content-digest",
+    ]
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(Int64(duration / .nanoseconds(1)))
+    }
+
+    /// `text` with control characters removed, fit for a field value.
+    static func fieldValue(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+    }
+
+    /// The client's IP address: the connection's, or for an HTTP/2 stream its parent's.
+    static func clientAddress(_ channel: (any Channel)?) -> String? {
+        var candidate = channel
+        while let current = candidate {
+            if let address = current.remoteAddress?.ipAddress { return address }
+            candidate = current.parent
+        }
+        return nil
+    }
+
+    /// `upstream-timeout` when the upstream did not answer in time, `upstream-unavailable` otherwise.
+    static func refusal(for error: any Error) -> SigilError {
+        if let error = error as? HTTPClientError,
+            error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
+        {
+            return SigilError(.upstreamTimeout, "the upstream did not answer in time")
+        }
+        if error is NIOTooManyBytesError {
+            return SigilError(.upstreamUnavailable, "the upstream's response is larger than the gateway forwards")
+        }
+        return SigilError(.upstreamUnavailable, "the upstream could not be reached")
+    }
+}
