@@ -102,8 +102,19 @@ struct GatewayRoutes: Sendable {
         let answer: HTTPClientResponse
         let answerBody: ByteBuffer
         do {
-            answer = try await client.execute(outgoing, timeout: Self.timeAmount(upstream.timeout))
-            answerBody = try await answer.body.collect(upTo: upstream.responseLimit)
+            // One deadline for the head and the whole body: a backend that stalls mid-body is a 504.
+            let (client, limit, timeout, sent) = (self.client, upstream.responseLimit, upstream.timeout, outgoing)
+            (answer, answerBody) = try await withStoreDeadline(
+                upstream.timeout, SigilError(.upstreamTimeout, "the upstream did not answer in time")
+            ) {
+                let answer = try await client.execute(sent, timeout: Self.timeAmount(timeout))
+                return (answer, try await answer.body.collect(upTo: limit))
+            }
+            guard (200...599).contains(answer.status.code) else {
+                throw SigilError(.upstreamUnavailable, "the upstream answered with status \(answer.status.code)")
+            }
+        } catch let error as SigilError {
+            throw middleware.refusal(error, for: request.head, requestVerified: true)
         } catch {
             context.logger.warning("upstream failed", metadata: ["error": "\(String(describing: error))"])
             throw middleware.refusal(Self.refusal(for: error), for: request.head, requestVerified: true)
@@ -112,9 +123,7 @@ struct GatewayRoutes: Sendable {
         let dropped = Self.dropped(connection: answer.headers["connection"].joined(separator: ","))
         for header in answer.headers {
             let name = header.name.lowercased()
-            guard !dropped.contains(name), !Self.responseFieldsReplaced.contains(name),
-                let fieldName = HTTPField.Name(header.name)
-            else { continue }
+            guard Self.returns(name, dropped: dropped), let fieldName = HTTPField.Name(header.name) else { continue }
             headers.append(HTTPField(name: fieldName, value: header.value))
         }
         return Response(
@@ -123,15 +132,25 @@ struct GatewayRoutes: Sendable {
     }
 
     /// The path and query to send upstream: rfc9421 signs `@path` and `@query` as sent, so they go
-    /// as they came; sigil-v1 signs the canonical path (PROTOCOL.md section 2.3), which the upstream
-    /// must route on, so it goes canonical, or as it came when `keepPath` is set and it is
-    /// canonical already (percent-encoding case aside). The query goes as it came.
+    /// as they came; sigil-v1 signs the canonical path and query (PROTOCOL.md sections 2.3 and 2.4),
+    /// so they go canonical (the upstream routes and reads what was signed), or, with `keepPath`, the
+    /// path as it came when it is canonical already (percent-encoding case aside).
+    ///
+    /// Only origin-form targets (`/…`) without a fragment are forwarded: anything else could name
+    /// another host once joined to the upstream's URL, or hide part of the path from the signature.
     static func target(_ requestTarget: String, profile: SignatureProfile, keepPath: Bool) throws -> String {
         let bytes = Array(requestTarget.utf8)
+        guard bytes.first == UInt8(ascii: "/"), !bytes.contains(UInt8(ascii: "#")),
+            !bytes.contains(where: { $0 < 0x21 || $0 == 0x7F || $0 == UInt8(ascii: "\\") })
+        else {
+            throw SigilError(.forbidden, "the gateway forwards only paths of the form /…, without # or \\")
+        }
+        guard profile == .sigilV1 else { return requestTarget }
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
         let path = bytes[..<queryStart]
-        let query = String(decoding: bytes[queryStart...], as: UTF8.self)
-        guard profile == .sigilV1 else { return requestTarget.isEmpty ? "/" : requestTarget }
+        let canonicalQuery =
+            queryStart < bytes.endIndex ? CanonicalTarget.canonicalQuery(bytes[(queryStart + 1)...]) : []
+        let query = canonicalQuery.isEmpty ? "" : "?" + String(decoding: canonicalQuery, as: UTF8.self)
         let canonical = CanonicalTarget.canonicalPath(path)
         guard keepPath else { return String(decoding: canonical, as: UTF8.self) + query }
         guard uppercasingTriplets(path) == canonical else {
@@ -170,24 +189,32 @@ struct GatewayRoutes: Sendable {
         let dropped = Self.dropped(connection: request.headers[values: .connection].joined(separator: ","))
         for field in request.headers {
             let name = field.name.canonicalName
-            guard !dropped.contains(name), !name.hasPrefix("sigil-"), !Self.requestFieldsReplaced.contains(name)
+            // `_` too: CGI-style servers read `Sigil_User_ID` as `Sigil-User-ID`.
+            guard !dropped.contains(name), !name.hasPrefix("sigil-"), !name.contains("_"),
+                !name.hasPrefix("x-forwarded-"), !Self.requestFieldsReplaced.contains(name)
             else { continue }
             headers.add(name: field.name.rawName, value: field.value)
         }
         headers.add(name: "Sigil-Key-ID", value: identity.keyID)
-        if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: device) }
-        if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: user) }
+        if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
+        if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
         headers.add(name: "Sigil-Algorithm", value: identity.request.algorithm.rawValue)
         headers.add(name: "Sigil-Profile", value: identity.request.profile.rawValue)
         if let subject = identity.clientCertificate?.subject {
             headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
         }
         if let secret = upstream.secret { headers.add(name: "Sigil-Gateway-Secret", value: secret) }
-        let authority = request.head.authority.map(Self.fieldValue)
+        // host[:port] only: anything else could smuggle parameters into `Forwarded`.
+        let authority = request.head.authority.flatMap { authority in
+            authority.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-.:[]".utf8).contains(byte)
+            } && !authority.isEmpty ? authority : nil
+        }
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)
             let node = client.contains(":") ? "\"[\(client)]\"" : client
-            let host = authority.map { ";host=\"\($0.replacingOccurrences(of: "\"", with: ""))\"" } ?? ""
+            let host = authority.map { ";host=\"\($0)\"" } ?? ""
             headers.add(name: "Forwarded", value: "for=\(node);proto=https\(host)")
         }
         headers.add(name: "X-Forwarded-Proto", value: "https")
@@ -202,14 +229,21 @@ struct GatewayRoutes: Sendable {
             "trailer", "transfer-encoding", "upgrade",
         ]
         for token in (connection ?? "").split(separator: ",") {
-            names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            let name = token.trimmingCharacters(in: .whitespaces).lowercased()
+            // A client may not make the gateway drop what says how to read the body.
+            if !["content-type", "content-encoding", "content-length"].contains(name) { names.insert(name) }
         }
         return names
     }
 
     /// Request fields the gateway sets itself.
     static let requestFieldsReplaced: Set<String> = [
-        "host", "content-length", "forwarded", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
+        "host", "content-length", "forwarded", "x-real-ip", "true-client-ip", "x-client-ip", "x-original-url",
+        "x-rewrite-url",
+        // Not signed by sigil-v1, and read by some frameworks as the method.
+        "x-http-method-override", "x-http-method", "x-method-override",
+        // The answer is signed as sent; a compressed one would not verify once a client decompressed it.
+        "accept-encoding",
     ]
 
     /// Response fields the gateway sets itself: its own signature (an upstream's would be taken for
@@ -219,13 +253,27 @@ struct GatewayRoutes: Sendable {
         "content-digest",
     ]
 
+    /// Whether a response field goes back to the client: not the gateway's own, not hop-by-hop, and
+    /// no `Sigil-*` field (a backend echoing the request's would hand out the gateway's secret).
+    static func returns(_ name: String, dropped: Set<String>) -> Bool {
+        !dropped.contains(name) && !responseFieldsReplaced.contains(name) && !name.hasPrefix("sigil-")
+    }
+
     static func timeAmount(_ duration: Duration) -> TimeAmount {
         .nanoseconds(Int64(duration / .nanoseconds(1)))
     }
 
-    /// `text` with control characters removed, fit for a field value.
+    /// `text` fit for a field value: control characters, non-ASCII and `%` percent-encoded.
     static func fieldValue(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        var result = ""
+        for byte in text.utf8 {
+            if byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "%") {
+                result += "%" + Hex.encode([byte]).uppercased()
+            } else {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return result
     }
 
     /// The client's IP address: the connection's, or for an HTTP/2 stream its parent's.

@@ -258,7 +258,9 @@ public enum SigilServe {
             // A backend that refuses connections is a 502 within 2 s (connecting is retried until then).
             var configuration = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
-                timeout: .init(connect: GatewayRoutes.timeAmount(min(upstream.timeout, .seconds(2)))),
+                timeout: .init(
+                    connect: GatewayRoutes.timeAmount(min(upstream.timeout, .seconds(2))),
+                    read: GatewayRoutes.timeAmount(upstream.timeout)),
                 decompression: .disabled)
             configuration.httpVersion = .automatic
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64

@@ -5,9 +5,10 @@ import HTTPTypes
 import NIOCore
 import SigilClient
 import SigilCore
-import SigilServe
 import SigilServer
 import Testing
+
+@testable import SigilServe
 
 /// `sigil gateway` in front of a backend no one here wrote: Python's standard library HTTP server
 /// (`Tests/Upstream/echo_upstream.py`), over loopback.
@@ -54,13 +55,16 @@ struct GatewayTests {
             request.head.headerFields[HTTPField.Name("Sigil-Key-ID")!] = "someone-else"
             request.head.headerFields[HTTPField.Name("Sigil-Device-ID")!] = "dev-other"
             request.head.headerFields[HTTPField.Name("X-Forwarded-For")!] = "203.0.113.9"
+            request.head.headerFields[HTTPField.Name("Sigil_User_ID")!] = "admin"
+            request.head.headerFields[HTTPField.Name("X-Real-IP")!] = "10.0.0.1"
+            request.head.headerFields[HTTPField.Name("X-HTTP-Method-Override")!] = "DELETE"
             let nonce = try request.sign(with: device.signer(clock: server.clock))
             let response = try await request.send(client, to: server)
             #expect(response.status == 200, "\(response.text)")
             let echo = response.json
             let headers = echo["headers"] as? [String: [String]] ?? [:]
             #expect(echo["method"] as? String == "POST")
-            #expect(echo["path"] as? String == "/orders/42?b=2&a=1")
+            #expect(echo["path"] as? String == "/orders/42?a=1&b=2")  // canonical path and query
             #expect(echo["body"] as? String == #"{"qty":3}"#)
             #expect(headers["sigil-key-id"] == [device.keyID])
             #expect(headers["sigil-device-id"] == ["dev-gw"])
@@ -68,10 +72,13 @@ struct GatewayTests {
             #expect(headers["sigil-profile"] == ["sigil-v1"])
             #expect(headers["sigil-gateway-secret"] == ["gateway-secret-for-tests"])
             #expect(headers["x-forwarded-for"] == ["127.0.0.1"])
+            #expect(headers["sigil_user_id"] == nil && headers["sigil-user-id"] == nil)
+            #expect(headers["x-real-ip"] == nil && headers["x-http-method-override"] == nil)
             #expect(headers["x-forwarded-proto"] == ["https"])
             #expect(headers["forwarded"]?.first?.hasPrefix("for=127.0.0.1;proto=https") == true)
             // The backend's forged signature is replaced by the gateway's, bound to the request's nonce.
             #expect(response.headers[HTTPField.Name("X-Signature")!] != "forged-by-upstream")
+            #expect(response.headers[HTTPField.Name("Sigil-Gateway-Secret")!] == nil)
             try Self.responses(server).verifySigilV1(
                 HTTPResponse(status: .ok, headerFields: response.headers), body: response.body, requestNonce: nonce)
             #expect(try await upstream.count() == 1)
@@ -158,6 +165,31 @@ struct GatewayTests {
                 HTTPResponse(status: .badGateway, headerFields: response.headers), body: response.body,
                 requestNonce: nonce)
         }
+    }
+}
+
+/// What the gateway forwards as the target, whatever the client sent.
+@Suite("Gateway targets")
+struct GatewayTargetTests {
+    @Test("only origin-form targets without a fragment are forwarded; sigil-v1 ones canonical")
+    func targets() throws {
+        // Joined to http://127.0.0.1:8080 these would name another host, or hide a path from the signature.
+        for hostile in ["*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", "", "/a\\b"] {
+            for profile in [SignatureProfile.sigilV1, .rfc9421] {
+                #expect(throws: SigilError(.forbidden, "")) {
+                    _ = try GatewayRoutes.target(hostile, profile: profile, keepPath: false)
+                }
+            }
+        }
+        #expect(try GatewayRoutes.target("/A/./b/?z=1&a=%7e+", profile: .sigilV1, keepPath: false) == "/a/b?a=~%2B&z=1")
+        #expect(try GatewayRoutes.target("/A/./b/?z=1", profile: .rfc9421, keepPath: false) == "/A/./b/?z=1")
+        #expect(try GatewayRoutes.target("/a/%2fb?q", profile: .sigilV1, keepPath: true) == "/a/%2fb?q=")
+    }
+
+    @Test("identity values are made safe for a field: control characters and non-ASCII percent-encoded")
+    func fieldValues() {
+        #expect(GatewayRoutes.fieldValue("user\r\nX-Admin: 1") == "user%0D%0AX-Admin: 1")
+        #expect(GatewayRoutes.fieldValue("café 100%") == "caf%C3%A9 100%25")
     }
 }
 
