@@ -21,7 +21,20 @@ enum SigilCommand {
         var text: String { String(decoding: output, as: UTF8.self) }
     }
 
-    static func run(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) throws -> Result {
+    /// Runs the command on a thread of its own: waiting for it here would hold one of the few
+    /// threads Swift concurrency has, which a server in this process may need to answer the command.
+    static func run(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) async throws
+        -> Result
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Swift.Result { try runBlocking(arguments, input: input, environment: environment) })
+            }.start()
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], input: [UInt8], environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -65,11 +78,11 @@ struct CommandTests {
             ("hmac-sha256", "rfc9421"),
         ]
     )
-    func roundTrip(_ algorithm: String, _ profile: String) throws {
+    func roundTrip(_ algorithm: String, _ profile: String) async throws {
         let directory = try SigilCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyPath = directory.appendingPathComponent("key.pem").path
-        let keygen = try SigilCommand.run(["keygen", "--alg", algorithm, "--out", keyPath])
+        let keygen = try await SigilCommand.run(["keygen", "--alg", algorithm, "--out", keyPath])
         #expect(keygen.status == 0)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(keygen.output)) as? [String: String])
         #expect(summary["alg"] == algorithm)
@@ -77,37 +90,37 @@ struct CommandTests {
         let permissions = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
         let keyArguments = ["--key", keyPath, "--key-id", keyID]
-        let signed = try SigilCommand.run(["sign", "--profile", profile] + keyArguments, input: Self.request)
+        let signed = try await SigilCommand.run(["sign", "--profile", profile] + keyArguments, input: Self.request)
         #expect(signed.status == 0)
-        let verified = try SigilCommand.run(["verify"] + keyArguments, input: signed.output)
+        let verified = try await SigilCommand.run(["verify"] + keyArguments, input: signed.output)
         #expect(verified.status == 0)
         #expect(verified.text == "valid key-id=\(keyID) alg=\(algorithm)\n")
         // Tampered body: exit 1 with the code.
         let tampered = Array(signed.text.replacingOccurrences(of: "\"a\":2", with: "\"a\":3").utf8)
-        let refused = try SigilCommand.run(["verify"] + keyArguments, input: tampered)
+        let refused = try await SigilCommand.run(["verify"] + keyArguments, input: tampered)
         #expect(refused.status == 1)
         #expect(
             refused.text.hasPrefix(profile == "rfc9421" ? "invalid digest-mismatch: " : "invalid invalid-signature: "))
         // The base of a signed message.
-        let base = try SigilCommand.run(["base"], input: signed.output)
+        let base = try await SigilCommand.run(["base"], input: signed.output)
         #expect(base.status == 0)
         #expect(base.text.contains(profile == "rfc9421" ? "\"@signature-params\": " : "POST\n/v1/echo?a=1&b=2\n"))
     }
 
-    @Test func vectorsVerifyFromTheCommandLine() throws {
+    @Test func vectorsVerifyFromTheCommandLine() async throws {
         let vector = try #require(Vectors.cases("sigil-v1-requests.json").first { $0.name == "ed25519-post-json" })
         let keyPath = Vectors.directory.appendingPathComponent("keys/ed25519.pub.pem").path
         let message = Array((vector["message"]?.string ?? "").utf8)
         let now = String(vector["now"]?.int ?? 0)
-        let valid = try SigilCommand.run(["verify", "--key", keyPath, "--now", now], input: message)
+        let valid = try await SigilCommand.run(["verify", "--key", keyPath, "--now", now], input: message)
         #expect(valid.text == "valid key-id=543ab1204f012699 alg=ed25519\n")
-        let late = try SigilCommand.run(
+        let late = try await SigilCommand.run(
             ["verify", "--key", keyPath, "--now", String((vector["now"]?.int ?? 0) + 301)], input: message)
         #expect(late.status == 1)
         #expect(late.text.hasPrefix("invalid timestamp-out-of-window: "))
     }
 
-    @Test func deterministicSigningFromTheCommandLine() throws {
+    @Test func deterministicSigningFromTheCommandLine() async throws {
         let vector = try #require(Vectors.cases("sigil-v1-requests.json").first { $0.name == "hmac-sha256-post-json" })
         let message = try RawHTTPMessage(parsing: Array((vector["message"]?.string ?? "").utf8))
         let unsigned = RawHTTPMessage(
@@ -116,7 +129,7 @@ struct CommandTests {
             body: message.body
         )
         let nonce = message.headers.first { $0.name == "X-Nonce" }?.value ?? ""
-        let signed = try SigilCommand.run(
+        let signed = try await SigilCommand.run(
             [
                 "sign", "--key", Vectors.directory.appendingPathComponent("keys/hmac-sha256.key").path, "--key-id",
                 "hmac-test-key-1", "--timestamp", String(vector["now"]?.int ?? 0), "--nonce", nonce,
@@ -140,21 +153,21 @@ struct CommandTests {
             (["pin", "--cert", "KEY"], ""),
         ]
     )
-    func unusableInput(_ arguments: [String], _ input: String) throws {
+    func unusableInput(_ arguments: [String], _ input: String) async throws {
         let keyPath = Vectors.directory.appendingPathComponent("keys/ecdsa-p256.pem").path
-        let result = try SigilCommand.run(arguments.map { $0 == "KEY" ? keyPath : $0 }, input: Array(input.utf8))
+        let result = try await SigilCommand.run(arguments.map { $0 == "KEY" ? keyPath : $0 }, input: Array(input.utf8))
         #expect(result.status == 2)
         #expect(result.error.hasPrefix("sigil: "))
         #expect(result.error.filter { $0 == "\n" }.count == 1)
         #expect(!result.error.contains("BEGIN"))
     }
 
-    @Test func pinOfACertificate() throws {
+    @Test func pinOfACertificate() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificate = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Fixtures/certificates/localhost.pem").path
-        let result = try SigilCommand.run(["pin", "--cert", certificate])
+        let result = try await SigilCommand.run(["pin", "--cert", certificate])
         #expect(result.status == 0)
         let expected = try String(
             contentsOf: URL(fileURLWithPath: certificate).deletingPathExtension().appendingPathExtension("pin"),

@@ -149,13 +149,13 @@ extension PinEveryConnectionTests {
                 "curl", "--key", directory + "/device.pem", "--pin", server.prepared.pins[0], "--pin",
                 PinningTests.otherPin, "https://localhost:\(server.port)/.well-known/sigil",
             ]
-            let anchored = try SigilCommand.run(common + ["--cacert", directory + "/ca.pem"])
+            let anchored = try await SigilCommand.run(common + ["--cacert", directory + "/ca.pem"])
             #expect(anchored.status == 0, "\(anchored.error)")
             #expect(anchored.text.contains("responseKeys"))
-            let systemRoots = try SigilCommand.run(common)
+            let systemRoots = try await SigilCommand.run(common)
             #expect(systemRoots.status == 2)
             #expect(systemRoots.error.contains("does not validate"))
-            let missing = try SigilCommand.run(common + ["--cacert", directory + "/none.pem"])
+            let missing = try await SigilCommand.run(common + ["--cacert", directory + "/none.pem"])
             #expect(missing.status == 2)
         }
     }

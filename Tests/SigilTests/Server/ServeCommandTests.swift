@@ -40,20 +40,21 @@ struct ServeCommandTests {
         #expect(banner.contains("pin: \(pins[0])"))
         #expect(banner.contains("X25519MLKEM768 only"))
         // sigil pin against the live server prints the same pin as the certificate file.
-        let live = try SigilCommand.run(["pin", "127.0.0.1:\(port)"])
+        let live = try await SigilCommand.run(["pin", "127.0.0.1:\(port)"])
         #expect(live.status == 0, "\(live.error)")
         #expect(live.text == pins.map { $0 + "\n" }.joined())
-        #expect(try SigilCommand.run(["pin", "127.0.0.1:1"]).status == 2)
-        #expect(try SigilCommand.run(["pin", "no-port"]).status == 2)
+        #expect(try await SigilCommand.run(["pin", "127.0.0.1:1"]).status == 2)
+        #expect(try await SigilCommand.run(["pin", "no-port"]).status == 2)
         let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory + "/master.key")[.posixPermissions]
         #expect(mode as? Int == 0o600)
 
         // The README's enrollment: keygen's JSON line is the body; sign --headers-only gives the headers.
         let keyPath = directory.appendingPathComponent("device.pem").path
-        let keygen = try SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", keyPath])
+        let keygen = try await SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", keyPath])
         let raw = Array(
             "POST /v1/devices HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\n\r\n".utf8)
-        let signed = try SigilCommand.run(["sign", "--key", keyPath, "--headers-only"], input: raw + keygen.output)
+        let signed = try await SigilCommand.run(
+            ["sign", "--key", keyPath, "--headers-only"], input: raw + keygen.output)
         #expect(signed.status == 0, "\(signed.error)")
         var request = TestRequest(.post, "/v1/devices", port: port, body: keygen.output)
         request.head.headerFields[.contentType] = "application/json"
@@ -74,26 +75,26 @@ struct ServeCommandTests {
         let backup = try #require(
             banner.split(separator: "\n").first { $0.contains("backup pin") }?.split(separator: " ").last.map(
                 String.init))
-        let enroll = try SigilCommand.run(
+        let enroll = try await SigilCommand.run(
             ["enroll", "https://localhost:\(port)", "--token", TestServer.token, "--pin", pins[0], "--pin", backup],
             environment: home)
         #expect(enroll.status == 0, "\(enroll.error)")
         #expect(enroll.text.hasPrefix("enrolled key-id="))
-        let curl = try SigilCommand.run(
+        let curl = try await SigilCommand.run(
             ["curl", "-v", "--json", #"{"hello":"world"}"#, "https://localhost:\(port)/v1/echo"], environment: home)
         #expect(curl.status == 0, "\(curl.error)")
         #expect(curl.text.contains(#""body":"{\"hello\":\"world\"}""#))
         #expect(curl.error.contains("signature verified"))
         #expect(curl.error.contains("pins matched"))
-        let hmac = try SigilCommand.run(
+        let hmac = try await SigilCommand.run(
             ["curl", "--use-secret", "--profile", "rfc9421", "-d", "plain", "https://localhost:\(port)/v1/echo"],
             environment: home)
         #expect(hmac.status == 0, "\(hmac.error)")
         #expect(hmac.text.contains("hmac-sha256"))
         // A refusal: exit 1 and the server's code.
         let strangerPath = directory.appendingPathComponent("stranger.pem").path
-        _ = try SigilCommand.run(["keygen", "--alg", "ed25519", "--out", strangerPath])
-        let unsigned = try SigilCommand.run(
+        _ = try await SigilCommand.run(["keygen", "--alg", "ed25519", "--out", strangerPath])
+        let unsigned = try await SigilCommand.run(
             [
                 "curl", "--key", strangerPath, "-d", "x", "--pin", pins[0], "--pin", backup,
                 "https://localhost:\(port)/v1/echo",
@@ -102,7 +103,7 @@ struct ServeCommandTests {
         #expect(unsigned.status == 1)
         #expect(unsigned.error.contains("unknown-key"))
         // A body file that cannot be read is unusable input, not an empty body.
-        let missing = try SigilCommand.run(
+        let missing = try await SigilCommand.run(
             [
                 "curl", "--data-binary", "@" + directory.appendingPathComponent("missing.json").path,
                 "https://localhost:\(port)/v1/echo",
@@ -111,7 +112,7 @@ struct ServeCommandTests {
         #expect(missing.error.contains("missing.json"))
         // A mismatched pin names what was expected and what was seen.
         let wrongPin = "sha256/" + Base64.encode([UInt8](repeating: 1, count: 32))
-        let mismatch = try SigilCommand.run(
+        let mismatch = try await SigilCommand.run(
             ["curl", "--pin", wrongPin, "--pin", backup, "https://localhost:\(port)/v1/echo"], environment: home)
         #expect(mismatch.status == 2)
         #expect(mismatch.error.contains(wrongPin) && mismatch.error.contains(pins[0]))
