@@ -124,7 +124,7 @@ public final class PostgresStore: Sendable {
     ) async throws -> Result {
         let deadline = timeout ?? self.timeout
         do {
-            return try await withStoreDeadline(deadline, SigilError(.storeUnavailable, "\(what): no answer in time")) {
+            return try await withDeadline(deadline, SigilError(.storeUnavailable, "\(what): no answer in time")) {
                 try await body(self.client)
             }
         } catch let error as SigilError {

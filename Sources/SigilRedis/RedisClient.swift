@@ -124,7 +124,7 @@ public final class RedisClient: Sendable {
                 return try await connection.send(arguments)
             }
             let failure = SigilError(.storeUnavailable, "Redis did not answer in time")
-            return try await withStoreDeadline(timeout, failure) {
+            return try await withDeadline(timeout, failure) {
                 try await self.connection(index).send(arguments)
             }
         } catch let error as SigilError {
@@ -239,7 +239,7 @@ public final class RedisClient: Sendable {
             throw error
         }
         do {
-            try await withStoreDeadline(timeout, SigilError(.storeUnavailable, "Redis did not answer in time")) {
+            try await withDeadline(timeout, SigilError(.storeUnavailable, "Redis did not answer in time")) {
                 try await self.handshake(connection)
             }
         } catch {

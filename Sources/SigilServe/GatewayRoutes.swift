@@ -104,7 +104,7 @@ struct GatewayRoutes: Sendable {
         do {
             // One deadline for the head and the whole body: a backend that stalls mid-body is a 504.
             let (client, limit, timeout, sent) = (self.client, upstream.responseLimit, upstream.timeout, outgoing)
-            (answer, answerBody) = try await withStoreDeadline(
+            (answer, answerBody) = try await withDeadline(
                 upstream.timeout, SigilError(.upstreamTimeout, "the upstream did not answer in time")
             ) {
                 let answer = try await client.execute(sent, timeout: Self.timeAmount(timeout))

@@ -1,12 +1,13 @@
 import SigilCore
 import Synchronization
 
-/// Runs a store operation with a deadline: a store that does not answer in time is treated as down
-/// (`store-unavailable`), so a slow or unreachable database refuses requests instead of holding them.
+/// Runs an operation with a deadline, failing with `failure` when it passes: a store that does not
+/// answer in time counts as down (`store-unavailable`), a gateway's upstream as `upstream-timeout`,
+/// so a slow peer refuses requests instead of holding them.
 ///
 /// The operation runs in its own task, cancelled when the deadline passes; the caller does not wait
 /// for it to notice.
-package func withStoreDeadline<Result: Sendable>(
+package func withDeadline<Result: Sendable>(
     _ timeout: Duration,
     _ failure: @autoclosure () -> SigilError,
     _ operation: @escaping @Sendable () async throws -> Result
