@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "SigilTLS", targets: ["SigilTLS"]),
         .library(name: "SigilServe", targets: ["SigilServe"]),
         .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
+        .library(name: "SigilVapor", targets: ["SigilVapor"]),
+        .library(name: "SigilOpenAPI", targets: ["SigilOpenAPI"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
     dependencies: [
@@ -39,6 +41,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/swift-openapi-vapor.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
@@ -164,6 +170,28 @@ let package = Package(
             ]
         ),
         .target(
+            name: "SigilVapor",
+            dependencies: [
+                "SigilCore",
+                "SigilServer",
+                "SigilTLS",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "SigilOpenAPI",
+            dependencies: [
+                "SigilCore",
+                "SigilClient",
+                "SigilServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
             name: "SigilServe",
             dependencies: [
                 "SigilServer",
@@ -215,8 +243,13 @@ let package = Package(
             name: "SigilTests",
             dependencies: [
                 "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilServe",
-                "SigilHTTPClient",
+                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIVapor", package: "swift-openapi-vapor"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -135,11 +135,7 @@ public struct DeviceRegistration: Sendable {
         }
     }
 
-    func json(_ message: some Encodable) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(message))
-    }
+    func json(_ message: some Encodable) throws -> [UInt8] { try Registration.json(message) }
 
     /// A `204 No Content` answer.
     struct Empty: Decodable {}

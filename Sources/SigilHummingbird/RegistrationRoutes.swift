@@ -122,12 +122,10 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
 extension Response {
     /// A JSON response with sorted keys.
     package static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
+        Response(
             status: status,
             headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+            body: .init(byteBuffer: ByteBuffer(bytes: try Registration.json(value)))
         )
     }
 }

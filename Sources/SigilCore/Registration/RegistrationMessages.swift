@@ -1,6 +1,15 @@
+import Foundation
+
 /// The registration API's wire messages (README, "Registration API"), declared once for both ends: the
 /// device encodes what the server decodes and the reverse. Field names are the JSON keys.
 public enum Registration {
+    /// `message` as JSON, the way both ends send it: keys sorted, `/` not escaped.
+    public static func json(_ message: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(message))
+    }
+
     /// The routes, relative to the server's root.
     public enum Path {
         /// `GET`: the ``Discovery`` document.

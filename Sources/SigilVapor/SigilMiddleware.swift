@@ -1,0 +1,233 @@
+import HTTPTypes
+import NIOCore
+import SigilCore
+import SigilServer
+import SigilTLS
+import SwiftASN1
+import Vapor
+
+/// Verifies every request that reaches it (either profile), puts the verified identity on the
+/// request (``SigilRequest/identity``, as `request.sigil.identity`), and signs every response to a
+/// verified request when a response key is configured, errors included.
+///
+/// The body is read before the route sees it, and the request is refused with `body-too-large` as
+/// soon as it passes the limit: the smaller of the verifier's `bodyLimit` and ``bodyLimit``, which
+/// defaults to the application's `routes.defaultMaxBodySize`, so a body that verifies also decodes.
+/// Routes find the body collected (`request.body.data`), streaming routes included. The headers,
+/// the time window and the key are checked before any body byte is read, and again when the body
+/// has ended.
+///
+/// The path verified is the one Vapor routes on (`request.url`, with Vapor's own normalization: runs
+/// of leading `/` collapsed, a target it cannot parse read as `/`), so what was signed is what is
+/// routed; a client that signed a target Vapor reads otherwise is refused. The authority is the
+/// `Host` field, and the scheme `https` when the application's server has a TLS configuration.
+///
+/// Refusals are `application/problem+json` (PROTOCOL.md section 4), with `Accept-Signature` unless
+/// the request used sigil-v1, signed like responses when the request's own signature verified. A
+/// ``SigilError`` thrown by a route becomes a signed refusal; any other error becomes the response
+/// Vapor's `ErrorMiddleware` would make, signed.
+///
+/// ```swift
+/// let sigil = SigilMiddleware(verifier: verifier, responseSigner: signer)
+/// app.grouped(sigil).post("v1", "echo") { request in
+///     try request.sigil.requireIdentity().keyID
+/// }
+/// ```
+public struct SigilMiddleware: AsyncMiddleware {
+    /// The verifier.
+    public let verifier: RequestVerifier
+    /// Signs responses to verified requests, when set.
+    public let responseSigner: ResponseSigner?
+    /// Whether refusals carry the server's signature base (for development only).
+    public let includeSignatureBase: Bool
+    /// Whether to read the TLS client certificate into ``SigilRequest/clientCertificate`` and check
+    /// that it names the signer's device. Vapor keeps the chain only when the server's TLS
+    /// configuration has a `customCertificateVerifyCallbackWithMetadata`.
+    public let readsClientCertificate: Bool
+    /// The most body read, when lower than the verifier's limit; `nil` for the application's
+    /// `routes.defaultMaxBodySize`.
+    public let bodyLimit: Int?
+
+    /// Creates the middleware.
+    ///
+    /// - Parameters:
+    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
+    ///   - responseSigner: signs responses and refusals (sigil-v1 section 2.7, or rfc9421 with `;req`).
+    ///   - includeSignatureBase: put `signatureBase` in refusals.
+    ///     - Warning: for development: it shows a caller what the server expected.
+    ///   - readsClientCertificate: read the TLS client certificate, and refuse one naming a key of
+    ///     another device.
+    ///   - bodyLimit: the most body to read; `nil` for the application's `routes.defaultMaxBodySize`.
+    public init(
+        verifier: RequestVerifier,
+        responseSigner: ResponseSigner? = nil,
+        includeSignatureBase: Bool = false,
+        readsClientCertificate: Bool = false,
+        bodyLimit: Int? = nil
+    ) {
+        self.verifier = verifier
+        self.responseSigner = responseSigner
+        self.includeSignatureBase = includeSignatureBase
+        self.readsClientCertificate = readsClientCertificate
+        self.bodyLimit = bodyLimit
+    }
+
+    public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        var head = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
+        let verified: VerifiedRequest
+        do {
+            head = try Self.head(of: request)
+            verified = try await verify(request, head: head)
+        } catch let error as SigilError {
+            request.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
+            return refusal(error, for: head)
+        }
+        request.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
+        guard let responseSigner else { return try await next.respond(to: request) }
+        let response: Response
+        do {
+            response = try await next.respond(to: request)
+        } catch let error as SigilError {
+            return refusal(error, for: head, requestVerified: true)
+        } catch {
+            response = try await ErrorMiddleware.default(environment: request.application.environment)
+                .respond(to: request, chainingTo: Failing(error: error)).get()
+        }
+        return try await Self.signed(response, with: responseSigner, answering: head, verified: verified, on: request)
+    }
+
+    /// Verifies `request` and records who sent it.
+    func verify(_ request: Request, head: HTTPRequest) async throws -> VerifiedRequest {
+        let limit = min(
+            bodyLimit ?? request.application.routes.defaultMaxBodySize.value, verifier.configuration.bodyLimit)
+        let (verified, _) = try await verifier.verify(
+            head, bodyChunks: CollectedBody(request: request, limit: limit), limit: limit)
+        var certificate: ClientCertificateIdentity?
+        if readsClientCertificate, let leaf = request.peerCertificateChain?.leaf {
+            var serializer = DER.Serializer()
+            try? serializer.serialize(leaf)
+            certificate = try? ClientCertificateIdentity(der: serializer.serializedBytes)
+            if let certificateKeyID = certificate?.sigilKeyID {
+                try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
+            }
+        }
+        request.sigil.store(verified, clientCertificate: certificate)
+        return verified
+    }
+
+    /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,
+    /// signed for the request when a response signer is set and the request's signature verified.
+    ///
+    /// - Parameter requestVerified: the request passed this middleware (a route refusing a verified
+    ///   request), so the refusal may be signed whatever `error` says.
+    public func refusal(_ error: SigilError, for request: HTTPRequest, requestVerified: Bool = false) -> Response {
+        let refused = requestVerified ? error.ofVerifiedRequest() : error
+        let (head, body) = verifier.refusal(
+            refused, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
+        return Response(head, body: body)
+    }
+
+    /// `response` signed for the verified request it answers (its body collected to be signed).
+    static func signed(
+        _ response: Response,
+        with signer: ResponseSigner,
+        answering request: HTTPRequest,
+        verified: VerifiedRequest,
+        on vaporRequest: Request
+    ) async throws -> Response {
+        let body = try await response.body.collect(on: vaporRequest.eventLoop).get().map { Array(buffer: $0) } ?? []
+        var head = HTTPResponse(status: .init(code: Int(response.status.code)))
+        head.headerFields = try HTTPFields(checking: response.headers)
+        try signer.sign(&head, body: body, answering: request, binding: ResponseBinding(verified))
+        return Response(head, body: body)
+    }
+
+    /// The request as the verifier reads it: method, the scheme of the server, the `Host` field as
+    /// authority, the path and query Vapor routes on, and the fields.
+    ///
+    /// - Throws: ``SigilError`` `forbidden` for a method or field name HTTP does not allow (NIO's
+    ///   parser lets none through; a request made in process might).
+    static func head(of request: Request) throws -> HTTPRequest {
+        guard let method = HTTPRequest.Method(request.method.rawValue) else {
+            throw SigilError(.forbidden, "the method is not an HTTP token")
+        }
+        let query = request.url.query.map { "?\($0)" } ?? ""
+        let secure = request.application.http.server.configuration.tlsConfiguration != nil
+        return HTTPRequest(
+            method: method,
+            scheme: secure ? "https" : "http",
+            authority: request.headers.first(name: .host),
+            path: request.url.path + query,
+            headerFields: try HTTPFields(checking: request.headers)
+        )
+    }
+}
+
+/// A responder that fails with `error`, for Vapor's `ErrorMiddleware` to turn into a response.
+struct Failing: Responder {
+    let error: any Error
+
+    func respond(to request: Request) -> EventLoopFuture<Response> { request.eventLoop.makeFailedFuture(error) }
+}
+
+/// The request's body as one chunk, collected by Vapor up to `limit` when the verifier first asks
+/// for it (after the headers are checked), and kept on the request for the route.
+struct CollectedBody: AsyncSequence, Sendable {
+    let request: Request
+    let limit: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let request: Request
+        let limit: Int
+        var done = false
+
+        mutating func next() async throws -> ByteBufferView? {
+            guard !done else { return nil }
+            done = true
+            do {
+                return try await request.body.collect(max: limit).get()?.readableBytesView
+                    ?? ByteBuffer().readableBytesView
+            } catch let abort as Abort where abort.status == .payloadTooLarge {
+                throw SigilError(.bodyTooLarge, "the body is larger than \(limit) bytes")
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(request: request, limit: limit) }
+}
+
+extension HTTPFields {
+    /// NIO's fields as HTTP types.
+    ///
+    /// - Throws: ``SigilError`` `forbidden` for a name HTTP does not allow.
+    init(checking headers: HTTPHeaders) throws {
+        self.init()
+        reserveCapacity(headers.count)
+        for (name, value) in headers {
+            guard let name = HTTPField.Name(name) else {
+                throw SigilError(.forbidden, "a field name is not an HTTP token")
+            }
+            append(HTTPField(name: name, value: value))
+        }
+    }
+}
+
+extension HTTPHeaders {
+    /// HTTP types' fields as NIO's.
+    init(_ fields: HTTPFields) {
+        self.init()
+        reserveCapacity(fields.count)
+        for field in fields { add(name: field.name.rawName, value: field.value) }
+    }
+}
+
+extension Response {
+    /// A response of `head` and `body`.
+    convenience init(_ head: HTTPResponse, body: [UInt8]) {
+        self.init(
+            status: HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase),
+            headers: HTTPHeaders(head.headerFields),
+            body: .init(buffer: ByteBuffer(bytes: body))
+        )
+    }
+}
