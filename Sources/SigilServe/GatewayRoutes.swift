@@ -72,12 +72,29 @@ struct GatewayRoutes: Sendable {
         self.bodyLimit = bodyLimit
     }
 
-    func add(to router: Router<SigilBasicRequestContext>) {
-        let group = router.group().add(middleware: middleware)
-        let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
-        for method in methods {
-            group.on("/", method: method) { request, context in try await forward(request, context: context) }
-            group.on("**", method: method) { request, context in try await forward(request, context: context) }
+    /// Sends every request no route of `router` answers (any path, any method, `/v1/orders` next to the
+    /// registration API's `/v1/devices` included) through the ``SigilMiddleware`` to the backend.
+    ///
+    /// - Important: call it after the last route is added. A router middleware applies to the routes
+    ///   added after it and to the responder of requests that match none; added last, it wraps that
+    ///   responder alone. (A `**` route would not do: Hummingbird's trie does not backtrack, so
+    ///   `/v1/orders` would end at the `v1` node of `/v1/devices` and be a 404.)
+    func addFallback(to router: Router<SigilBasicRequestContext>) {
+        router.add(middleware: Fallback(routes: self))
+    }
+
+    /// The backend in place of Hummingbird's not-found responder.
+    struct Fallback: RouterMiddleware {
+        let routes: GatewayRoutes
+
+        func handle(
+            _ request: Request,
+            context: SigilBasicRequestContext,
+            next: (Request, SigilBasicRequestContext) async throws -> Response
+        ) async throws -> Response {
+            try await routes.middleware.handle(request, context: context) { request, context in
+                try await routes.forward(request, context: context)
+            }
         }
     }
 

@@ -254,6 +254,7 @@ public enum SigilServe {
             service: service, middleware: middleware, pins: pins, backupPins: backupPin.map { [$0] } ?? []
         ).add(to: router)
         var upstreamClient: HTTPClient?
+        var gateway: GatewayRoutes?
         if let upstream = options.upstream {
             // A backend that refuses connections is a 502 within 2 s (connecting is retried until then).
             var configuration = HTTPClient.Configuration(
@@ -267,9 +268,8 @@ public enum SigilServe {
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             upstreamClient = client
             do {
-                try GatewayRoutes(
-                    middleware: middleware, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit
-                ).add(to: router)
+                gateway = try GatewayRoutes(
+                    middleware: middleware, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit)
             } catch {
                 try? await client.shutdown()
                 throw error
@@ -288,6 +288,8 @@ public enum SigilServe {
                 )
             }
         }
+        // Last, after every route: what none of them answers goes to the backend.
+        gateway?.addFallback(to: router)
 
         let application = Application(
             router: router,

@@ -50,6 +50,8 @@ struct HTTPBench: AsyncParsableCommand {
         let path: String
         let signer: RequestSigner?
         let server: Int
+        /// `http` for a server without TLS (the gateway bench's upstream).
+        var scheme = "https"
     }
 
     func run() async throws {
@@ -161,7 +163,8 @@ struct HTTPBench: AsyncParsableCommand {
                     var done = 0
                     while DispatchTime.now().uptimeNanoseconds < deadline {
                         let response = try await Self.send(
-                            .post, mode.path, port: port, body: body, signer: mode.signer, client: client)
+                            .post, mode.path, scheme: mode.scheme, port: port, body: body, signer: mode.signer,
+                            client: client)
                         guard response.status == 200 else {
                             throw SigilInputError("\(mode.name): status \(response.status) \(response.text)")
                         }
@@ -175,6 +178,15 @@ struct HTTPBench: AsyncParsableCommand {
     }
 
     func report(_ figures: [(String, Double)]) {
+        Self.report(
+            figures, json: json, concurrency: concurrency, bodySize: bodySize,
+            header:
+                "| request (\(bodySize) B JSON, \(concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
+        )
+    }
+
+    /// Prints `figures` as a table under `header`, each against the first, or as JSON.
+    static func report(_ figures: [(String, Double)], json: Bool, concurrency: Int, bodySize: Int, header: String) {
         let baseline = figures.first?.1 ?? 1
         if json {
             let rows = figures.map {
@@ -186,9 +198,7 @@ struct HTTPBench: AsyncParsableCommand {
             }
             return
         }
-        print(
-            "| request (\(bodySize) B JSON, \(concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
-        )
+        print(header)
         print("|---|---:|---:|")
         for (name, rate) in figures {
             print("| \(name) | \(CoreBench.format(rate)) | \(String(format: "%.2f", rate / baseline)) |")
@@ -207,19 +217,20 @@ struct HTTPBench: AsyncParsableCommand {
     static func send(
         _ method: HTTPRequest.Method,
         _ path: String,
+        scheme: String = "https",
         port: Int,
         body: [UInt8],
         headers: HTTPFields = [:],
         signer: RequestSigner?,
         client: HTTPClient
     ) async throws -> Reply {
-        var head = HTTPRequest(method: method, scheme: "https", authority: "localhost:\(port)", path: path)
+        var head = HTTPRequest(method: method, scheme: scheme, authority: "localhost:\(port)", path: path)
         head.headerFields = headers
         if !body.isEmpty && head.headerFields[.contentType] == nil {
             head.headerFields[.contentType] = "application/json"
         }
         try signer?.sign(&head, body: body)
-        var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+        var request = HTTPClientRequest(url: "\(scheme)://localhost:\(port)\(path)")
         request.method = .init(rawValue: method.rawValue)
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
         request.body = .bytes(ByteBuffer(bytes: body))

@@ -132,6 +132,26 @@ struct GatewayTests {
         }
     }
 
+    @Test("paths next to the registration API's and methods it does not serve go to the backend; its own do not")
+    func besideRegistration() async throws {
+        try await Self.withGateway { server, upstream, device, client in
+            for (method, path) in [
+                (HTTPRequest.Method.post, "/v1/orders"), (.get, "/v1/devices"), (.get, "/v1/devices/x/orders"),
+                (.get, "/v1/keys"), (.get, "/.well-known/openid-configuration"), (.get, "/"),
+            ] {
+                var request = TestRequest(method, path, server: server)
+                try request.sign(with: device.signer(clock: server.clock))
+                let forwarded = try await request.send(client, to: server)
+                #expect(forwarded.status == 200, "\(method) \(path): \(forwarded.text)")
+                #expect(forwarded.json["path"] as? String == path, "\(method) \(path)")
+            }
+            let before = try await upstream.count()
+            let discovery = try await TestRequest(.get, "/.well-known/sigil", server: server).send(client, to: server)
+            #expect(discovery.json["responseKeys"] != nil)
+            #expect(try await upstream.count() == before)
+        }
+    }
+
     @Test("--keep-path: a path in canonical form goes as it came, any other is refused before the backend")
     func keepPath() async throws {
         try await Self.withGateway(keepPath: true) { server, upstream, device, client in

@@ -1,0 +1,158 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+import SigilClient
+import SigilCore
+import SigilServe
+
+/// `sigil bench gateway`: the same client straight to an upstream, and through `sigil gateway` in
+/// front of it (TLS 1.3 with X25519MLKEM768 and HTTP/2 in, verified, forwarded over HTTP/1.1, the
+/// answer signed), in one process over loopback.
+struct GatewayBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway",
+        abstract: "Requests per second straight to an upstream and through `sigil gateway` (HMAC, ECDSA).",
+        discussion: """
+            Client, gateway and upstream share this machine's cores; figures are ratios within one run. The \
+            upstream is a minimal HTTP server in this process (it reads the body and answers 20 bytes of \
+            JSON), the most the gateway can cost; --upstream measures a real backend instead.
+            """
+    )
+
+    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
+    var seconds: Double = 5
+
+    @Option(name: .long, help: "Requests in flight at once.")
+    var concurrency = 32
+
+    @Option(name: .long, help: "Request body bytes (JSON).")
+    var bodySize = 1024
+
+    @Option(name: .long, help: "An upstream to measure, http://host:port (it must answer POST /v1/echo with 200).")
+    var upstream: String?
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    func run() async throws {
+        #if DEBUG
+            FileHandle.standardError.write(
+                Data("sigil: warning: a debug build; run `swift run -c release sigil bench gateway`\n".utf8))
+        #endif
+        guard seconds > 0, (1...1024).contains(concurrency), (2...(1 << 20)).contains(bodySize) else {
+            throw SigilInputError("--seconds > 0, --concurrency 1 to 1024, --body-size 2 to 1 MiB")
+        }
+        var logger = Logger(label: "sigil.bench")
+        logger.logLevel = .critical
+        let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+
+        var services: [ServiceGroup] = []
+        let upstreamURL: String
+        if let upstream {
+            upstreamURL = upstream
+        } else {
+            let (group, port) = try await Self.startUpstream(logger: logger)
+            services.append(group)
+            upstreamURL = "http://127.0.0.1:\(port)"
+        }
+        guard let upstreamPort = URLComponents(string: upstreamURL)?.port, upstreamURL.hasPrefix("http://") else {
+            throw SigilInputError("--upstream must be http://host:port")
+        }
+        var options = SigilServe.Options()
+        options.dataDirectory = root
+        options.port = 0
+        options.upstream = SigilServe.Upstream(url: upstreamURL)
+        let (gateway, group, gatewayPort) = try await HTTPBench.start(options, logger: logger)
+        services.append(group)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv13
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gateway.certificateFile))
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        // As many HTTP/1.1 connections to the upstream as requests in flight, as the gateway has.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let figures = try await measure(
+                client: client, gateway: gateway, gatewayPort: gatewayPort, upstreamPort: upstreamPort)
+            try await client.shutdown()
+            report(figures)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        for group in services { await group.triggerGracefulShutdown() }
+        try? await gateway.close()
+    }
+
+    func measure(client: HTTPClient, gateway: SigilServe.Prepared, gatewayPort: Int, upstreamPort: Int) async throws
+        -> [(String, Double)]
+    {
+        var bench = HTTPBench()
+        bench.concurrency = concurrency
+        let device = try SigningKey.generate(.ecdsaP256SHA256)
+        let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
+        try await bench.register(device, token: gateway.enrollToken ?? "", client: client, port: gatewayPort)
+        let hmac = try await bench.secret(for: ecdsa, client: client, port: gatewayPort)
+        let ports = [gatewayPort, upstreamPort]
+        let modes = [
+            HTTPBench.Mode(name: "straight to the upstream", path: "/v1/echo", signer: nil, server: 1, scheme: "http"),
+            HTTPBench.Mode(
+                name: "gateway, hmac-sha256 verified, response signed", path: "/v1/echo", signer: hmac, server: 0),
+            HTTPBench.Mode(
+                name: "gateway, ecdsa-p256 verified, response signed", path: "/v1/echo", signer: ecdsa, server: 0),
+        ]
+        let body = Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8)
+        for mode in modes {
+            _ = try await bench.run(mode, port: ports[mode.server], body: body, client: client, for: 0.2)
+        }
+        var totals = [Double](repeating: 0, count: modes.count)
+        let slices = 5
+        for _ in 0..<slices {
+            for (index, mode) in modes.enumerated() {
+                totals[index] += try await bench.run(
+                    mode, port: ports[mode.server], body: body, client: client, for: seconds / Double(slices))
+            }
+        }
+        return zip(modes, totals).map { ($0.name, $1 / seconds) }
+    }
+
+    /// A minimal upstream: reads the body, answers `{"received":N}`.
+    static func startUpstream(logger: Logger) async throws -> (ServiceGroup, Int) {
+        let router = Router()
+        router.post("**") { request, _ -> Response in
+            var received = 0
+            for try await chunk in request.body { received += chunk.readableBytes }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: "{\"received\":\(received)}")))
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            }, logger: logger)
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        Task { try await group.run() }
+        var iterator = stream.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            await group.triggerGracefulShutdown()
+            throw SigilInputError("the upstream did not start")
+        }
+        return (group, port)
+    }
+
+    func report(_ figures: [(String, Double)]) {
+        HTTPBench.report(
+            figures, json: json, concurrency: concurrency, bodySize: bodySize,
+            header: "| request (\(bodySize) B JSON, \(concurrency) in flight) | requests/s | vs straight |")
+    }
+}
