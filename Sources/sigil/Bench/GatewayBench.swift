@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdHTTP2
 import Logging
 import NIOCore
 import NIOSSL
@@ -9,6 +10,7 @@ import ServiceLifecycle
 import SigilClient
 import SigilCore
 import SigilServe
+import SigilTLS
 
 /// `sigil bench gateway`: the same client straight to an upstream, and through `sigil gateway` in
 /// front of it (TLS 1.3 with X25519MLKEM768 and HTTP/2 in, verified, forwarded over HTTP/1.1, the
@@ -20,7 +22,10 @@ struct GatewayBench: AsyncParsableCommand {
         discussion: """
             Client, gateway and upstream share this machine's cores; figures are ratios within one run. The \
             upstream is a minimal HTTP server in this process (it reads the body and answers 20 bytes of \
-            JSON), the most the gateway can cost; --upstream measures a real backend instead.
+            JSON), the most the gateway can cost; --upstream measures a real backend instead. The baseline \
+            is the upstream facing clients itself, over the same TLS 1.3 (X25519MLKEM768) and HTTP/2 as the \
+            gateway; its plain HTTP/1.1 rate, which only a backend on the client's own machine could offer, \
+            is shown too.
             """
     )
 
@@ -53,13 +58,23 @@ struct GatewayBench: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: root) }
 
         var services: [ServiceGroup] = []
+        defer { for group in services { Task { await group.triggerGracefulShutdown() } } }
+        // The gateway's TLS identity, made before either server starts, serves the upstream's TLS baseline.
+        let tlsFiles = try DataDirectory(path: root).tlsFiles(
+            certificate: nil, key: nil, names: ["localhost", "127.0.0.1", "::1"])
+        let identity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
         let upstreamURL: String
+        var upstreamTLSPort: Int?
         if let upstream {
             upstreamURL = upstream
         } else {
-            let (group, port) = try await Self.startUpstream(logger: logger)
-            services.append(group)
-            upstreamURL = "http://127.0.0.1:\(port)"
+            let (plain, plainPort) = try await Self.startUpstream(tls: nil, logger: logger)
+            services.append(plain)
+            let (secure, securePort) = try await Self.startUpstream(
+                tls: ServerTLS.configuration(identity: identity), logger: logger)
+            services.append(secure)
+            upstreamURL = "http://127.0.0.1:\(plainPort)"
+            upstreamTLSPort = securePort
         }
         guard let upstreamPort = URLComponents(string: upstreamURL)?.port, upstreamURL.hasPrefix("http://") else {
             throw SigilInputError("--upstream must be http://host:port")
@@ -80,34 +95,44 @@ struct GatewayBench: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let figures = try await measure(
-                client: client, gateway: gateway, gatewayPort: gatewayPort, upstreamPort: upstreamPort)
+                client: client, gateway: gateway, gatewayPort: gatewayPort, upstreamPort: upstreamPort,
+                upstreamTLSPort: upstreamTLSPort)
             try await client.shutdown()
             report(figures)
         } catch {
             try? await client.shutdown()
             throw error
         }
-        for group in services { await group.triggerGracefulShutdown() }
         try? await gateway.close()
     }
 
-    func measure(client: HTTPClient, gateway: SigilServe.Prepared, gatewayPort: Int, upstreamPort: Int) async throws
-        -> [(String, Double)]
-    {
+    func measure(
+        client: HTTPClient, gateway: SigilServe.Prepared, gatewayPort: Int, upstreamPort: Int, upstreamTLSPort: Int?
+    ) async throws -> [(String, Double)] {
         var bench = HTTPBench()
         bench.concurrency = concurrency
         let device = try SigningKey.generate(.ecdsaP256SHA256)
         let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
         try await bench.register(device, token: gateway.enrollToken ?? "", client: client, port: gatewayPort)
         let hmac = try await bench.secret(for: ecdsa, client: client, port: gatewayPort)
-        let ports = [gatewayPort, upstreamPort]
-        let modes = [
-            HTTPBench.Mode(name: "straight to the upstream", path: "/v1/echo", signer: nil, server: 1, scheme: "http"),
+        let ports = [gatewayPort, upstreamPort, upstreamTLSPort ?? upstreamPort]
+        var modes = [
             HTTPBench.Mode(
                 name: "gateway, hmac-sha256 verified, response signed", path: "/v1/echo", signer: hmac, server: 0),
             HTTPBench.Mode(
                 name: "gateway, ecdsa-p256 verified, response signed", path: "/v1/echo", signer: ecdsa, server: 0),
+            HTTPBench.Mode(
+                name: "straight to the upstream, plain HTTP/1.1", path: "/v1/echo", signer: nil, server: 1,
+                scheme: "http"),
         ]
+        if upstreamTLSPort != nil {
+            modes.insert(
+                HTTPBench.Mode(
+                    name: "straight to the upstream, TLS 1.3 + HTTP/2", path: "/v1/echo", signer: nil, server: 2), at: 0
+            )
+        } else {
+            modes.insert(modes.removeLast(), at: 0)
+        }
         let body = Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8)
         for mode in modes {
             _ = try await bench.run(mode, port: ports[mode.server], body: body, client: client, for: 0.2)
@@ -123,8 +148,8 @@ struct GatewayBench: AsyncParsableCommand {
         return zip(modes, totals).map { ($0.name, $1 / seconds) }
     }
 
-    /// A minimal upstream: reads the body, answers `{"received":N}`.
-    static func startUpstream(logger: Logger) async throws -> (ServiceGroup, Int) {
+    /// A minimal upstream: reads the body, answers `{"received":N}`; over TLS and HTTP/2 with `tls`.
+    static func startUpstream(tls: TLSConfiguration?, logger: Logger) async throws -> (ServiceGroup, Int) {
         let router = Router()
         router.post("**") { request, _ -> Response in
             var received = 0
@@ -134,13 +159,20 @@ struct GatewayBench: AsyncParsableCommand {
                 body: .init(byteBuffer: ByteBuffer(string: "{\"received\":\(received)}")))
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            }, logger: logger)
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0))
+        let running: @Sendable (any Channel) async -> Void = { channel in
+            continuation.yield(channel.localAddress?.port ?? 0)
+            continuation.finish()
+        }
+        let service: any Service =
+            if let tls {
+                Application(
+                    router: router, server: try .http2Upgrade(tlsConfiguration: tls), configuration: configuration,
+                    onServerRunning: running, logger: logger)
+            } else {
+                Application(router: router, configuration: configuration, onServerRunning: running, logger: logger)
+            }
+        let group = ServiceGroup(services: [service], gracefulShutdownSignals: [], logger: logger)
         Task { try await group.run() }
         var iterator = stream.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {
