@@ -36,6 +36,8 @@ public struct SigilServerMiddleware: ServerMiddleware {
     public let authority: String?
     /// The largest response body collected to be signed.
     public var responseLimit = 64 << 20
+    /// How long the request body may take to arrive whole; then `request-timeout` (408).
+    public var bodyTimeout: Duration = .seconds(60)
 
     /// Creates the middleware.
     ///
@@ -80,7 +82,12 @@ public struct SigilServerMiddleware: ServerMiddleware {
         let verified: VerifiedRequest
         let bytes: [UInt8]
         do {
-            (verified, bytes) = try await verifier.verify(head, bodyChunks: body ?? HTTPBody())
+            guard request.headerFields[values: Self.host].count <= 1 else {
+                throw SigilError(.forbidden, "the request has more than one Host field")
+            }
+            (verified, bytes) = try await withDeadline(
+                bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
+            ) { [verifier, head] in try await verifier.verify(head, bodyChunks: body ?? HTTPBody()) }
         } catch let error as SigilError {
             return refusal(error, for: head)
         }

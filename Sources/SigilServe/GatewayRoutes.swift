@@ -168,34 +168,14 @@ struct GatewayRoutes: Sendable {
         let canonicalQuery =
             queryStart < bytes.endIndex ? CanonicalTarget.canonicalQuery(bytes[(queryStart + 1)...]) : []
         let query = canonicalQuery.isEmpty ? "" : "?" + String(decoding: canonicalQuery, as: UTF8.self)
-        let canonical = CanonicalTarget.canonicalPath(path)
-        guard keepPath else { return String(decoding: canonical, as: UTF8.self) + query }
-        guard uppercasingTriplets(path) == canonical else {
+        guard keepPath else { return String(decoding: CanonicalTarget.canonicalPath(path), as: UTF8.self) + query }
+        guard CanonicalTarget.isCanonicalPath(path) else {
             throw SigilError(
                 .forbidden,
                 "the path is not in its canonical form (PROTOCOL.md section 2.3), which this gateway forwards unchanged only"
             )
         }
         return String(decoding: path, as: UTF8.self) + query
-    }
-
-    /// `path` with the hex digits of its percent-triplets in uppercase.
-    static func uppercasingTriplets(_ path: ArraySlice<UInt8>) -> [UInt8] {
-        var result = Array(path)
-        var index = 0
-        while index < result.count {
-            if result[index] == UInt8(ascii: "%"), index + 2 < result.count,
-                result[index + 1].isHexDigit, result[index + 2].isHexDigit
-            {
-                for offset in 1...2 where (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(result[index + offset]) {
-                    result[index + offset] -= 0x20
-                }
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return result
     }
 
     /// The request's fields without hop-by-hop fields, any `Sigil-*` field (only the gateway says

@@ -37,7 +37,9 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
             responseSigner: middleware.responseSigner,
             includeSignatureBase: middleware.includeSignatureBase,
             readsClientCertificate: middleware.readsClientCertificate,
-            bodyLimit: service.configuration.bodyLimit
+            bodyLimit: service.configuration.bodyLimit,
+            bodyTimeout: middleware.bodyTimeout,
+            errorMiddleware: middleware.errorMiddleware
         )
         self.pins = pins
         self.backupPins = backupPins
@@ -78,8 +80,10 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
         var head = HTTPRequest(method: .post, scheme: nil, authority: nil, path: Registration.Path.devices)
         do {
             head = try SigilMiddleware.head(of: request)
-            let body = try await CollectedBody(request: request, limit: service.configuration.bodyLimit)
-                .reduce(into: [UInt8]()) { $0 += $1 }
+            let body = try await CollectedBody(
+                request: request, limit: service.configuration.bodyLimit, timeout: middleware.bodyTimeout
+            )
+            .reduce(into: [UInt8]()) { $0 += $1 }
             try BodyReader.check(body.count, limit: service.configuration.bodyLimit)
             let (registered, verified) = try await service.register(head, body: body)
             let response = try Self.json(registered, status: .created)

@@ -47,6 +47,11 @@ public struct SigilMiddleware: AsyncMiddleware {
     /// The most body read, when lower than the verifier's limit; `nil` for the application's
     /// `routes.defaultMaxBodySize`.
     public let bodyLimit: Int?
+    /// How long the body may take to arrive whole (Vapor has no such limit of its own); then
+    /// `request-timeout` (408).
+    public let bodyTimeout: Duration
+    /// Turns a route's errors into the responses that are signed; `nil` for Vapor's default.
+    public let errorMiddleware: ErrorMiddleware?
 
     /// Creates the middleware.
     ///
@@ -58,13 +63,21 @@ public struct SigilMiddleware: AsyncMiddleware {
     ///   - readsClientCertificate: read the TLS client certificate, and refuse one naming a key of
     ///     another device.
     ///   - bodyLimit: the most body to read; `nil` for the application's `routes.defaultMaxBodySize`.
+    ///   - bodyTimeout: how long the body may take to arrive whole.
+    ///   - errorMiddleware: makes responses of a route's errors (other than ``SigilError``) to be
+    ///     signed: your app's own, or `nil` for `ErrorMiddleware.default` in the app's environment
+    ///     (which shows an error's description outside production).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         includeSignatureBase: Bool = false,
         readsClientCertificate: Bool = false,
-        bodyLimit: Int? = nil
+        bodyLimit: Int? = nil,
+        bodyTimeout: Duration = .seconds(60),
+        errorMiddleware: ErrorMiddleware? = nil
     ) {
+        self.bodyTimeout = bodyTimeout
+        self.errorMiddleware = errorMiddleware
         self.verifier = verifier
         self.responseSigner = responseSigner
         self.includeSignatureBase = includeSignatureBase
@@ -83,16 +96,18 @@ public struct SigilMiddleware: AsyncMiddleware {
             return refusal(error, for: head)
         }
         request.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
-        guard let responseSigner else { return try await next.respond(to: request) }
         let response: Response
         do {
             response = try await next.respond(to: request)
         } catch let error as SigilError {
             return refusal(error, for: head, requestVerified: true)
         } catch {
-            response = try await ErrorMiddleware.default(environment: request.application.environment)
+            guard responseSigner != nil else { throw error }
+            response = try await
+                (errorMiddleware ?? ErrorMiddleware.default(environment: request.application.environment))
                 .respond(to: request, chainingTo: Failing(error: error)).get()
         }
+        guard let responseSigner else { return response }
         return try await Self.signed(response, with: responseSigner, answering: head, verified: verified, on: request)
     }
 
@@ -101,8 +116,18 @@ public struct SigilMiddleware: AsyncMiddleware {
         let limit = min(
             bodyLimit ?? request.application.routes.defaultMaxBodySize.value, verifier.configuration.bodyLimit)
         let (verified, _) = try await verifier.verify(
-            head, bodyChunks: CollectedBody(request: request, limit: limit), limit: limit)
+            head, bodyChunks: CollectedBody(request: request, limit: limit, timeout: bodyTimeout), limit: limit)
         var certificate: ClientCertificateIdentity?
+        let server = request.application.http.server.configuration
+        if readsClientCertificate, server.tlsConfiguration != nil,
+            server.customCertificateVerifyCallbackWithMetadata == nil || request.version.major >= 2
+        {
+            // Vapor keeps the chain only then: a certificate it does not show is one not checked.
+            throw SigilError(
+                .certificateMismatch,
+                "the client certificate cannot be checked: Vapor keeps it only over HTTP/1.1, with customCertificateVerifyCallbackWithMetadata"
+            ).ofVerifiedRequest()
+        }
         if readsClientCertificate, let leaf = request.peerCertificateChain?.leaf {
             var serializer = DER.Serializer()
             try? serializer.serialize(leaf)
@@ -135,7 +160,10 @@ public struct SigilMiddleware: AsyncMiddleware {
         verified: VerifiedRequest,
         on vaporRequest: Request
     ) async throws -> Response {
-        let body = try await response.body.collect(on: vaporRequest.eventLoop).get().map { Array(buffer: $0) } ?? []
+        // Vapor sends no body in answer to HEAD: the signature covers none.
+        let body =
+            request.method == .head
+            ? [] : try await response.body.collect(on: vaporRequest.eventLoop).get().map { Array(buffer: $0) } ?? []
         var head = HTTPResponse(status: .init(code: Int(response.status.code)))
         head.headerFields = try HTTPFields(checking: response.headers)
         try signer.sign(&head, body: body, answering: request, binding: ResponseBinding(verified))
@@ -150,6 +178,9 @@ public struct SigilMiddleware: AsyncMiddleware {
     static func head(of request: Request) throws -> HTTPRequest {
         guard let method = HTTPRequest.Method(request.method.rawValue) else {
             throw SigilError(.forbidden, "the method is not an HTTP token")
+        }
+        guard request.headers[.host].count <= 1 else {
+            throw SigilError(.forbidden, "the request has more than one Host field")
         }
         let query = request.url.query.map { "?\($0)" } ?? ""
         let secure = request.application.http.server.configuration.tlsConfiguration != nil
@@ -175,25 +206,29 @@ struct Failing: Responder {
 struct CollectedBody: AsyncSequence, Sendable {
     let request: Request
     let limit: Int
+    let timeout: Duration
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        let request: Request
-        let limit: Int
+        let body: CollectedBody
         var done = false
 
         mutating func next() async throws -> ByteBufferView? {
             guard !done else { return nil }
             done = true
+            let (request, limit) = (body.request, body.limit)
             do {
-                return try await request.body.collect(max: limit).get()?.readableBytesView
-                    ?? ByteBuffer().readableBytesView
+                // Vapor refuses a body of `max` bytes already; the verifier holds it to `limit` exactly.
+                let collected = try await withDeadline(
+                    body.timeout, SigilError(.requestTimeout, "the body did not arrive in time")
+                ) { try await request.body.collect(max: limit + 1).get() }
+                return collected?.readableBytesView ?? ByteBuffer().readableBytesView
             } catch let abort as Abort where abort.status == .payloadTooLarge {
                 throw SigilError(.bodyTooLarge, "the body is larger than \(limit) bytes")
             }
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(request: request, limit: limit) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(body: self) }
 }
 
 extension HTTPFields {

@@ -108,3 +108,37 @@ struct ReplayTests {
         #expect(!store.insertSync(keyID: "k", nonce: "n-49-0", expiresAt: now + 60, now: now - 61))
     }
 }
+
+@Suite("Canonical sigil-v1 paths")
+struct CanonicalPathPolicyTests {
+    @Test(
+        "with requiresCanonicalSigilV1Path, a sigil-v1 path that is not canonical is refused, signed, its nonce unused")
+    func canonicalPaths() async throws {
+        var strict = VerifierConfiguration()
+        strict.requiresCanonicalSigilV1Path = true
+        let setup = try await SigningSetup(.ed25519, configuration: strict)
+        let lenient = RequestVerifier(keys: setup.directory, nonces: setup.store, clock: setup.clock)
+        for (path, canonical) in [
+            ("/v1/users/q9xk", true), ("/v1/users/Q9XK", false), ("/v1/users/q9xk/", false), ("/v1/%71", false),
+            ("/v1/a%2fb", true), ("/v1/a%2Fb", true), ("/v1/./a", false), ("/v1/caf%C3%A9?Q=1", true),
+        ] {
+            var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: path)
+            try setup.signer(.sigilV1).sign(&request, body: [])
+            if canonical {
+                _ = try await setup.verifier.verify(request, body: [])
+                continue
+            }
+            let error = await #expect(throws: SigilError.self, "\(path)") {
+                try await setup.verifier.verify(request, body: [])
+            }
+            #expect(error?.code == .forbidden)
+            #expect(error?.requestVerified == true)
+            // The nonce was not recorded: the request is still the client's to send.
+            _ = try await lenient.verify(request, body: [])
+        }
+        // rfc9421 signs the path exactly: nothing to require.
+        var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/v1/Users/Q9")
+        try setup.signer(.rfc9421).sign(&request, body: [])
+        _ = try await setup.verifier.verify(request, body: [])
+    }
+}

@@ -22,6 +22,28 @@ public enum CanonicalTarget {
         return out
     }
 
+    /// Whether `path` is its own canonical path (section 2.3), the hex case of percent-triplets aside:
+    /// no letter to lowercase, no unreserved character encoded, no dot segment, no trailing `/`.
+    /// A server that routes on the raw path can require it of sigil-v1 requests, whose signature does
+    /// not tell `/users/Q9` from `/users/q9`.
+    public static func isCanonicalPath(_ path: ArraySlice<UInt8>) -> Bool {
+        var raw = Array(path)
+        var index = 0
+        while index + 2 < raw.count {
+            if raw[index] == UInt8(ascii: "%"), PercentEncoding.hexValue(raw[index + 1]) != nil,
+                PercentEncoding.hexValue(raw[index + 2]) != nil
+            {
+                for offset in 1...2 where (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(raw[index + offset]) {
+                    raw[index + offset] -= 0x20
+                }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return raw == canonicalPath(path)
+    }
+
     /// The canonical path of section 2.3.
     public static func canonicalPath(_ path: ArraySlice<UInt8>) -> [UInt8] {
         // Steps 2 and 3: normalize percent-encoding and lowercase letters outside triplets.

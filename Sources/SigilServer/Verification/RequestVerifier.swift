@@ -201,6 +201,15 @@ public struct RequestVerifier: Sendable {
         }
         // From here on the request is authentic: its refusals may be signed for it.
         if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
+        // Before the nonce is recorded: the request as the client sent it may still arrive.
+        if configuration.requiresCanonicalSigilV1Path, profile == .sigilV1,
+            !CanonicalTarget.isCanonicalPath(Array((request.path ?? "/").utf8).prefix { $0 != UInt8(ascii: "?") })
+        {
+            throw SigilError(
+                .forbidden,
+                "the path is not in its canonical form (PROTOCOL.md section 2.3), which this server requires of sigil-v1"
+            ).ofVerifiedRequest()
+        }
         do {
             try await record(keyID: signature.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
         } catch let error as SigilError {

@@ -16,6 +16,15 @@ public struct VerifierConfiguration: Sendable {
     public var requiredComponents: [ComponentIdentifier] = [.method, .authority, .path, .query]
     /// rfc9421: the label to verify; `nil` verifies the first signature of `Signature-Input`.
     public var label: String?
+    /// sigil-v1: refuse (403 `forbidden`, signed, the nonce left unused) an authentic request whose
+    /// path is not its own canonical path (``CanonicalTarget/isCanonicalPath(_:)``). sigil-v1 signs the
+    /// canonical path, so `/users/Q9` and `/users/q9` carry the same signature; PROTOCOL.md section 2.3
+    /// asks a server to route on the canonical path or have no routes and path parameters that differ
+    /// by case, a trailing `/` or percent-encoding. A server that routes on the raw path (Vapor,
+    /// Hummingbird, an OpenAPI router) and has case-sensitive identifiers in paths turns this on, so a
+    /// request altered on the way in a way the signature does not see is refused. Off by default, as
+    /// the contract and its vectors accept such paths.
+    public var requiresCanonicalSigilV1Path = false
 
     /// The default configuration.
     public init() {}

@@ -5,6 +5,7 @@ import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilJWT
+import SigilServe
 import SigilServer
 import SigilTLS
 import SigilVapor
@@ -24,7 +25,9 @@ struct VaporAdapterTests {
         _ app: Application,
         clock: ManualUnixClock,
         certificates: CertificateAuthority? = nil,
-        bodyLimit: Int? = nil
+        bodyLimit: Int? = nil,
+        bodyTimeout: Duration = .seconds(60),
+        readsClientCertificate: Bool = false
     ) throws -> (SigilVapor.SigilMiddleware, MemoryKeyDirectory, SigningKey) {
         let directory = MemoryKeyDirectory(clock: clock)
         let nonces = MemoryNonceStore(clock: clock)
@@ -33,7 +36,7 @@ struct VaporAdapterTests {
         let sigil = SigilVapor.SigilMiddleware(
             verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock),
             responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock),
-            bodyLimit: bodyLimit)
+            readsClientCertificate: readsClientCertificate, bodyLimit: bodyLimit, bodyTimeout: bodyTimeout)
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
             certificates: certificates, clock: clock)
@@ -94,6 +97,11 @@ struct VaporAdapterTests {
                     #expect(me.head.status == .ok, "\(profile)")
                     #expect(me.signatureVerified)
                     #expect(String(decoding: me.body, as: UTF8.self) == keyID)
+                    // Vapor answers HEAD with GET's route and no body: the signature covers none.
+                    let head = try await session.send(
+                        HTTPRequest(method: .head, scheme: "http", authority: "127.0.0.1:\(port)", path: "/api/me"))
+                    #expect(head.head.status == .ok)
+                    #expect(head.signatureVerified)
                     let body = Array(#"{"b":2,"a":[1,2.5]}"#.utf8)
                     var post = HTTPRequest(
                         method: .post, scheme: "http", authority: "127.0.0.1:\(port)", path: "/api/echo?x=1")
@@ -202,9 +210,67 @@ struct VaporAdapterTests {
             let (_, unknown) = try Self.signed(.get, "/api/me", signer: stranger)
             #expect(Self.code(try await tester.sendRequest(.GET, "/api/me", headers: unknown)) == "unknown-key")
 
+            // Two Host fields: which one was signed is not for the server to guess.
+            let (_, twice) = try Self.signed(
+                .get, "/api/me", signer: RequestSigner(key: key, keyID: keyID, clock: clock))
+            var twoHosts = twice
+            twoHosts.add(name: "Host", value: "evil.example")
+            let doubled = try await tester.sendRequest(.GET, "/api/me", headers: twoHosts)
+            #expect(doubled.status == .forbidden)
+            #expect(Self.code(doubled) == "forbidden")
+
             // A route outside the middleware that asks for the identity answers 401, never a 500.
             let open = try await tester.sendRequest(.GET, "/open", headers: ["Host": "api.example.com"])
             #expect(open.status == .unauthorized)
+        }
+    }
+
+    @Test("a body that stalls gets 408 request-timeout; a client certificate Vapor cannot show is refused")
+    func stalledBodyAndUnreadableCertificate() async throws {
+        let clock = ManualUnixClock(SystemUnixClock().now())
+        try await withApp { app in
+            let (_, directory, _) = try Self.configure(app, clock: clock, bodyTimeout: .milliseconds(300))
+            let key = try SigningKey.generate(.ed25519)
+            let keyID = try #require(key.derivedKeyID)
+            try await directory.add(try key.verificationKey, keyID: keyID)
+            let port = try ExternalServers.freePort()
+            try await app.server.start(address: .hostname("127.0.0.1", port: port))
+            do {
+                let body = Array(#"{"a":1}"#.utf8)
+                var head = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:\(port)", path: "/api/echo")
+                head.headerFields[.contentType] = "application/json"
+                try RequestSigner(key: key, keyID: keyID, clock: clock).sign(&head, body: body)
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/echo")
+                request.method = .POST
+                for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+                // One byte of seven, then nothing.
+                let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+                continuation.yield(ByteBuffer(bytes: body.prefix(1)))
+                request.body = .stream(stream, length: .known(Int64(body.count)))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                let answer = try await response.body.collect(upTo: 1 << 16)
+                continuation.finish()
+                #expect(response.status == .requestTimeout)
+                #expect(String(buffer: answer).contains("request-timeout"))
+            } catch {
+                await app.server.shutdown()
+                throw error
+            }
+            await app.server.shutdown()
+        }
+        try await withApp { app in
+            let (_, directory, _) = try Self.configure(app, clock: clock, readsClientCertificate: true)
+            let key = try SigningKey.generate(.ed25519)
+            let keyID = try #require(key.derivedKeyID)
+            try await directory.add(try key.verificationKey, keyID: keyID)
+            let files = try DataDirectory(path: TestServer.temporaryDirectory()).tlsFiles(
+                certificate: nil, key: nil, names: ["localhost"])
+            app.http.server.configuration.tlsConfiguration = ServerTLS.configuration(
+                identity: try TLSIdentity(certificateFile: files.certificate, keyFile: files.key))
+            let (_, headers) = try Self.signed(
+                .get, "/api/me", signer: RequestSigner(key: key, keyID: keyID, clock: clock))
+            let refused = try await app.testing().sendRequest(.GET, "/api/me", headers: headers)
+            #expect(Self.code(refused) == "certificate-mismatch")
         }
     }
 
