@@ -29,29 +29,16 @@ struct GatewayBench: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
-    var seconds: Double = 5
-
-    @Option(name: .long, help: "Requests in flight at once.")
-    var concurrency = 32
-
-    @Option(name: .long, help: "Request body bytes (JSON).")
-    var bodySize = 1024
+    @OptionGroup var load: LoadOptions
 
     @Option(name: .long, help: "An upstream to measure, http://host:port (it must answer POST /v1/echo with 200).")
     var upstream: String?
-
-    @Flag(name: .long, help: "Print JSON instead of a table.")
-    var json = false
 
     func run() async throws {
         #if DEBUG
             FileHandle.standardError.write(
                 Data("sigil: warning: a debug build; run `swift run -c release sigil bench gateway`\n".utf8))
         #endif
-        guard seconds > 0, (1...1024).contains(concurrency), (2...(1 << 20)).contains(bodySize) else {
-            throw SigilInputError("--seconds > 0, --concurrency 1 to 1024, --body-size 2 to 1 MiB")
-        }
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
@@ -91,7 +78,7 @@ struct GatewayBench: AsyncParsableCommand {
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gateway.certificateFile))
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         // As many HTTP/1.1 connections to the upstream as requests in flight, as the gateway has.
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = load.concurrency
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let figures = try await measure(
@@ -110,7 +97,7 @@ struct GatewayBench: AsyncParsableCommand {
         client: HTTPClient, gateway: SigilServe.Prepared, gatewayPort: Int, upstreamPort: Int, upstreamTLSPort: Int?
     ) async throws -> [(String, Double)] {
         var bench = HTTPBench()
-        bench.concurrency = concurrency
+        bench.load = load
         let device = try SigningKey.generate(.ecdsaP256SHA256)
         let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
         try await bench.register(device, token: gateway.enrollToken ?? "", client: client, port: gatewayPort)
@@ -133,19 +120,7 @@ struct GatewayBench: AsyncParsableCommand {
         } else {
             modes.insert(modes.removeLast(), at: 0)
         }
-        let body = Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8)
-        for mode in modes {
-            _ = try await bench.run(mode, port: ports[mode.server], body: body, client: client, for: 0.2)
-        }
-        var totals = [Double](repeating: 0, count: modes.count)
-        let slices = 5
-        for _ in 0..<slices {
-            for (index, mode) in modes.enumerated() {
-                totals[index] += try await bench.run(
-                    mode, port: ports[mode.server], body: body, client: client, for: seconds / Double(slices))
-            }
-        }
-        return zip(modes, totals).map { ($0.name, $1 / seconds) }
+        return try await bench.measure(modes, ports: ports, client: client)
     }
 
     /// A minimal upstream: reads the body, answers `{"received":N}`; over TLS and HTTP/2 with `tls`.
@@ -183,8 +158,8 @@ struct GatewayBench: AsyncParsableCommand {
     }
 
     func report(_ figures: [(String, Double)]) {
-        HTTPBench.report(
-            figures, json: json, concurrency: concurrency, bodySize: bodySize,
-            header: "| request (\(bodySize) B JSON, \(concurrency) in flight) | requests/s | vs straight |")
+        load.report(
+            figures,
+            header: "| request (\(load.bodySize) B JSON, \(load.concurrency) in flight) | requests/s | vs straight |")
     }
 }

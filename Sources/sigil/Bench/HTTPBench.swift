@@ -23,17 +23,7 @@ struct HTTPBench: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
-    var seconds: Double = 5
-
-    @Option(name: .long, help: "Requests in flight at once.")
-    var concurrency = 32
-
-    @Option(name: .long, help: "Request body bytes (JSON).")
-    var bodySize = 1024
-
-    @Flag(name: .long, help: "Print JSON instead of a table.")
-    var json = false
+    @OptionGroup var load: LoadOptions
 
     @Option(name: .long, help: "Replicas of `sigil serve` sharing --store, measured against one.")
     var replicas = 1
@@ -59,9 +49,6 @@ struct HTTPBench: AsyncParsableCommand {
             FileHandle.standardError.write(
                 Data("sigil: warning: a debug build; run `swift run -c release sigil bench http`\n".utf8))
         #endif
-        guard seconds > 0, (1...1024).contains(concurrency), (2...(1 << 20)).contains(bodySize) else {
-            throw SigilInputError("--seconds > 0, --concurrency 1 to 1024, --body-size 2 to 1 MiB")
-        }
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical
         if replicas != 1 || store != nil {
@@ -132,7 +119,13 @@ struct HTTPBench: AsyncParsableCommand {
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
         }
-        let body = Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8)
+        return try await measure(modes, ports: ports, client: client)
+    }
+
+    /// Requests per second of each of `modes`, each sent to `ports[mode.server]`: after a warm-up,
+    /// in five alternating slices, so drift in the machine's speed hits every mode alike.
+    func measure(_ modes: [Mode], ports: [Int], client: HTTPClient) async throws -> [(String, Double)] {
+        let body = load.body
         // Warm up connections and code paths.
         for mode in modes { _ = try await run(mode, port: ports[mode.server], body: body, client: client, for: 0.2) }
         var totals = [Double](repeating: 0, count: modes.count)
@@ -140,10 +133,10 @@ struct HTTPBench: AsyncParsableCommand {
         for _ in 0..<slices {
             for (index, mode) in modes.enumerated() {
                 totals[index] += try await run(
-                    mode, port: ports[mode.server], body: body, client: client, for: seconds / Double(slices))
+                    mode, port: ports[mode.server], body: body, client: client, for: load.seconds / Double(slices))
             }
         }
-        return zip(modes, totals).map { ($0.name, $1 / seconds) }
+        return zip(modes, totals).map { ($0.name, $1 / load.seconds) }
     }
 
     /// Sends `mode`'s requests with `concurrency` in flight for `duration` seconds; returns how many
@@ -157,7 +150,7 @@ struct HTTPBench: AsyncParsableCommand {
     {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
         return try await withThrowingTaskGroup(of: Int.self) { group in
-            for task in 0..<concurrency {
+            for task in 0..<load.concurrency {
                 let port = ports[task % ports.count]
                 group.addTask {
                     var done = 0
@@ -178,31 +171,11 @@ struct HTTPBench: AsyncParsableCommand {
     }
 
     func report(_ figures: [(String, Double)]) {
-        Self.report(
-            figures, json: json, concurrency: concurrency, bodySize: bodySize,
+        load.report(
+            figures,
             header:
-                "| request (\(bodySize) B JSON, \(concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
+                "| request (\(load.bodySize) B JSON, \(load.concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
         )
-    }
-
-    /// Prints `figures` as a table under `header`, each against the first, or as JSON.
-    static func report(_ figures: [(String, Double)], json: Bool, concurrency: Int, bodySize: Int, header: String) {
-        let baseline = figures.first?.1 ?? 1
-        if json {
-            let rows = figures.map {
-                ["mode": $0.0, "requestsPerSecond": $0.1, "ratio": $0.1 / baseline] as [String: Any]
-            }
-            let object: [String: Any] = ["concurrency": concurrency, "bodyBytes": bodySize, "modes": rows]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
-            }
-            return
-        }
-        print(header)
-        print("|---|---:|---:|")
-        for (name, rate) in figures {
-            print("| \(name) | \(CoreBench.format(rate)) | \(String(format: "%.2f", rate / baseline)) |")
-        }
     }
 
     // MARK: Requests
@@ -256,5 +229,49 @@ struct HTTPBench: AsyncParsableCommand {
             let secret = (reply.json["secret"] as? String).flatMap(Base64.decode)
         else { throw SigilInputError("no secret issued: status \(reply.status)") }
         return RequestSigner(key: try SigningKey(hmacSecret: secret), keyID: keyID)
+    }
+}
+
+/// The load the HTTP benches put on a server, and how they print what it gave.
+struct LoadOptions: ParsableArguments {
+    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
+    var seconds: Double = 5
+
+    @Option(name: .long, help: "Requests in flight at once.")
+    var concurrency = 32
+
+    @Option(name: .long, help: "Request body bytes (JSON).")
+    var bodySize = 1024
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    func validate() throws {
+        guard seconds > 0, (1...1024).contains(concurrency), (2...(1 << 20)).contains(bodySize) else {
+            throw ValidationError("--seconds > 0, --concurrency 1 to 1024, --body-size 2 to 1 MiB")
+        }
+    }
+
+    /// A JSON body of `bodySize` bytes.
+    var body: [UInt8] { Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8) }
+
+    /// Prints `figures` as a table under `header`, each against the first, or as JSON.
+    func report(_ figures: [(String, Double)], header: String) {
+        let baseline = figures.first?.1 ?? 1
+        if json {
+            let rows = figures.map {
+                ["mode": $0.0, "requestsPerSecond": $0.1, "ratio": $0.1 / baseline] as [String: Any]
+            }
+            let object: [String: Any] = ["concurrency": concurrency, "bodyBytes": bodySize, "modes": rows]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        print(header)
+        print("|---|---:|---:|")
+        for (name, rate) in figures {
+            print("| \(name) | \(CoreBench.format(rate)) | \(String(format: "%.2f", rate / baseline)) |")
+        }
     }
 }

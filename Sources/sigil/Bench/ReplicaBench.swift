@@ -72,7 +72,7 @@ extension HTTPBench {
         try await register(device, token: first.enrollToken ?? "", client: client, port: ports[0])
         let hmac = try await secret(for: ecdsa, client: client, port: ports[0])
         let mode = Mode(name: "hmac-sha256 verified", path: "/v1/echo", signer: hmac, server: 0)
-        let body = Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8)
+        let body = load.body
         let spreads = [[ports[0]], ports]
         for spread in spreads { _ = try await run(mode, ports: spread, body: body, client: client, for: 0.2) }
         var totals = [0.0, 0.0]
@@ -80,10 +80,10 @@ extension HTTPBench {
         for _ in 0..<slices {
             for (index, spread) in spreads.enumerated() {
                 totals[index] += try await run(
-                    mode, ports: spread, body: body, client: client, for: seconds / Double(slices))
+                    mode, ports: spread, body: body, client: client, for: load.seconds / Double(slices))
             }
         }
-        return totals.map { $0 / seconds }
+        return totals.map { $0 / load.seconds }
     }
 
     /// Milliseconds from a revocation on `prepared`'s replica to the first refusal by the replica at
@@ -126,9 +126,9 @@ extension HTTPBench {
         let one = figures[0]
         let many = figures[1]
         let sorted = propagation.sorted()
-        if json {
+        if load.json {
             let object: [String: Any] = [
-                "replicas": replicas, "concurrency": concurrency, "bodyBytes": bodySize, "stores": stores,
+                "replicas": replicas, "concurrency": load.concurrency, "bodyBytes": load.bodySize, "stores": stores,
                 "oneReplicaRequestsPerSecond": one, "replicasRequestsPerSecond": many, "ratio": many / one,
                 "revocationMilliseconds": propagation,
             ]
@@ -138,7 +138,7 @@ extension HTTPBench {
             return
         }
         print(
-            "| HMAC-verified requests (\(bodySize) B JSON, \(concurrency) in flight, one process; \(stores)) | requests/s | vs one replica |"
+            "| HMAC-verified requests (\(load.bodySize) B JSON, \(load.concurrency) in flight, one process; \(stores)) | requests/s | vs one replica |"
         )
         print("|---|---:|---:|")
         print("| one replica | \(CoreBench.format(one)) | 1.00 |")
