@@ -72,7 +72,7 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
             )
             verified = identity
             request.body = RequestBody(buffer: ByteBuffer(bytes: body))
-            certificate = readsClientCertificate ? await Self.clientCertificate(of: context.channel) : nil
+            certificate = readsClientCertificate ? try await Self.clientCertificate(of: context.channel) : nil
             if let certificateKeyID = certificate?.sigilKeyID {
                 try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
             }
@@ -102,15 +102,19 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     }
 
     /// The client certificate of the connection `channel` belongs to (the stream's parent for HTTP/2).
-    static func clientCertificate(of channel: (any Channel)?) async -> ClientCertificateIdentity? {
+    ///
+    /// - Throws: `certificate-mismatch` for a certificate that cannot be read: one not read is one not checked.
+    static func clientCertificate(of channel: (any Channel)?) async throws -> ClientCertificateIdentity? {
         var candidate = channel
         while let current = candidate {
+            let found: NIOSSLCertificate?
             do {
-                let found = try await current.nioSSL_peerCertificate().get()
-                return found.flatMap { try? ClientCertificateIdentity(der: $0.toDERBytes()) }
+                found = try await current.nioSSL_peerCertificate().get()
             } catch {
                 candidate = current.parent
+                continue
             }
+            return try found.map { try ClientCertificateIdentity(readingPeer: (try? $0.toDERBytes()) ?? []) }
         }
         return nil
     }

@@ -162,6 +162,18 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
     /// The SPKI pin of the certificate's key.
     public let pin: String
 
+    /// Reads the certificate a TLS peer presented, for a check that must not be skipped.
+    ///
+    /// - Throws: ``SigilError`` `certificate-mismatch` when it cannot be read (a certificate not read
+    ///   is a certificate not checked).
+    public init(readingPeer der: [UInt8]) throws {
+        do {
+            try self.init(der: der)
+        } catch {
+            throw SigilError(.certificateMismatch, "the client certificate cannot be read")
+        }
+    }
+
     /// Reads the identity of a DER certificate.
     public init(der: [UInt8]) throws {
         let certificate = try Certificate(derEncoded: der)

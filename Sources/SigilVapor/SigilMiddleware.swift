@@ -130,8 +130,9 @@ public struct SigilMiddleware: AsyncMiddleware {
         }
         if readsClientCertificate, let leaf = request.peerCertificateChain?.leaf {
             var serializer = DER.Serializer()
-            try? serializer.serialize(leaf)
-            certificate = try? ClientCertificateIdentity(der: serializer.serializedBytes)
+            // Bytes that do not serialize read as no certificate, which is refused.
+            let der = (try? serializer.serialize(leaf)) != nil ? serializer.serializedBytes : []
+            certificate = try ClientCertificateIdentity(readingPeer: der)
             if let certificateKeyID = certificate?.sigilKeyID {
                 try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
             }

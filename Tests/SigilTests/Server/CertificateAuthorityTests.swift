@@ -60,4 +60,10 @@ struct PKCS12Tests {
             _ = try PKCS12.bundle(privateKeyDER: keyDER, certificatesDER: [], password: "")
         }
     }
+
+    @Test("a peer certificate that cannot be read is a certificate-mismatch, never skipped")
+    func unreadablePeer() {
+        let error = #expect(throws: SigilError.self) { try ClientCertificateIdentity(readingPeer: [0x30, 0x03, 0x02]) }
+        #expect(error?.code == .certificateMismatch)
+    }
 }
