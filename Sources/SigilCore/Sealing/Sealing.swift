@@ -1,0 +1,251 @@
+import Crypto
+import Foundation
+
+/// Sealed bodies and secrets (PROTOCOL.md section 6): HPKE (RFC 9180) base mode with the X-Wing KEM
+/// (X25519 and ML-KEM-768), HKDF-SHA256 and AES-256-GCM, empty AAD, what a message is bound to in
+/// `info`. What a recorded TLS session or a TLS-intercepting proxy sees of a sealed body is
+/// ciphertext, against today's and a quantum computer's attacks.
+public enum Sealing {
+    /// The `Content-Encoding` of a sealed body.
+    public static let contentEncoding = "sigil-hpke"
+    /// The `kem` of a sealing key in discovery.
+    public static let kemName = "x-wing"
+    /// HPKE's suite.
+    static let suite = HPKE.Ciphersuite.XWingMLKEM768X25519_SHA256_AES_GCM_256
+    /// The bytes of an X-Wing encapsulated key.
+    public static let encapsulatedKeyCount = 1120
+    /// The bytes of an X-Wing public key.
+    public static let publicKeyCount = 1216
+    /// The bytes of a key ID at the head of a sealed request.
+    public static let keyIDCount = 16
+    /// The bytes of a sealed response's nonce.
+    static let responseNonceCount = 32
+
+    static let requestLabel = Array("sigil sealed request v1".utf8)
+    static let responseLabel = Array("sigil sealed response v1".utf8)
+    static let secretLabel = Array("sigil sealed secret v1".utf8)
+
+    /// `label || 0x00 || value`: an `info` of section 6.
+    static func info(_ label: [UInt8], _ value: String) -> [UInt8] { label + [0] + Array(value.utf8) }
+
+    static func invalid(_ detail: String) -> SigilError { SigilError(.sealedBodyInvalid, detail) }
+
+    // MARK: Requests (section 6.2)
+
+    /// Seals a request body to `key` for the request whose nonce is `nonce` (sign the request after,
+    /// over the sealed bytes).
+    ///
+    /// - Returns: the body to send, and what opens the sealed response to it.
+    public static func sealRequest(_ plaintext: [UInt8], to key: SealingPublicKey, nonce: String) throws
+        -> (body: [UInt8], response: SealedResponseOpener)
+    {
+        var sender = try HPKE.Sender(recipientKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, nonce)))
+        let ciphertext = try sender.seal(plaintext)
+        let encapsulated = Array(sender.encapsulatedKey)
+        let secret = try sender.exportSecret(context: Data(responseLabel), outputByteCount: 32)
+        return (
+            Array(key.keyID.utf8) + encapsulated + ciphertext,
+            SealedResponseOpener(encapsulatedKey: encapsulated, secret: secret)
+        )
+    }
+
+    /// The key ID a sealed request body names, for choosing the key to open it with.
+    ///
+    /// - Throws: `sealed-body-invalid` for a body too short to be sealed.
+    public static func keyID(ofSealedRequest body: [UInt8]) throws -> String {
+        guard body.count >= keyIDCount + encapsulatedKeyCount + 16 else {
+            throw invalid("the sealed body is too short")
+        }
+        return String(decoding: body.prefix(keyIDCount), as: UTF8.self)
+    }
+
+    /// Opens a sealed request body with the first of `keys` its key ID names, for the request whose
+    /// nonce is `nonce` (check the request's signature first).
+    ///
+    /// - Returns: the plaintext, and what seals the response to it.
+    /// - Throws: `sealed-body-invalid` when no key is named or the body does not open.
+    public static func openRequest(_ body: [UInt8], with keys: [SealingPrivateKey], nonce: String) throws
+        -> (plaintext: [UInt8], response: SealedResponseSealer)
+    {
+        let keyID = try keyID(ofSealedRequest: body)
+        guard let key = keys.first(where: { $0.keyID == keyID }) else {
+            throw invalid("the body is sealed to a key this server does not hold")
+        }
+        let encapsulated = Array(body[keyIDCount..<(keyIDCount + encapsulatedKeyCount)])
+        do {
+            var recipient = try HPKE.Recipient(
+                privateKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, nonce)),
+                encapsulatedKey: Data(encapsulated))
+            let plaintext = try recipient.open(body[(keyIDCount + encapsulatedKeyCount)...])
+            let secret = try recipient.exportSecret(context: Data(responseLabel), outputByteCount: 32)
+            return (Array(plaintext), SealedResponseSealer(encapsulatedKey: encapsulated, secret: secret))
+        } catch {
+            throw invalid("the sealed body does not open")
+        }
+    }
+
+    // MARK: Secrets (section 6.4)
+
+    /// Seals an HMAC secret to a device's sealing key, bound to the secret's key ID.
+    ///
+    /// - Returns: `enc || ciphertext`, to send in standard base64 as `sealedSecret`.
+    public static func sealSecret(_ secret: [UInt8], keyID: String, to key: SealingPublicKey) throws -> [UInt8] {
+        var sender = try HPKE.Sender(recipientKey: key.key, ciphersuite: suite, info: Data(info(secretLabel, keyID)))
+        return Array(sender.encapsulatedKey) + (try sender.seal(secret))
+    }
+
+    /// Opens a sealed secret with the device's sealing key.
+    ///
+    /// - Throws: `sealed-body-invalid` when it does not open with this key for this key ID.
+    public static func openSecret(_ sealed: [UInt8], keyID: String, with key: SealingPrivateKey) throws -> [UInt8] {
+        guard sealed.count >= encapsulatedKeyCount + 16 else { throw invalid("the sealed secret is too short") }
+        do {
+            var recipient = try HPKE.Recipient(
+                privateKey: key.key, ciphersuite: suite, info: Data(info(secretLabel, keyID)),
+                encapsulatedKey: Data(sealed.prefix(encapsulatedKeyCount)))
+            return Array(try recipient.open(sealed.dropFirst(encapsulatedKeyCount)))
+        } catch {
+            throw invalid("the sealed secret does not open with this key")
+        }
+    }
+
+    // MARK: Responses (section 6.3)
+
+    /// The response key and nonce of section 6.3 for `responseNonce`.
+    static func responseKey(encapsulatedKey: [UInt8], secret: SymmetricKey, responseNonce: some DataProtocol) -> (
+        SymmetricKey, AES.GCM.Nonce?
+    ) {
+        let prk = HKDF<SHA256>.extract(
+            inputKeyMaterial: secret, salt: encapsulatedKey + Array(responseNonce))
+        let key = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("key".utf8), outputByteCount: 32)
+        let nonce = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("nonce".utf8), outputByteCount: 12)
+        return (key, nonce.withUnsafeBytes { try? AES.GCM.Nonce(data: Array($0)) })
+    }
+}
+
+/// Seals the response to a sealed request (the server's side of section 6.3).
+public struct SealedResponseSealer: Sendable {
+    let encapsulatedKey: [UInt8]
+    let secret: SymmetricKey
+
+    /// `response_nonce || AES-256-GCM(plaintext)`, to send with `Content-Encoding: sigil-hpke`.
+    public func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
+        var responseNonce = [UInt8](repeating: 0, count: Sealing.responseNonceCount)
+        var generator = SystemRandomNumberGenerator()
+        for index in responseNonce.indices { responseNonce[index] = generator.next() }
+        let (key, nonce) = Sealing.responseKey(
+            encapsulatedKey: encapsulatedKey, secret: secret, responseNonce: responseNonce)
+        guard let nonce else { throw Sealing.invalid("no response nonce") }
+        let box = try AES.GCM.seal(plaintext, using: key, nonce: nonce)
+        return responseNonce + Array(box.ciphertext) + Array(box.tag)
+    }
+}
+
+/// Opens the response to a sealed request (the client's side of section 6.3).
+public struct SealedResponseOpener: Sendable {
+    let encapsulatedKey: [UInt8]
+    let secret: SymmetricKey
+
+    /// The plaintext of a sealed response body.
+    ///
+    /// - Throws: `sealed-body-invalid` when it does not open (another request's, altered, truncated).
+    public func open(_ body: [UInt8]) throws -> [UInt8] {
+        guard body.count >= Sealing.responseNonceCount + 16 else {
+            throw Sealing.invalid("the sealed answer is too short")
+        }
+        let (key, nonce) = Sealing.responseKey(
+            encapsulatedKey: encapsulatedKey, secret: secret, responseNonce: body.prefix(Sealing.responseNonceCount))
+        do {
+            guard let nonce else { throw Sealing.invalid("no response nonce") }
+            let sealed = body.dropFirst(Sealing.responseNonceCount)
+            let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
+            return Array(try AES.GCM.open(box, using: key))
+        } catch {
+            throw Sealing.invalid("the sealed answer does not open")
+        }
+    }
+}
+
+/// An X-Wing public key that bodies and secrets are sealed to, with its section 1 key ID.
+public struct SealingPublicKey: Sendable, Hashable {
+    let key: XWingMLKEM768X25519.PublicKey
+    /// The key ID: lowercase hex of the first 8 bytes of SHA-256 over the 1216-byte key.
+    public let keyID: String
+
+    /// The key from its 1216-byte encoding (ML-KEM-768's 1184 bytes, then X25519's 32).
+    public init(rawRepresentation: some DataProtocol) throws {
+        let bytes = Array(rawRepresentation)
+        guard bytes.count == Sealing.publicKeyCount,
+            let key = try? XWingMLKEM768X25519.PublicKey(rawRepresentation: bytes)
+        else { throw SigilInputError("not a \(Sealing.publicKeyCount)-byte X-Wing public key") }
+        self.key = key
+        keyID = Hex.encode(Array(SHA256.hash(data: bytes).prefix(8)))
+    }
+
+    /// The 1216-byte encoding.
+    public var rawRepresentation: [UInt8] { Array(key.rawRepresentation) }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
+    public func hash(into hasher: inout Hasher) { hasher.combine(keyID) }
+}
+
+/// An X-Wing private key, kept as its 32-byte seed.
+public struct SealingPrivateKey: Sendable {
+    let key: XWingMLKEM768X25519.PrivateKey
+    /// The public key.
+    public let publicKey: SealingPublicKey
+
+    /// A new key from the system's randomness.
+    public static func generate() throws -> SealingPrivateKey {
+        try SealingPrivateKey(key: XWingMLKEM768X25519.PrivateKey.generate())
+    }
+
+    /// The key of a 32-byte seed.
+    public init(seed: some DataProtocol) throws {
+        guard seed.count == 32, let key = try? XWingMLKEM768X25519.PrivateKey(seedRepresentation: seed, publicKey: nil)
+        else { throw SigilInputError("not a 32-byte X-Wing seed") }
+        try self.init(key: key)
+    }
+
+    init(key: XWingMLKEM768X25519.PrivateKey) throws {
+        self.key = key
+        publicKey = try SealingPublicKey(rawRepresentation: key.publicKey.rawRepresentation)
+    }
+
+    /// The 32-byte seed.
+    public var seed: [UInt8] { Array(key.seedRepresentation) }
+    /// The public key's ID.
+    public var keyID: String { publicKey.keyID }
+}
+
+extension Sealing {
+    /// The PEM label of an X-Wing private key file: the 32-byte seed.
+    public static let privateKeyLabel = "SIGIL X-WING SEED"
+    /// The PEM label of an X-Wing public key file: the 1216-byte key.
+    public static let publicKeyLabel = "SIGIL X-WING PUBLIC KEY"
+
+    /// The PEM file of `key`'s seed (keep it 0600).
+    public static func privateKeyFile(for key: SealingPrivateKey) -> String {
+        PEM.encode(key.seed, label: privateKeyLabel)
+    }
+
+    /// The PEM file of a public key.
+    public static func publicKeyFile(for key: SealingPublicKey) -> String {
+        PEM.encode(key.rawRepresentation, label: publicKeyLabel)
+    }
+
+    /// A private key from its PEM file.
+    public static func privateKey(pem: String) throws -> SealingPrivateKey {
+        let (label, bytes) = try PEM.decode(pem)
+        guard label == privateKeyLabel else { throw SigilInputError("not a \(privateKeyLabel) file") }
+        return try SealingPrivateKey(seed: bytes)
+    }
+
+    /// A public key from its PEM file, or from the private key's file.
+    public static func publicKey(pem: String) throws -> SealingPublicKey {
+        let (label, bytes) = try PEM.decode(pem)
+        if label == privateKeyLabel { return try SealingPrivateKey(seed: bytes).publicKey }
+        guard label == publicKeyLabel else { throw SigilInputError("not a \(publicKeyLabel) file") }
+        return try SealingPublicKey(rawRepresentation: bytes)
+    }
+}
