@@ -56,6 +56,13 @@ public struct RequestSigner: Sendable {
     @discardableResult
     public func sign(_ request: inout HTTPRequest, body: [UInt8]) throws -> String {
         let nonce = nonces.next()
+        try sign(&request, body: body, nonce: nonce)
+        return nonce
+    }
+
+    /// Signs `request` in place with `nonce`, which a body sealed for this request was bound to
+    /// (PROTOCOL.md section 6.2).
+    public func sign(_ request: inout HTTPRequest, body: [UInt8], nonce: String) throws {
         let timestamp = clock.now()
         switch profile {
         case .sigilV1:
@@ -78,6 +85,10 @@ public struct RequestSigner: Sendable {
             // A digest from an earlier signing of this request is replaced: the body may have changed.
             request.headerFields[MessageSignatures.contentDigestField] = nil
             ContentDigest.cover(body, in: &request.headerFields, components: &covered)
+            // A sealed body's coding is signed too: without it the server would not open the body.
+            if request.headerFields[.contentEncoding] != nil, !covered.contains(Self.contentEncoding) {
+                covered.append(Self.contentEncoding)
+            }
             let input = SignatureInput(
                 components: covered,
                 created: timestamp,
@@ -94,8 +105,9 @@ public struct RequestSigner: Sendable {
             request.headerFields[MessageSignatures.signatureInputField] = inputMember
             request.headerFields[MessageSignatures.signatureField] = signatureMember
         }
-        return nonce
     }
+
+    static let contentEncoding = ComponentIdentifier("content-encoding")
 
     /// Signs a Foundation `URLRequest` in place (its `httpBody` is the body).
     @discardableResult

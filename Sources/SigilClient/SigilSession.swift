@@ -20,6 +20,10 @@ public struct SigilResponse: Sendable {
     public let attempts: Int
     /// The signature base of the request as last sent, for diagnosing a refusal.
     public let sentRequest: HTTPRequest
+    /// The key ID of the server's sealing key the request body was sealed to, when it was.
+    public var sealedTo: String?
+    /// Whether the answer came sealed (its ``body`` is the opened plaintext).
+    public var answerSealed = false
 
     /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows.
     public var problemCode: SigilError.Code? { refusal?.code }
@@ -74,6 +78,11 @@ public struct SigilSession: Sendable {
     public let responses: ResponseVerifier?
     /// Refuse responses the server did not sign (needs ``responses``).
     public var requireSignedResponses: Bool
+    /// The server's sealing key (the first of discovery's `sealingKeys`), for sealed bodies.
+    public var sealingKey: SealingPublicKey?
+    /// Seal every request body to ``sealingKey`` (PROTOCOL.md section 6); `send(_:body:sealed:)`
+    /// decides per request.
+    public var sealsBodies = false
 
     /// Creates a session.
     ///
@@ -101,21 +110,37 @@ public struct SigilSession: Sendable {
     ///
     /// - Throws: the transport's errors; ``SigilError`` when the response's signature is missing
     ///   (with ``requireSignedResponses``), from another key, stale, or does not verify.
-    public func send(_ request: HTTPRequest, body: [UInt8] = []) async throws -> SigilResponse {
+    ///
+    /// With `sealed` (or ``sealsBodies``), the body is sealed to ``sealingKey`` for this request's
+    /// nonce before it is signed, and the sealed answer opened; a successful answer that is not sealed
+    /// is refused (`sealed-body-invalid`), so a proxy that strips the coding learns nothing from it.
+    public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
+        let seal = sealed ?? sealsBodies
+        if seal && sealingKey == nil { throw SigilInputError("no sealing key: the server's discovery lists none") }
         var attempts = 0
         while true {
             attempts += 1
             var signed = request
-            let nonce = try signer.sign(&signed, body: body)
+            let nonce = signer.nonces.next()
+            var sent = body
+            var opener: SealedResponseOpener?
+            if seal, let sealingKey {
+                (sent, opener) = try Sealing.sealRequest(body, to: sealingKey, nonce: nonce)
+                signed.headerFields[.contentEncoding] = Sealing.contentEncoding
+            }
+            try signer.sign(&signed, body: sent, nonce: nonce)
             let sentAt = clock.localTime
-            let (head, responseBody) = try await transport.send(signed, body: body)
-            let response = try verified(
+            let (head, responseBody) = try await transport.send(signed, body: sent)
+            var response = try verified(
                 SigilResponse(
                     head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed),
                 nonce: nonce,
                 request: signed,
                 roundTrip: (sentAt, clock.localTime)
             )
+            if let opener {
+                response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
+            }
             if attempts == 1, response.signatureVerified, head.status.code == 401,
                 response.problemCode == .timestampOutOfWindow
             {
@@ -123,6 +148,30 @@ public struct SigilSession: Sendable {
             }
             return response
         }
+    }
+
+    /// The answer to a sealed request, opened.
+    static func opened(_ response: SigilResponse, with opener: SealedResponseOpener, sealedTo keyID: String?) throws
+        -> SigilResponse
+    {
+        var head = response.head
+        let codings = head.headerFields[values: .contentEncoding]
+        guard codings == [Sealing.contentEncoding] else {
+            // Only a refusal may come back in the clear (the server refused before opening).
+            if (200..<300).contains(head.status.code) {
+                throw SigilError(.sealedBodyInvalid, "the answer to a sealed request is not sealed")
+            }
+            var refusal = response
+            refusal.sealedTo = keyID
+            return refusal
+        }
+        head.headerFields[.contentEncoding] = nil
+        var opened = SigilResponse(
+            head: head, body: try opener.open(response.body), signatureVerified: response.signatureVerified,
+            attempts: response.attempts, sentRequest: response.sentRequest)
+        opened.sealedTo = keyID
+        opened.answerSealed = true
+        return opened
     }
 
     /// Checks the response's signature when a server key is configured, and learns the clock from it

@@ -44,7 +44,9 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
     public func add(to router: some RouterMethods<Context>) {
         router.get(RouterPath(Registration.Path.discovery)) { _, _ in
             try Response.json(
-                service.discovery(responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins))
+                service.discovery(
+                    responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins,
+                    sealing: middleware.sealing))
         }
         router.post(RouterPath(Registration.Path.devices)) { request, _ in try await register(request) }
         let signed = router.group().add(middleware: middleware)

@@ -33,6 +33,8 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     /// Whether to read the TLS client certificate into the identity and check that it names the
     /// signer's device.
     public let readsClientCertificate: Bool
+    /// Opens sealed bodies (PROTOCOL.md section 6) after verification and seals their answers.
+    public let sealing: SealedBodies?
 
     /// Creates the middleware.
     ///
@@ -43,12 +45,16 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     ///     - Warning: for development: it shows a caller what the server expected.
     ///   - readsClientCertificate: put the TLS client certificate's identity on the context, and
     ///     refuse a certificate naming a key of another device.
+    ///   - sealing: the keys sealed bodies open with; routes then see the plaintext and the answer to
+    ///     a sealed request is sealed.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         includeSignatureBase: Bool = false,
-        readsClientCertificate: Bool = false
+        readsClientCertificate: Bool = false,
+        sealing: SealedBodies? = nil
     ) {
+        self.sealing = sealing
         self.verifier = verifier
         self.responseSigner = responseSigner
         self.includeSignatureBase = includeSignatureBase
@@ -60,10 +66,12 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
+        let signed = request.head
         var request = request
         var context = context
         let verified: VerifiedRequest
         let certificate: ClientCertificateIdentity?
+        var opened: SealedBodies.Opened?
         do {
             let (identity, body) = try await verifier.verify(
                 request.head,
@@ -71,20 +79,27 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
                 limit: context.maxUploadSize
             )
             verified = identity
-            request.body = RequestBody(buffer: ByteBuffer(bytes: body))
+            if let sealing {
+                let plain = try sealing.open(request.head, body: body, verified: identity)
+                request = Request(head: plain.request, body: RequestBody(buffer: ByteBuffer(bytes: plain.body)))
+                opened = plain
+            } else {
+                request.body = RequestBody(buffer: ByteBuffer(bytes: body))
+            }
             certificate = readsClientCertificate ? try await Self.clientCertificate(of: context.channel) : nil
             if let certificateKeyID = certificate?.sigilKeyID {
                 try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
             }
         } catch let error as SigilError {
             context.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
-            throw refusal(error, for: request.head)
+            throw refusal(error, for: signed)
         }
         context.sigilIdentity = SigilIdentity(request: verified, clientCertificate: certificate)
         context.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
         let response = try await next(request, context)
-        guard let responseSigner else { return response }
-        return try await response.signed(with: responseSigner, answering: request.head, verified: verified)
+        guard responseSigner != nil || opened?.sealer != nil else { return response }
+        return try await response.finished(
+            signer: responseSigner, sealing: opened, answering: signed, verified: verified)
     }
 
     /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,

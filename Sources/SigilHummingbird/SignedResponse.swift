@@ -14,11 +14,22 @@ extension Response {
         answering request: HTTPRequest,
         verified: VerifiedRequest
     ) async throws -> Response {
+        try await finished(signer: signer, sealing: nil, answering: request, verified: verified)
+    }
+
+    /// This response sealed to the request when it was sealed, then signed when a signer is set.
+    func finished(
+        signer: ResponseSigner?,
+        sealing opened: SealedBodies.Opened?,
+        answering request: HTTPRequest,
+        verified: VerifiedRequest
+    ) async throws -> Response {
         let collector = BodyCollector()
         try await body.write(collector.writer)
-        let bytes = collector.bytes
+        var bytes = collector.bytes
         var head = HTTPResponse(status: status, headerFields: headers)
-        try signer.sign(&head, body: bytes, answering: request, binding: ResponseBinding(verified))
+        try opened?.seal(&head, body: &bytes)
+        try signer?.sign(&head, body: bytes, answering: request, binding: ResponseBinding(verified))
         return Response(
             status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }

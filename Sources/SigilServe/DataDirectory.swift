@@ -3,6 +3,7 @@ import Foundation
 import SigilCore
 import SigilFiles
 import SigilRSA
+import SigilServer
 import SigilTLS
 
 /// The server's data directory (`~/.sigil` by default): everything `sigil serve` keeps between starts.
@@ -97,6 +98,34 @@ public struct DataDirectory: Sendable {
         let key = try SigningKey.generate(.ecdsaP256SHA256)
         try SecureFile.write(try KeyFile.privateKeyFile(for: key), to: file("response-key.pem"))
         return key
+    }
+
+    /// The X-Wing keys request bodies are sealed to (PROTOCOL.md section 6): `sealing-key.pem` (made on
+    /// the first start), `sealing-key-next.pem` (published before clients move to it) and
+    /// `sealing-key-previous.pem` (still opened during an overlap, no longer published).
+    ///
+    /// To rotate: write the new key as `sealing-key-next.pem` and restart; once clients have seen it,
+    /// move `sealing-key.pem` to `sealing-key-previous.pem` and the next key to `sealing-key.pem`.
+    public func sealingKeys(sealedPaths: [String] = []) throws -> SealedBodies {
+        func load(_ name: String) throws -> SealingPrivateKey? {
+            guard let pem = try read(name, secret: true) else { return nil }
+            do {
+                return try Sealing.privateKey(pem: String(decoding: pem, as: UTF8.self))
+            } catch {
+                throw SigilInputError("\(file(name)) is not an X-Wing key (\(Sealing.privateKeyLabel))")
+            }
+        }
+        let current: SealingPrivateKey
+        if let existing = try load("sealing-key.pem") {
+            current = existing
+        } else {
+            current = try SealingPrivateKey.generate()
+            try SecureFile.write(Sealing.privateKeyFile(for: current), to: file("sealing-key.pem"))
+        }
+        return SealedBodies(
+            keys: [current] + (try load("sealing-key-next.pem").map { [$0] } ?? []),
+            retired: try load("sealing-key-previous.pem").map { [$0] } ?? [],
+            sealedPaths: sealedPaths)
     }
 
     /// The TLS certificate and key files: `certificate`/`key` if given, else the self-signed pair of

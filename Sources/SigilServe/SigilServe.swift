@@ -85,6 +85,8 @@ public enum SigilServe {
         public var storeTimeout: Duration = .seconds(2)
         /// `sigil gateway`: forward verified requests to this upstream instead of serving the echo route.
         public var upstream: Upstream?
+        /// Paths under which bodies must be sealed (PROTOCOL.md section 6).
+        public var sealedPaths: [String] = []
 
         /// The default options.
         public init() {}
@@ -232,7 +234,8 @@ public enum SigilServe {
             verifier: verifier,
             responseSigner: options.signsResponses ? responseSigner : nil,
             includeSignatureBase: options.includeSignatureBase,
-            readsClientCertificate: clientCA != nil
+            readsClientCertificate: clientCA != nil,
+            sealing: try data.sealingKeys(sealedPaths: options.sealedPaths)
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         var registration = RegistrationService.Configuration(verifier: options.verifier)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import SigilCore
 import Testing
 
@@ -90,6 +91,19 @@ struct SealingTests {
         let body = try PythonHPKE.seal(plaintext, to: server.publicKey, nonce: "py-nonce-1")
         #expect(try Sealing.openRequest(body, with: [server], nonce: "py-nonce-1").plaintext == plaintext)
         #expect(Self.code { try Sealing.openRequest(body, with: [server], nonce: "py-nonce-2") } == .sealedBodyInvalid)
+    }
+
+    @Test("sigil-v1 hashes a body with a Content-Encoding raw (section 2.5): JCS reads only plain JSON")
+    func encodedBodiesHashRaw() {
+        var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/x")
+        request.headerFields[.contentType] = "application/json"
+        let body = Array(#"{"b":1, "a":2}"#.utf8)
+        let plain = SigilV1.requestBase(for: request, body: body, timestamp: "1", nonce: "n")
+        request.headerFields[.contentEncoding] = Sealing.contentEncoding
+        let encoded = SigilV1.requestBase(for: request, body: body, timestamp: "1", nonce: "n")
+        #expect(plain != encoded)
+        let raw = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        #expect(String(decoding: encoded.suffix(64), as: UTF8.self) == raw)
     }
 
     static func code(_ body: () throws -> Any) -> SigilError.Code? {

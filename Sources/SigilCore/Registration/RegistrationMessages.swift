@@ -45,8 +45,42 @@ public enum Registration {
                 self.publicKey = publicKey
             }
         }
+        /// A key request bodies may be sealed to (PROTOCOL.md section 6.1).
+        public struct SealingKey: Codable, Sendable, Hashable {
+            /// Its key ID.
+            public var keyId: String
+            /// `x-wing`.
+            public var kem: String
+            /// The 1216-byte public key, standard base64.
+            public var publicKey: String
+
+            /// Creates a key entry.
+            public init(keyId: String, kem: String, publicKey: String) {
+                self.keyId = keyId
+                self.kem = kem
+                self.publicKey = publicKey
+            }
+
+            /// The entry of `key`.
+            public init(_ key: SealingPublicKey) {
+                self.init(keyId: key.keyID, kem: Sealing.kemName, publicKey: Base64.encode(key.rawRepresentation))
+            }
+
+            /// The key, checked against its ID.
+            public func key() throws -> SealingPublicKey {
+                guard kem == Sealing.kemName, let raw = Base64.decode(publicKey) else {
+                    throw SigilInputError("sealing key \(keyId) is not an X-Wing key in base64")
+                }
+                let key = try SealingPublicKey(rawRepresentation: raw)
+                guard key.keyID == keyId else { throw SigilInputError("sealing key \(keyId) has another key's ID") }
+                return key
+            }
+        }
         /// The keys the server signs responses with.
         public var responseKeys: [Key]
+        /// The keys request bodies may be sealed to, the current one first; absent when the server
+        /// opens no sealed bodies.
+        public var sealingKeys: [SealingKey]?
         /// The accepted profiles.
         public var profiles: [String]
         /// The algorithms the server verifies.

@@ -138,7 +138,8 @@ public enum SigilV1 {
         return base
     }
 
-    /// The request signature base of a request and its body.
+    /// The request signature base of a request and its body. A body with a `Content-Encoding` (a
+    /// sealed body, section 6.2) is hashed raw: JSON canonicalization reads only plain JSON.
     public static func requestBase(
         for request: HTTPRequest,
         body: [UInt8],
@@ -152,7 +153,8 @@ public enum SigilV1 {
             method: request.method.rawValue,
             canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
             bodyHash: BodyHash.bytes(
-                body, contentType: request.headerFields.value(.contentType), canonicalJSON: canonicalJSON)
+                body, contentType: request.headerFields.value(.contentType),
+                canonicalJSON: canonicalJSON && request.headerFields[.contentEncoding] == nil)
         )
     }
 
@@ -187,7 +189,8 @@ public enum SigilV1 {
             requestNonce: requestNonce,
             status: response.status.code,
             bodyHash: BodyHash.bytes(
-                body, contentType: response.headerFields.value(.contentType), canonicalJSON: canonicalJSON)
+                body, contentType: response.headerFields.value(.contentType),
+                canonicalJSON: canonicalJSON && response.headerFields[.contentEncoding] == nil)
         )
     }
 

@@ -79,14 +79,15 @@ public struct RegistrationService: Sendable {
     /// - Parameters:
     ///   - responseSigner: the key responses are signed with, published so devices can check them.
     ///   - pins: the SPKI pins of the server's TLS chain; `backupPins`: the keys it may move to.
-    public func discovery(responseSigner: ResponseSigner?, pins: [String], backupPins: [String])
-        -> Registration.Discovery
-    {
+    ///   - sealing: the keys request bodies may be sealed to, listed current first.
+    public func discovery(
+        responseSigner: ResponseSigner?, pins: [String], backupPins: [String], sealing: SealedBodies? = nil
+    ) -> Registration.Discovery {
         let keys = responseSigner.flatMap { signer -> Registration.Discovery.Key? in
             guard let key = signer.publicKey, let pem = KeyFile.publicKeyFile(for: key) else { return nil }
             return Registration.Discovery.Key(keyId: signer.keyID, alg: key.algorithm.rawValue, publicKey: pem)
         }
-        return Registration.Discovery(
+        var discovery = Registration.Discovery(
             responseKeys: keys.map { [$0] } ?? [],
             profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
             algorithms: SignatureAlgorithm.allCases.map(\.rawValue),
@@ -95,6 +96,8 @@ public struct RegistrationService: Sendable {
             pins: pins,
             backupPins: backupPins
         )
+        discovery.sealingKeys = sealing?.discoveryKeys
+        return discovery
     }
 
     // MARK: Registration

@@ -9,7 +9,11 @@ struct Keygen: ParsableCommand {
         discussion: "Without --out the private key is written to standard output and the JSON line to standard error."
     )
 
-    @Option(name: .long, help: "One of: \(SignatureAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(
+        name: .long,
+        help:
+            "One of: \(SignatureAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or x-wing for a sealing key (PROTOCOL.md section 6)."
+    )
     var alg: String
 
     @Option(name: .long, help: "Where to write the private key (PKCS#8 PEM, or the base64 secret), mode 0600.")
@@ -19,6 +23,10 @@ struct Keygen: ParsableCommand {
     var publicOut: String?
 
     func run() throws {
+        if alg == Sealing.kemName {
+            try sealingKey()
+            return
+        }
         guard let algorithm = SignatureAlgorithm(rawValue: alg) else {
             throw SigilInputError("unknown algorithm '\(alg.prefix(40))'")
         }
@@ -42,6 +50,22 @@ struct Keygen: ParsableCommand {
             IO.write(Array(summary.utf8))
         } else {
             IO.write(Array(try KeyFile.privateKeyFile(for: key).utf8))
+            FileHandle.standardError.write(Data(summary.utf8))
+        }
+    }
+
+    /// An X-Wing key: the private file holds the 32-byte seed, the public one the 1216-byte key; the
+    /// JSON line is discovery's `sealingKeys` entry.
+    func sealingKey() throws {
+        let key = try SealingPrivateKey.generate()
+        if let publicOut { try IO.writeSecret(Sealing.publicKeyFile(for: key.publicKey), to: publicOut, mode: 0o644) }
+        let entry = Registration.Discovery.SealingKey(key.publicKey)
+        let summary = "{\"kem\":\"\(entry.kem)\",\"keyId\":\"\(entry.keyId)\",\"publicKey\":\"\(entry.publicKey)\"}\n"
+        if let out {
+            try IO.writeSecret(Sealing.privateKeyFile(for: key), to: out)
+            IO.write(Array(summary.utf8))
+        } else {
+            IO.write(Array(Sealing.privateKeyFile(for: key).utf8))
             FileHandle.standardError.write(Data(summary.utf8))
         }
     }

@@ -175,6 +175,13 @@ struct ServerOptions: ParsableArguments {
     @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
     var debugSignatureBase = false
 
+    @Option(
+        name: .customLong("require-sealed"),
+        help:
+            "Refuse bodies not sealed (Content-Encoding: sigil-hpke) under this path (/v1/pay: it and below; / for all); repeatable."
+    )
+    var requireSealed: [String] = []
+
     @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
     var metrics = false
 
@@ -227,6 +234,7 @@ struct ServerOptions: ParsableArguments {
         options.secretOverlap = secretOverlap
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
+        options.sealedPaths = requireSealed
         options.metrics = metrics
         options.keyStore = try Self.keyStore(store)
         options.nonceStorage = try Self.nonceStorage(nonces)
