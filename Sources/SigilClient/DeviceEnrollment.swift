@@ -48,7 +48,7 @@ public struct DeviceEnrollment: Sendable {
         let certificate =
             requestCertificate
             ? try await registration.requestCertificate(key: key, keyID: enrolled.keyId, server: server) : nil
-        let identity = DeviceIdentity(
+        var identity = DeviceIdentity(
             server: "\(registration.scheme)://\(registration.authority)",
             keyID: enrolled.keyId,
             deviceID: enrolled.deviceId,
@@ -59,6 +59,7 @@ public struct DeviceEnrollment: Sendable {
             secretKeyID: secret?.keyId,
             clientCertificate: certificate?.certificate
         )
+        identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         try store.save(identity, key: key, secret: try secret?.secretBytes)
         return identity
     }

@@ -23,6 +23,10 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     public var secretKeyID: String?
     /// The client certificate the server's CA issued for the device key, PEM, when one was requested.
     public var clientCertificate: String?
+    /// The server's key for sealed bodies (PROTOCOL.md section 6), as discovery listed it at
+    /// enrollment, under the pins: a key fetched later over a channel a proxy may hold would be the
+    /// proxy's to choose.
+    public var sealingKey: Registration.Discovery.SealingKey?
 
     /// Creates an identity.
     public init(

@@ -24,6 +24,8 @@ public struct SigilResponse: Sendable {
     public var sealedTo: String?
     /// Whether the answer came sealed (its ``body`` is the opened plaintext).
     public var answerSealed = false
+    /// The body as sent, when it was sealed (what the request's signature covers).
+    public var sentSealedBody: [UInt8]?
 
     /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows.
     public var problemCode: SigilError.Code? { refusal?.code }
@@ -140,6 +142,7 @@ public struct SigilSession: Sendable {
             )
             if let opener {
                 response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
+                response.sentSealedBody = sent
             }
             if attempts == 1, response.signatureVerified, head.status.code == 401,
                 response.problemCode == .timestampOutOfWindow

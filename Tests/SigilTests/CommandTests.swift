@@ -162,6 +162,26 @@ struct CommandTests {
         #expect(!result.error.contains("BEGIN"))
     }
 
+    @Test("keygen --alg x-wing: the seed 0600, the public key, and discovery's entry on one line")
+    func sealingKeygen() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (keyPath, publicPath) = (
+            directory.appendingPathComponent("x.pem").path, directory.appendingPathComponent("x.pub").path
+        )
+        let result = try await SigilCommand.run([
+            "keygen", "--alg", "x-wing", "--out", keyPath, "--public-out", publicPath,
+        ])
+        #expect(result.status == 0)
+        let entry = try JSONDecoder().decode(Registration.Discovery.SealingKey.self, from: Data(result.output))
+        let key = try Sealing.privateKey(pem: try String(contentsOfFile: keyPath, encoding: .utf8))
+        #expect(entry.keyId == key.keyID)
+        #expect(try entry.key() == key.publicKey)
+        #expect(try Sealing.publicKey(pem: try String(contentsOfFile: publicPath, encoding: .utf8)) == key.publicKey)
+        let mode = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
     @Test func pinOfACertificate() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -75,6 +75,14 @@ struct Curl: AsyncParsableCommand {
     @Flag(name: .customShort("v"), help: "Explain: base sent, TLS, pins, clock, response signature.")
     var verbose = false
 
+    @Flag(name: .long, help: "Seal the body to the server's X-Wing key (HPKE, PROTOCOL.md section 6); open the answer.")
+    var seal = false
+
+    @Option(
+        name: .customLong("sealing-key"),
+        help: "The server's X-Wing public key file for --seal (default: the one the identity was enrolled with).")
+    var sealingKeyFile: String?
+
     @Argument(help: "https://host[:port]/path?query")
     var url: String
 
@@ -144,7 +152,14 @@ struct Curl: AsyncParsableCommand {
             }
             request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
         }
-        let session = SigilSession(transport: connection.transport, signer: signer, clock: clock, responses: responses)
+        var session = SigilSession(transport: connection.transport, signer: signer, clock: clock, responses: responses)
+        if seal {
+            session.sealingKey = try sealingKey(stored?.identity)
+            session.sealsBodies = true
+            if verbose, let key = session.sealingKey {
+                note("body sealed to X-Wing key \(key.keyID) (HPKE, sigil-hpke)")
+            }
+        }
         let response: SigilResponse
         do {
             response = try await session.send(request, body: body)
@@ -160,6 +175,18 @@ struct Curl: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data(response.body))
         if response.problemCode != nil { throw ExitStatus(code: 1) }
+    }
+
+    /// The key `--seal` seals to: `--sealing-key`, else the one stored at enrollment.
+    func sealingKey(_ identity: DeviceIdentity?) throws -> SealingPublicKey {
+        if let sealingKeyFile {
+            return try Sealing.publicKey(pem: String(decoding: try IO.readFile(sealingKeyFile), as: UTF8.self))
+        }
+        guard let entry = identity?.sealingKey else {
+            throw SigilInputError(
+                "--seal needs --sealing-key FILE or an identity enrolled with a server that offers sealing")
+        }
+        return try entry.key()
     }
 
     /// The body from `--json`, `-d` or `--data-binary` (`@FILE` read once; an unreadable file is an error).
@@ -223,12 +250,17 @@ struct Curl: AsyncParsableCommand {
     func report(_ response: SigilResponse, body: [UInt8], clockOffset: Int64) {
         guard verbose || response.problemCode != nil else { return }
         let sent =
-            (try? CoveredBase.base(of: response.sentRequest, body: body, profile: profile))
+            (try? CoveredBase.base(of: response.sentRequest, body: response.sentSealedBody ?? body, profile: profile))
             .map { String(decoding: $0, as: UTF8.self) } ?? ""
         if verbose {
             note("signature base sent:")
             for line in sent.split(separator: "\n", omittingEmptySubsequences: false) { note("  > \(line)") }
             note("attempts: \(response.attempts), clock offset from the server: \(clockOffset) s")
+            if let keyID = response.sealedTo {
+                note(
+                    "sealed to \(keyID); answer "
+                        + (response.answerSealed ? "sealed, opened" : "in the clear (a refusal)"))
+            }
             note(
                 "response: HTTP \(response.head.status.code), signature "
                     + (response.signatureVerified ? "verified" : "not checked (no server key) or not signed"))

@@ -86,6 +86,9 @@ struct EnrollmentTests {
                 enrollment: DeviceEnrollment(requestCertificate: true), store: store)
         }
         #expect(try store.identity() == enrolled)
+        // The sealing key is kept as discovery gave it under the pins, for sealed bodies later.
+        #expect(try enrolled.sealingKey?.key().keyID == enrolled.sealingKey?.keyId)
+        #expect(enrolled.sealingKey != nil)
         #expect(try store.privateKey()?.derivedKeyID == enrolled.keyID)
         #expect(try store.secret() != nil)
         let certificatePEM = try #require(enrolled.clientCertificate)
