@@ -55,11 +55,15 @@ struct CoreBench: AsyncParsableCommand {
         }
         let nonces = NonceStoreBench.run(count: 1_000_000)
         let canonicalization = CanonicalizationBench.run(seconds: seconds)
+        let sealing = try await SealingBench.run(seconds: seconds)
         if json {
             let object: [String: Any] = [
                 "algorithms": rows.map(\.dictionary),
                 "nonceStore": ["insertsPerSecond": nonces.insertsPerSecond, "bytesPerNonce": nonces.bytesPerNonce],
                 "canonicalizationMBPerSecond": canonicalization,
+                "sealing": sealing.map {
+                    ["measure": $0.name, "sigilPerSecond": $0.sigil, "swiftCryptoPerSecond": $0.raw]
+                },
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -82,6 +86,14 @@ struct CoreBench: AsyncParsableCommand {
         print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(Self.format(nonces.insertsPerSecond)) |")
         print("| MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |")
         print("| JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |")
+        print()
+        print("| sealing (HPKE X-Wing, AES-256-GCM) | Sigil /s | swift-crypto HPKE /s | Sigil / swift-crypto |")
+        print("|---|---:|---:|---:|")
+        for row in sealing {
+            print(
+                "| \(row.name) | \(Self.format(row.sigil)) | \(Self.format(row.raw)) | \(String(format: "%.2f", row.sigil / row.raw)) |"
+            )
+        }
     }
 
     static func format(_ value: Double) -> String {
