@@ -20,6 +20,11 @@ public struct DeviceEnrollment: Sendable {
     public var pins: [String] = []
     /// The key kinds beyond the built-in ones the server's response key may be of.
     public var keyFormats: KeyFormats = .builtIn
+    /// The device's own X-Wing key, registered with its signing key: the HMAC secret then comes
+    /// sealed to it (PROTOCOL.md section 6.4), so neither a TLS-intercepting proxy nor a recorded
+    /// session reads it, and it can be pushed later (``receivePushedSecret(_:store:)``). The store
+    /// keeps it.
+    public var sealingKey: SealingPrivateKey?
 
     /// Creates an enrollment: secret fetched, no certificate.
     public init(fetchSecret: Bool = true, requestCertificate: Bool = false, pins: [String] = []) {
@@ -42,9 +47,11 @@ public struct DeviceEnrollment: Sendable {
     ) async throws -> DeviceIdentity {
         let discovery = try await registration.discover()
         let server = try discovery.responseVerifier(clock: registration.clock, formats: keyFormats)
-        let enrolled = try await registration.enroll(key, token: token, server: server)
+        let enrolled = try await registration.enroll(
+            key, token: token, sealingKey: sealingKey?.publicKey, server: server)
         let secret =
             fetchSecret ? try await registration.fetchSecret(key: key, keyID: enrolled.keyId, server: server) : nil
+        let secretBytes = try secret?.secretBytes(openingWith: sealingKey)
         let certificate =
             requestCertificate
             ? try await registration.requestCertificate(key: key, keyID: enrolled.keyId, server: server) : nil
@@ -60,7 +67,49 @@ public struct DeviceEnrollment: Sendable {
             clientCertificate: certificate?.certificate
         )
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
-        try store.save(identity, key: key, secret: try secret?.secretBytes)
+        identity.deviceSealingKeyID = sealingKey?.keyID
+        identity.secretIssuedAt = secret == nil ? nil : registration.clock.now()
+        if let sealingKey { try store.saveSealingKey(sealingKey) }
+        try store.save(identity, key: key, secret: secretBytes)
+        return identity
+    }
+
+    /// Takes a secret the server pushed (an APNs payload, ``Registration/SecretPush``) into `store`:
+    /// its signature must verify with the response key stored at enrollment, it must be newer than
+    /// the secret the device holds, and it must open with the device's sealing key.
+    ///
+    /// ```swift
+    /// func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any])
+    ///     async -> UIBackgroundFetchResult {
+    ///     let payload = try JSONSerialization.data(withJSONObject: userInfo)
+    ///     _ = try DeviceEnrollment.receivePushedSecret(Array(payload), store: KeychainDeviceStore())
+    ///     return .newData
+    /// }
+    /// ```
+    ///
+    /// - Parameter keyFormats: the key kinds beyond the built-in ones the server's response key may be of.
+    /// - Returns: the identity, now naming the new secret.
+    /// - Throws: `invalid-signature` for a push the server did not sign; ``SigilInputError`` for an
+    ///   older push, a device without an identity, key or sealing key; `sealed-body-invalid` when the
+    ///   secret does not open.
+    public static func receivePushedSecret(
+        _ payload: [UInt8], store: any DeviceStore, keyFormats: KeyFormats = .builtIn
+    ) throws -> DeviceIdentity {
+        let push = try Registration.SecretPush(payload: payload)
+        guard var identity = try store.identity(), let key = try store.deviceKey(),
+            let sealingKey = try store.sealingKey()
+        else {
+            throw SigilInputError("this device is not enrolled with a sealing key")
+        }
+        let responseKey = try KeyFile.load(Array(identity.responseKey.utf8), formats: keyFormats).verificationKey
+        let issued = try push.issuedSecret(verifiedWith: responseKey)
+        guard push.issuedAt > (identity.secretIssuedAt ?? .min), push.keyId != identity.secretKeyID else {
+            throw SigilInputError("the pushed secret is not newer than the one this device holds")
+        }
+        let secret = try issued.secretBytes(openingWith: sealingKey)
+        identity.secretKeyID = push.keyId
+        identity.secretIssuedAt = push.issuedAt
+        try store.save(identity, key: key, secret: secret)
         return identity
     }
 }

@@ -37,19 +37,23 @@ public struct DeviceRegistration: Sendable {
 
     /// Registers `key` with the bootstrap token or an enrollment JWT (or none, for a server whose
     /// enrollment is open or attested), signing the request with the key itself.
-    public func enroll(_ key: any SignatureProvider, token: String?, server: ResponseVerifier) async throws
-        -> Registration.Registered
-    {
+    ///
+    /// - Parameter sealingKey: the device's X-Wing key, registered with `key`: the device's HMAC
+    ///   secrets then come back sealed to it (PROTOCOL.md section 6.4).
+    public func enroll(
+        _ key: any SignatureProvider, token: String?, sealingKey: SealingPublicKey? = nil, server: ResponseVerifier
+    ) async throws -> Registration.Registered {
         guard let publicKey = key.publicKey, let keyID = publicKey.derivedKeyID else {
             throw SigilInputError("only a key pair can be enrolled")
         }
         var head = request(.post, Registration.Path.devices)
         if let token { head.headerFields[.authorization] = "Bearer \(token)" }
-        let body = try json(try Registration.KeySubmission(publicKey))
+        let body = try json(try Registration.KeySubmission(publicKey, sealingKey: sealingKey))
         return try await call(head, body: body, signer: signer(key, keyID), server: server, expect: 201)
     }
 
-    /// Fetches a fresh per-device HMAC secret, signing with the device's key pair.
+    /// Fetches a fresh per-device HMAC secret, signing with the device's key pair; it comes sealed
+    /// when the device registered a sealing key (open it with ``Registration/IssuedSecret/secretBytes(openingWith:)``).
     public func fetchSecret(key: any SignatureProvider, keyID: String, server: ResponseVerifier) async throws
         -> Registration.IssuedSecret
     {
@@ -60,14 +64,18 @@ public struct DeviceRegistration: Sendable {
 
     /// Registers `next` as the device's key, signing with `current`; the current key lasts the
     /// server's grace period.
+    ///
+    /// - Parameter sealingKey: a new X-Wing key for the device's sealed secrets; `nil` keeps the one
+    ///   it has.
     public func rotate(
         from current: any SignatureProvider,
         keyID: String,
         to next: any SignatureProvider,
+        sealingKey: SealingPublicKey? = nil,
         server: ResponseVerifier
     ) async throws -> Registration.Registered {
         let nonce = RandomNonceSource().next()
-        let rotation = try Registration.Rotation(from: keyID, to: next, nonce: nonce)
+        let rotation = try Registration.Rotation(from: keyID, to: next, nonce: nonce, sealingKey: sealingKey)
         let signer = RequestSigner(key: current, keyID: keyID, clock: clock, nonces: OneNonce(value: nonce))
         return try await call(
             request(.post, Registration.Path.rotate), body: try json(rotation), signer: signer, server: server,

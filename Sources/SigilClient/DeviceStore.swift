@@ -27,6 +27,10 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     /// enrollment, under the pins: a key fetched later over a channel a proxy may hold would be the
     /// proxy's to choose.
     public var sealingKey: Registration.Discovery.SealingKey?
+    /// The key ID of the device's own X-Wing key, when it registered one: its secrets come sealed to it.
+    public var deviceSealingKeyID: String?
+    /// When the HMAC secret was issued (server time), so an older pushed secret is refused.
+    public var secretIssuedAt: Int64?
 
     /// Creates an identity.
     public init(
@@ -65,9 +69,26 @@ public protocol DeviceStore: Sendable {
     ///
     /// - Throws: ``SigilInputError`` for a key this store cannot keep.
     func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws
+    /// The device's own X-Wing key, which its secrets are sealed to, if any.
+    func sealingKey() throws -> SealingPrivateKey?
+    /// Stores the device's X-Wing key, replacing the one it had.
+    ///
+    /// - Throws: ``SigilInputError`` when this store cannot keep one.
+    func saveSealingKey(_ key: SealingPrivateKey) throws
 }
 
-/// A ``DeviceStore`` in a directory: `identity.json`, `device-key.pem` and `secret`, all mode 0600,
+extension DeviceStore {
+    /// None: this store keeps no sealing key.
+    public func sealingKey() throws -> SealingPrivateKey? { nil }
+
+    /// Refuses: this store keeps no sealing key.
+    public func saveSealingKey(_ key: SealingPrivateKey) throws {
+        throw SigilInputError("\(type(of: self)) keeps no sealing key")
+    }
+}
+
+/// A ``DeviceStore`` in a directory: `identity.json`, `device-key.pem`, `secret` and
+/// `sealing-key.pem`, all mode 0600,
 /// for software keys (the command line, Linux clients).
 public struct FileDeviceStore: DeviceStore {
     /// The directory.
@@ -117,6 +138,16 @@ public struct FileDeviceStore: DeviceStore {
             throw SigilInputError("\(path("secret")) is not base64")
         }
         return try SigningKey(hmacSecret: secret)
+    }
+
+    public func sealingKey() throws -> SealingPrivateKey? {
+        guard let bytes = try read("sealing-key.pem") else { return nil }
+        return try Sealing.privateKey(pem: String(decoding: bytes, as: UTF8.self))
+    }
+
+    public func saveSealingKey(_ key: SealingPrivateKey) throws {
+        try SecureFile.createDirectory(directory)
+        try SecureFile.write(Sealing.privateKeyFile(for: key), to: path("sealing-key.pem"))
     }
 
     public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {

@@ -152,19 +152,21 @@ public final class PostgresKeyDirectory: KeyRegistry {
     /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
     static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
-               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
+               d.sealing_key
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
     private func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
-        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?)
+        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?)
         do {
             decoded = try row.decode(
-                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?).self)
+                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?).self)
         } catch {
             throw SigilError(.storeUnavailable, "a key row is incomplete")
         }
-        let (keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil) = decoded
+        let (keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil, sealingKey) =
+            decoded
         guard let state = RegisteredKey.State(rawValue: stateName) else {
             throw SigilError(.storeUnavailable, "key \(keyID) has an unknown state")
         }
@@ -179,7 +181,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
         return RegisteredKey(
             keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
-            createdAt: createdAt)
+            createdAt: createdAt, sealingKey: try SealingPublicKey(storedBase64: sealingKey, keyID: keyID))
     }
 
     // MARK: Changes
@@ -273,6 +275,16 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 WHERE device_id = \(device) AND alg = \(SignatureAlgorithm.hmacSHA256.rawValue) AND state <> 'revoked'
                 """,
                 logger: logger)
+        }
+        for (device, key) in change.sealingKeys {
+            let updated = try await connection.query(
+                """
+                UPDATE sigil_devices SET sealing_key = \(Base64.encode(key.rawRepresentation))
+                WHERE device_id = \(device) RETURNING 1
+                """,
+                logger: logger
+            ).collect()
+            guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
         }
         for device in change.revokedDevices {
             try await connection.query(

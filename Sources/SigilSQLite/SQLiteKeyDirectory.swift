@@ -82,6 +82,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         do {
             _ = try await writer.query("PRAGMA journal_mode = WAL")
             for statement in schema { _ = try await writer.query(statement) }
+            try await addSealingKeyColumn(writer)
             reader = try await connect(path, logger: logger)
         } catch {
             try? await writer.close()
@@ -111,7 +112,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             device_id TEXT PRIMARY KEY,
             user_id TEXT,
             created_at INTEGER NOT NULL,
-            revoked_at INTEGER
+            revoked_at INTEGER,
+            sealing_key TEXT
         )
         """,
         """
@@ -138,6 +140,16 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         )
         """,
     ]
+
+    /// Adds `sigil_devices.sealing_key` to a file made before devices had sealing keys.
+    private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
+        let columns = try await writer.query("PRAGMA table_info(sigil_devices)").compactMap {
+            $0.column("name")?.string
+        }
+        if !columns.contains("sealing_key") {
+            _ = try await writer.query("ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT")
+        }
+    }
 
     private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
@@ -186,7 +198,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
     private static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
-               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
+               d.sealing_key
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
@@ -211,7 +224,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             deviceID: deviceID,
             userID: row.column("user_id")?.string,
             validUntil: row.column("valid_until")?.integer.map(Int64.init),
-            createdAt: row.column("created_at")?.integer.map(Int64.init)
+            createdAt: row.column("created_at")?.integer.map(Int64.init),
+            sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID)
         )
     }
 
@@ -299,6 +313,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                     """,
                     [.integer(Int(end)), .text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)]
                 )
+            }
+            for (device, key) in change.sealingKeys {
+                let updated = try await writer.query(
+                    "UPDATE sigil_devices SET sealing_key = ? WHERE device_id = ? RETURNING 1",
+                    [.text(Base64.encode(key.rawRepresentation)), .text(device)])
+                guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
             }
             for device in change.revokedDevices {
                 _ = try await writer.query(

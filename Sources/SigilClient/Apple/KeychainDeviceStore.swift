@@ -11,7 +11,7 @@
     ///   CryptoKit's NIST keys;
     /// - an Ed25519 or ML-DSA key, which `SecKey` cannot hold, as its raw form in a generic password,
     ///   as Apple's sample does for Curve25519 keys;
-    /// - the identity and the HMAC secret as generic passwords.
+    /// - the identity, the HMAC secret and the X-Wing sealing key's seed as generic passwords.
     ///
     /// Nothing is stored as PEM.
     @available(iOS 17, macOS 14, *)
@@ -72,6 +72,14 @@
         public func secret() throws -> SigningKey? {
             guard let data = try password("secret") else { return nil }
             return try SigningKey(hmacSecret: data)
+        }
+
+        public func sealingKey() throws -> SealingPrivateKey? {
+            try password("sealing-key").map { try SealingPrivateKey(seed: $0) }
+        }
+
+        public func saveSealingKey(_ key: SealingPrivateKey) throws {
+            try store(Data(key.seed), as: "sealing-key")
         }
 
         public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {

@@ -120,21 +120,26 @@ public enum Registration {
         public var alg: String
         /// SubjectPublicKeyInfo, PEM or standard base64 of the DER.
         public var publicKey: String
+        /// The device's own X-Wing key, in the shape of a discovery entry: the device's HMAC secrets
+        /// then come back sealed to it (PROTOCOL.md section 6.4), never in the clear.
+        public var sealingKey: Discovery.SealingKey?
 
         /// Creates a submission.
-        public init(alg: String, publicKey: String) {
+        public init(alg: String, publicKey: String, sealingKey: Discovery.SealingKey? = nil) {
             self.alg = alg
             self.publicKey = publicKey
+            self.sealingKey = sealingKey
         }
 
-        /// The submission of `key`.
+        /// The submission of `key`, with the device's sealing key if it has one.
         ///
         /// - Throws: ``SigilInputError`` for an HMAC secret, which is issued, never registered.
-        public init(_ key: VerificationKey) throws {
+        public init(_ key: VerificationKey, sealingKey: SealingPublicKey? = nil) throws {
             guard let pem = KeyFile.publicKeyFile(for: key) else {
                 throw SigilInputError("only a public key can be registered")
             }
-            self.init(alg: key.algorithm.rawValue, publicKey: pem)
+            self.init(
+                alg: key.algorithm.rawValue, publicKey: pem, sealingKey: sealingKey.map(Discovery.SealingKey.init))
         }
     }
 
@@ -158,7 +163,8 @@ public enum Registration {
         }
     }
 
-    /// A per-device HMAC secret (`POST /v1/devices/{keyId}/secret`).
+    /// A per-device HMAC secret (`POST /v1/devices/{keyId}/secret`): in the clear, or sealed to the
+    /// device's X-Wing key when the device registered one (PROTOCOL.md section 6.4).
     ///
     /// - Warning: ``secret`` authenticates as the device; never log it.
     public struct IssuedSecret: Codable, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
@@ -166,32 +172,60 @@ public enum Registration {
         public var keyId: String
         /// `hmac-sha256`.
         public var alg: String
-        /// The standard base64 of the 32-byte secret.
-        public var secret: String
+        /// The standard base64 of the 32-byte secret, when it is sent in the clear.
+        public var secret: String?
+        /// The standard base64 of `enc || ciphertext`, the secret sealed to the device's X-Wing key.
+        public var sealedSecret: String?
         /// Until when the device's earlier secrets stay valid, if it had any.
         public var previousKeysValidUntil: Int64?
 
-        /// Creates the answer.
-        public init(keyId: String, alg: String, secret: String, previousKeysValidUntil: Int64?) {
+        /// Creates the answer: exactly one of `secret` and `sealedSecret`.
+        public init(
+            keyId: String, alg: String, secret: String?, sealedSecret: String? = nil, previousKeysValidUntil: Int64?
+        ) {
             self.keyId = keyId
             self.alg = alg
             self.secret = secret
+            self.sealedSecret = sealedSecret
             self.previousKeysValidUntil = previousKeysValidUntil
         }
 
-        /// The secret's bytes.
+        /// The secret's bytes, opened with `sealingKey` when it is sealed.
         ///
-        /// - Throws: ``SigilInputError`` when it is not base64 of at least 32 bytes.
-        public var secretBytes: [UInt8] {
-            get throws {
-                guard let bytes = Base64.decode(secret), bytes.count >= 32 else {
-                    throw SigilInputError("the issued secret is not base64 of 32 bytes or more")
+        /// - Parameter sealingKey: the device's X-Wing key, when it registered one. A device that did
+        ///   refuses a secret sent in the clear: it may have been read on the way.
+        /// - Throws: ``SigilInputError`` when it is not base64 of at least 32 bytes, is sealed and no
+        ///   key is given, or is in the clear and a key is; `sealed-body-invalid` when it does not open
+        ///   with that key for this key ID.
+        public func secretBytes(openingWith sealingKey: SealingPrivateKey?) throws -> [UInt8] {
+            let bytes: [UInt8]?
+            switch (secret, sealedSecret, sealingKey) {
+            case (let secret?, nil, nil):
+                bytes = Base64.decode(secret)
+            case (nil, let sealed?, let key?):
+                guard let sealed = Base64.decode(sealed) else {
+                    throw SigilInputError("the sealed secret is not base64")
                 }
-                return bytes
+                bytes = try Sealing.openSecret(sealed, keyID: keyId, with: key)
+            case (nil, _?, nil):
+                throw SigilInputError("the secret is sealed: open it with the device's sealing key")
+            case (_?, nil, _?):
+                throw SigilInputError("the secret came in the clear although this device registered a sealing key")
+            default:
+                throw SigilInputError("the answer must hold exactly one of secret and sealedSecret")
             }
+            guard let bytes, bytes.count >= 32 else {
+                throw SigilInputError("the issued secret is not base64 of 32 bytes or more")
+            }
+            return bytes
         }
 
-        /// The secret as a signing key.
+        /// The bytes of a secret sent in the clear.
+        ///
+        /// - Throws: ``SigilInputError`` when it is sealed or not base64 of at least 32 bytes.
+        public var secretBytes: [UInt8] { get throws { try secretBytes(openingWith: nil) } }
+
+        /// A secret sent in the clear as a signing key.
         public var signingKey: SigningKey { get throws { try SigningKey(hmacSecret: try secretBytes) } }
 
         /// Names the key ID only.
@@ -209,30 +243,38 @@ public enum Registration {
         public var publicKey: String
         /// base64url of the next key's sigil-v1 signature over ``RotationProof/message(currentKeyID:newKeyID:nonce:)``.
         public var proof: String
+        /// A new X-Wing key for the device's sealed secrets, replacing the one it has; absent keeps it.
+        public var sealingKey: Discovery.SealingKey?
 
         /// Creates a rotation.
-        public init(alg: String, publicKey: String, proof: String) {
+        public init(alg: String, publicKey: String, proof: String, sealingKey: Discovery.SealingKey? = nil) {
             self.alg = alg
             self.publicKey = publicKey
             self.proof = proof
+            self.sealingKey = sealingKey
         }
 
-        /// The rotation from `currentKeyID` to `next`, its proof signed by `next` for the request nonce `nonce`.
-        public init(from currentKeyID: String, to next: any SignatureProvider, nonce: String) throws {
+        /// The rotation from `currentKeyID` to `next`, its proof signed by `next` for the request nonce
+        /// `nonce`, and the device's new sealing key if it moves to one.
+        public init(
+            from currentKeyID: String, to next: any SignatureProvider, nonce: String,
+            sealingKey: SealingPublicKey? = nil
+        ) throws {
             guard let key = next.publicKey, let nextID = key.derivedKeyID else {
                 throw SigilInputError("only a key pair can be rotated to")
             }
-            let submission = try KeySubmission(key)
+            let submission = try KeySubmission(key, sealingKey: sealingKey)
             let message = RotationProof.message(currentKeyID: currentKeyID, newKeyID: nextID, nonce: nonce)
             self.init(
                 alg: submission.alg,
                 publicKey: submission.publicKey,
-                proof: Base64URL.encode(try next.signature(for: message, profile: .sigilV1))
+                proof: Base64URL.encode(try next.signature(for: message, profile: .sigilV1)),
+                sealingKey: submission.sealingKey
             )
         }
 
         /// The submitted key.
-        public var submission: KeySubmission { KeySubmission(alg: alg, publicKey: publicKey) }
+        public var submission: KeySubmission { KeySubmission(alg: alg, publicKey: publicKey, sealingKey: sealingKey) }
     }
 
     /// A certificate signing request (`POST /v1/certificates`).

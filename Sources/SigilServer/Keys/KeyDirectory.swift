@@ -26,6 +26,9 @@ public struct RegisteredKey: Sendable {
     public var validUntil: Int64?
     /// When the key was registered (Unix seconds), if known.
     public var createdAt: Int64?
+    /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
+    /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
+    public var sealingKey: SealingPublicKey?
 
     /// Creates a registered key.
     public init(
@@ -35,7 +38,8 @@ public struct RegisteredKey: Sendable {
         deviceID: String? = nil,
         userID: String? = nil,
         validUntil: Int64? = nil,
-        createdAt: Int64? = nil
+        createdAt: Int64? = nil,
+        sealingKey: SealingPublicKey? = nil
     ) {
         self.keyID = keyID
         self.key = key
@@ -44,6 +48,7 @@ public struct RegisteredKey: Sendable {
         self.userID = userID
         self.validUntil = validUntil
         self.createdAt = createdAt
+        self.sealingKey = sealingKey
     }
 
     /// Whether the key is accepted at `now`.
@@ -73,6 +78,7 @@ public protocol KeyDirectory: Sendable {
 public actor MemoryKeyDirectory: KeyDirectory {
     var keys: [String: RegisteredKey] = [:]
     var revokedDevices: Set<String> = []
+    var sealingKeys: [String: SealingPublicKey] = [:]
     var certificates: [IssuedCertificateRecord] = []
     let clock: any UnixClock
 
@@ -106,7 +112,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
     /// The key, revoked when its device is, whatever its own state says.
     public func key(for keyID: String) -> RegisteredKey? {
         guard var key = keys[keyID] else { return nil }
-        if let device = key.deviceID, revokedDevices.contains(device) { key.state = .revoked }
+        if let device = key.deviceID {
+            if revokedDevices.contains(device) { key.state = .revoked }
+            key.sealingKey = sealingKeys[device]
+        }
         return key
     }
 }

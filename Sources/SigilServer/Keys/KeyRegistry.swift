@@ -1,7 +1,7 @@
 import SigilCore
 
 /// One atomic change to a key directory: keys added, keys given an end date, devices revoked,
-/// client certificates recorded.
+/// client certificates recorded, devices' sealing keys set.
 ///
 /// A ``KeyRegistry`` applies a change all at once or not at all, so a failed write never leaves a
 /// device with its new key but without its old key's end date, or the reverse. Its rules are checked
@@ -26,6 +26,8 @@ public struct DirectoryChange: Sendable {
     public var retiringSecrets: (deviceID: String, until: Int64)?
     /// Client certificates issued to devices.
     public var certificates: [IssuedCertificateRecord]
+    /// Devices' X-Wing keys (PROTOCOL.md section 6.4), each replacing the one the device had.
+    public var sealingKeys: [(deviceID: String, key: SealingPublicKey)]
     /// The key on whose authority the change is made, which must be its device's active key.
     public var actingKeyID: String?
 
@@ -36,6 +38,7 @@ public struct DirectoryChange: Sendable {
         retiringSecrets: (deviceID: String, until: Int64)? = nil,
         revokedDevices: [String] = [],
         certificates: [IssuedCertificateRecord] = [],
+        sealingKeys: [(deviceID: String, key: SealingPublicKey)] = [],
         actingKeyID: String? = nil
     ) {
         self.added = added
@@ -43,12 +46,13 @@ public struct DirectoryChange: Sendable {
         self.retiringSecrets = retiringSecrets
         self.revokedDevices = revokedDevices
         self.certificates = certificates
+        self.sealingKeys = sealingKeys
         self.actingKeyID = actingKeyID
     }
 
     /// The devices the change adds something to.
     package var receivingDevices: Set<String> {
-        Set(added.compactMap(\.deviceID) + certificates.map(\.deviceID))
+        Set(added.compactMap(\.deviceID) + certificates.map(\.deviceID) + sealingKeys.map(\.deviceID))
     }
 
     /// The refusal for an acting key in `key`'s state at `now`, or `nil` when it may act.
@@ -140,6 +144,7 @@ extension MemoryKeyDirectory: KeyRegistry {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
         }
         keys = updated
+        for (device, key) in change.sealingKeys { sealingKeys[device] = key }
         revokedDevices.formUnion(change.revokedDevices)
         certificates += change.certificates
     }

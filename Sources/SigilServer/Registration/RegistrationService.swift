@@ -115,8 +115,9 @@ public struct RegistrationService: Sendable {
     {
         try BodyReader.check(body.count, limit: configuration.bodyLimit)
         let userID = try await enrollment.authorize(request)
-        let key = try publicKey(
-            of: try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey"))
+        let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
+        let key = try publicKey(of: submission)
+        let sealingKey = try Self.sealingKey(of: submission)
         guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
         var verifierConfiguration = configuration.verifier
         verifierConfiguration.bodyLimit = configuration.bodyLimit
@@ -131,9 +132,13 @@ public struct RegistrationService: Sendable {
         return try await verifiedRequest {
             let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
-                DirectoryChange(added: [
-                    RegisteredKey(keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
-                ])
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
+                    ],
+                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? []
+                )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
             let registered = Registration.Registered(
@@ -174,6 +179,17 @@ public struct RegistrationService: Sendable {
         return loaded.verificationKey
     }
 
+    /// The device's X-Wing key a submission names, if any.
+    ///
+    /// - Throws: `invalid-registration` for a key that is not X-Wing, does not decode or has another ID.
+    static func sealingKey(of submission: Registration.KeySubmission) throws -> SealingPublicKey? {
+        do {
+            return try submission.sealingKey?.key()
+        } catch {
+            throw SigilError(.invalidRegistration, "sealingKey is not an X-Wing key in base64 under its own key ID")
+        }
+    }
+
     // MARK: Secrets
 
     /// Issues a fresh 32-byte HMAC secret to the device of `keyID` (`POST /v1/devices/{keyId}/secret`);
@@ -189,37 +205,70 @@ public struct RegistrationService: Sendable {
             guard request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
             }
-            let now = clock.now()
-            let previous = try await registry.keys(ofDevice: deviceID).filter {
-                $0.key.algorithm == .hmacSHA256 && $0.isUsable(at: now)
-            }
-            let secret = SymmetricKey(size: .bits256)
-            let secretKeyID = "hmac-" + Hex.random(bytes: 8)
-            let end = now + configuration.secretOverlap
-            try await registry.apply(
-                DirectoryChange(
-                    added: [
-                        RegisteredKey(
-                            keyID: secretKeyID,
-                            key: try VerificationKey(hmacSecret: secret),
-                            deviceID: deviceID,
-                            userID: request.userID,
-                            createdAt: now
-                        )
-                    ],
-                    retiring: previous.map { ($0.keyID, end) },
-                    actingKeyID: request.keyID
-                )
-            )
-            logger.info(
-                "secret issued", metadata: ["sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(secretKeyID)"])
-            return Registration.IssuedSecret(
-                keyId: secretKeyID,
-                alg: SignatureAlgorithm.hmacSHA256.rawValue,
-                secret: secret.withUnsafeBytes { Base64.encode(Array($0)) },
-                previousKeysValidUntil: previous.isEmpty ? nil : end
-            )
+            return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
+    }
+
+    /// Issues a fresh HMAC secret to a device that registered a sealing key, sealed to it, on the
+    /// server's own initiative: for delivery by push (``Registration/SecretPush``, signed with the
+    /// response key). The device's earlier secrets stay valid for ``Configuration/secretOverlap``.
+    ///
+    /// - Throws: `forbidden` for a device with no sealing key (a secret is never pushed in the clear),
+    ///   `unknown-key` for an unknown device, `revoked-key` for a revoked one.
+    public func issueSealedSecret(toDevice deviceID: String) async throws -> Registration.IssuedSecret {
+        guard let userID = try await registry.keys(ofDevice: deviceID).first.map(\.userID) else {
+            throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
+        }
+        return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
+    }
+
+    /// A new secret for `deviceID`, sealed to the device's X-Wing key when it has one; the device's
+    /// usable secrets retire after the overlap, in the same write.
+    func newSecret(forDevice deviceID: String, userID: String?, actingKeyID: String?, requireSealed: Bool = false)
+        async throws -> Registration.IssuedSecret
+    {
+        let now = clock.now()
+        let keys = try await registry.keys(ofDevice: deviceID)
+        // Read uncached with the device's keys: a sealing key replaced by a rotation is never used.
+        let sealingKey = keys.lazy.compactMap(\.sealingKey).first
+        guard sealingKey != nil || !requireSealed else {
+            throw SigilError(.forbidden, "device \(deviceID) registered no sealing key; its secret cannot be pushed")
+        }
+        let previous = keys.filter { $0.key.algorithm == .hmacSHA256 && $0.isUsable(at: now) }
+        let secret = SymmetricKey(size: .bits256)
+        let secretKeyID = "hmac-" + Hex.random(bytes: 8)
+        let end = now + configuration.secretOverlap
+        try await registry.apply(
+            DirectoryChange(
+                added: [
+                    RegisteredKey(
+                        keyID: secretKeyID,
+                        key: try VerificationKey(hmacSecret: secret),
+                        deviceID: deviceID,
+                        userID: userID,
+                        createdAt: now
+                    )
+                ],
+                retiring: previous.map { ($0.keyID, end) },
+                actingKeyID: actingKeyID
+            )
+        )
+        logger.info(
+            "secret issued",
+            metadata: [
+                "sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(secretKeyID)",
+                "sigil.sealed": "\(sealingKey != nil)",
+            ])
+        let bytes = secret.withUnsafeBytes { Array($0) }
+        return Registration.IssuedSecret(
+            keyId: secretKeyID,
+            alg: SignatureAlgorithm.hmacSHA256.rawValue,
+            secret: sealingKey == nil ? Base64.encode(bytes) : nil,
+            sealedSecret: try sealingKey.map {
+                Base64.encode(try Sealing.sealSecret(bytes, keyID: secretKeyID, to: $0))
+            },
+            previousKeysValidUntil: previous.isEmpty ? nil : end
+        )
     }
 
     /// The device of the key `keyID`, which must be the signer's own device.
@@ -249,6 +298,7 @@ public struct RegistrationService: Sendable {
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
             let key = try publicKey(of: rotation.submission)
+            let sealingKey = try Self.sealingKey(of: rotation.submission)
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
             let message = RotationProof.message(currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
@@ -266,6 +316,7 @@ public struct RegistrationService: Sendable {
                     retiring: [(request.keyID, now + configuration.rotationGrace)],
                     // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
                     retiringSecrets: (deviceID, now + configuration.rotationGrace),
+                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     actingKeyID: request.keyID
                 )
             )

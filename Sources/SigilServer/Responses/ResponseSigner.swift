@@ -38,6 +38,14 @@ public struct ResponseSigner: Sendable {
         ])
     }
 
+    /// A sealed secret as a push, signed with the response key and dated now, for delivery by APNs.
+    ///
+    /// - Throws: ``SigilInputError`` for a secret in the clear, or when the payload would pass APNs'
+    ///   4 KB (an ML-DSA response key's signature does not fit).
+    public func secretPush(_ issued: Registration.IssuedSecret) throws -> Registration.SecretPush {
+        try Registration.SecretPush(issued, issuedAt: clock.now(), signer: signer)
+    }
+
     /// Signs `response` in the profile of the request it answers: sigil-v1 over the request's nonce
     /// (section 2.7), or rfc9421 covering the request with `;req`.
     public func sign(

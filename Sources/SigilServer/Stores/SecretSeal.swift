@@ -30,3 +30,16 @@ package struct SecretSeal: Sendable {
         }
     }
 }
+
+extension SealingPublicKey {
+    /// A device's sealing key as a store keeps it (standard base64 of the 1216 bytes), or `nil` for none.
+    ///
+    /// - Throws: `store-unavailable` for a stored value that is not such a key.
+    package init?(storedBase64 stored: String?, keyID: String) throws {
+        guard let stored else { return nil }
+        guard let raw = Base64.decode(stored), let key = try? SealingPublicKey(rawRepresentation: raw) else {
+            throw SigilError(.storeUnavailable, "the sealing key of key \(keyID)'s device is damaged")
+        }
+        self = key
+    }
+}

@@ -62,6 +62,11 @@ struct Enroll: AsyncParsableCommand {
     @Flag(name: .customLong("client-certificate"), help: "Also get a client certificate from the server's CA.")
     var clientCertificate = false
 
+    @Flag(
+        name: .customLong("seal-secret"),
+        help: "Register an X-Wing key of this device too: its HMAC secrets come sealed to it (PROTOCOL.md 6.4).")
+    var sealSecret = false
+
     func run() async throws {
         guard !pin.isEmpty else {
             throw SigilInputError("pin the server: --pin sha256/… (sigil serve prints its pins)")
@@ -71,10 +76,12 @@ struct Enroll: AsyncParsableCommand {
         options.allowSinglePin = allowSinglePin
         options.pqOnly = pqOnly
         options.anchors = try cacert.map(Anchors.load)
+        var enrollment = DeviceEnrollment(requestCertificate: clientCertificate)
+        enrollment.sealingKey = sealSecret ? try SealingPrivateKey.generate() : nil
         let enrolled = try await Enrollment.enroll(
             server: url, token: token, options: options, algorithm: try SignatureAlgorithm.named(alg),
-            enrollment: DeviceEnrollment(requestCertificate: clientCertificate), keyFormats: .withRSA,
-            store: try Identities.store(identity))
-        print("enrolled key-id=\(enrolled.keyID) device=\(enrolled.deviceID) identity=\(identity)")
+            enrollment: enrollment, keyFormats: .withRSA, store: try Identities.store(identity))
+        let sealed = enrolled.deviceSealingKeyID.map { " secret-sealed-to=\($0)" } ?? ""
+        print("enrolled key-id=\(enrolled.keyID) device=\(enrolled.deviceID) identity=\(identity)\(sealed)")
     }
 }

@@ -91,6 +91,20 @@ struct ServeCommandTests {
             environment: home)
         #expect(hmac.status == 0, "\(hmac.error)")
         #expect(hmac.text.contains("hmac-sha256"))
+        // --seal-secret: the device's X-Wing key registered, its secret sealed to it, opened and used.
+        let sealed = try await SigilCommand.run(
+            [
+                "enroll", "https://localhost:\(port)", "--token", TestServer.token, "--pin", pins[0], "--pin", backup,
+                "--identity", "sealed", "--seal-secret",
+            ],
+            environment: home)
+        #expect(sealed.status == 0, "\(sealed.error)")
+        #expect(sealed.text.contains("secret-sealed-to="))
+        let sealedHMAC = try await SigilCommand.run(
+            ["curl", "--identity", "sealed", "--use-secret", "-d", "plain", "https://localhost:\(port)/v1/echo"],
+            environment: home)
+        #expect(sealedHMAC.status == 0, "\(sealedHMAC.error)")
+        #expect(sealedHMAC.text.contains("hmac-sha256"))
         // A refusal: exit 1 and the server's code.
         let strangerPath = directory.appendingPathComponent("stranger.pem").path
         _ = try await SigilCommand.run(["keygen", "--alg", "ed25519", "--out", strangerPath])
