@@ -46,6 +46,10 @@ public struct DeviceEnrollment: Sendable {
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
         let discovery = try await registration.discover()
+        guard sealingKey == nil || discovery.sealedSecrets == true else {
+            // A server that does not say it seals would ignore the key and send the secret in the clear.
+            throw SigilInputError("this server does not seal secrets to a device's key (discovery: sealedSecrets)")
+        }
         let server = try discovery.responseVerifier(clock: registration.clock, formats: keyFormats)
         let enrolled = try await registration.enroll(
             key, token: token, sealingKey: sealingKey?.publicKey, server: server)
@@ -68,15 +72,16 @@ public struct DeviceEnrollment: Sendable {
         )
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         identity.deviceSealingKeyID = sealingKey?.keyID
-        identity.secretIssuedAt = secret == nil ? nil : registration.clock.now()
+        identity.secretIssuedAt = secret.map { $0.issuedAt ?? registration.clock.now() }
         if let sealingKey { try store.saveSealingKey(sealingKey) }
         try store.save(identity, key: key, secret: secretBytes)
         return identity
     }
 
     /// Takes a secret the server pushed (an APNs payload, ``Registration/SecretPush``) into `store`:
-    /// its signature must verify with the response key stored at enrollment, it must be newer than
-    /// the secret the device holds, and it must open with the device's sealing key.
+    /// its signature must verify with the response key stored at enrollment, it must name this
+    /// device and be newer than the secret the device holds, and it must open with the device's
+    /// sealing key (the one its identity registered).
     ///
     /// ```swift
     /// func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any])
@@ -97,9 +102,12 @@ public struct DeviceEnrollment: Sendable {
     ) throws -> DeviceIdentity {
         let push = try Registration.SecretPush(payload: payload)
         guard var identity = try store.identity(), let key = try store.deviceKey(),
-            let sealingKey = try store.sealingKey()
+            let sealingKey = try store.sealingKey(), identity.deviceSealingKeyID == sealingKey.keyID
         else {
-            throw SigilInputError("this device is not enrolled with a sealing key")
+            throw SigilInputError("this device is not enrolled with the sealing key its store holds")
+        }
+        guard push.deviceId == identity.deviceID else {
+            throw SigilInputError("the pushed secret is for another device")
         }
         let responseKey = try KeyFile.load(Array(identity.responseKey.utf8), formats: keyFormats).verificationKey
         let issued = try push.issuedSecret(verifiedWith: responseKey)

@@ -238,6 +238,14 @@ public final class PostgresKeyDirectory: KeyRegistry {
             ).collect()
             guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
         }
+        if let read = change.sealingKeyRead {
+            let rows = try await connection.query(
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = \(read.deviceID)", logger: logger
+            ).collect()
+            let stored = try rows.first?.decode(String?.self) ?? nil
+            let current = try SealingPublicKey(storedBase64: stored, keyID: read.deviceID)
+            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+        }
         for row in rows {
             let key = row.key
             let deviceID = key.deviceID ?? ""

@@ -362,5 +362,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)])
             guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
         }
+        if let read = change.sealingKeyRead {
+            let rows = try await writer.query(
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = ?", [.text(read.deviceID)])
+            let current = try SealingPublicKey(
+                storedBase64: rows.first?.column("sealing_key")?.string, keyID: read.deviceID)
+            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+        }
     }
 }

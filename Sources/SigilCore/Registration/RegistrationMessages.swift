@@ -81,6 +81,10 @@ public enum Registration {
         /// The keys request bodies may be sealed to, the current one first; absent when the server
         /// opens no sealed bodies.
         public var sealingKeys: [SealingKey]?
+        /// `true` when the server seals a device's secrets to the key it registers (`sealingKey`,
+        /// PROTOCOL.md section 6.4); a device never sends one to a server that does not say so, which
+        /// would ignore it and answer with the secret in the clear.
+        public var sealedSecrets: Bool?
         /// The accepted profiles.
         public var profiles: [String]
         /// The algorithms the server verifies.
@@ -176,17 +180,21 @@ public enum Registration {
         public var secret: String?
         /// The standard base64 of `enc || ciphertext`, the secret sealed to the device's X-Wing key.
         public var sealedSecret: String?
+        /// When the server issued it (Unix seconds), so a device can refuse an older one pushed later.
+        public var issuedAt: Int64?
         /// Until when the device's earlier secrets stay valid, if it had any.
         public var previousKeysValidUntil: Int64?
 
         /// Creates the answer: exactly one of `secret` and `sealedSecret`.
         public init(
-            keyId: String, alg: String, secret: String?, sealedSecret: String? = nil, previousKeysValidUntil: Int64?
+            keyId: String, alg: String, secret: String?, sealedSecret: String? = nil, issuedAt: Int64? = nil,
+            previousKeysValidUntil: Int64?
         ) {
             self.keyId = keyId
             self.alg = alg
             self.secret = secret
             self.sealedSecret = sealedSecret
+            self.issuedAt = issuedAt
             self.previousKeysValidUntil = previousKeysValidUntil
         }
 

@@ -28,6 +28,10 @@ public struct DirectoryChange: Sendable {
     public var certificates: [IssuedCertificateRecord]
     /// Devices' X-Wing keys (PROTOCOL.md section 6.4), each replacing the one the device had.
     public var sealingKeys: [(deviceID: String, key: SealingPublicKey)]
+    /// A device's sealing key as the change's maker read it (`nil`: none), which must still be the
+    /// device's when the change applies (`forbidden` otherwise): a secret sealed to a key that a
+    /// rotation replaced meanwhile is never issued.
+    public var sealingKeyRead: (deviceID: String, key: SealingPublicKey?)?
     /// The key on whose authority the change is made, which must be its device's active key.
     public var actingKeyID: String?
 
@@ -39,6 +43,7 @@ public struct DirectoryChange: Sendable {
         revokedDevices: [String] = [],
         certificates: [IssuedCertificateRecord] = [],
         sealingKeys: [(deviceID: String, key: SealingPublicKey)] = [],
+        sealingKeyRead: (deviceID: String, key: SealingPublicKey?)? = nil,
         actingKeyID: String? = nil
     ) {
         self.added = added
@@ -47,6 +52,7 @@ public struct DirectoryChange: Sendable {
         self.revokedDevices = revokedDevices
         self.certificates = certificates
         self.sealingKeys = sealingKeys
+        self.sealingKeyRead = sealingKeyRead
         self.actingKeyID = actingKeyID
     }
 
@@ -63,6 +69,12 @@ public struct DirectoryChange: Sendable {
             return SigilError(.forbidden, "key \(keyID) is rotating out; only the device's active key manages it")
         }
         return nil
+    }
+
+    /// The refusal when the device's sealing key, read as `read`, is `current` now; `nil` when the same.
+    package func sealingKeyRefusal(current: SealingPublicKey?) -> SigilError? {
+        guard let read = sealingKeyRead, read.key != current else { return nil }
+        return SigilError(.forbidden, "the sealing key of device \(read.deviceID) changed meanwhile; nothing changed")
     }
 
     /// The refusal for adding to a revoked device.
@@ -124,6 +136,16 @@ extension MemoryKeyDirectory: KeyRegistry {
         }
         if let device = change.receivingDevices.first(where: revokedDevices.contains) {
             throw DirectoryChange.revokedDevice(device)
+        }
+        if let read = change.sealingKeyRead, let refusal = change.sealingKeyRefusal(current: sealingKeys[read.deviceID])
+        {
+            throw refusal
+        }
+        if !change.sealingKeys.isEmpty {
+            let known = Set(keys.values.compactMap(\.deviceID) + change.added.compactMap(\.deviceID))
+            if let (device, _) = change.sealingKeys.first(where: { !known.contains($0.deviceID) }) {
+                throw SigilError(.invalidRegistration, "no device \(device)")
+            }
         }
         var updated = keys
         for key in change.added {

@@ -97,6 +97,7 @@ public struct RegistrationService: Sendable {
             backupPins: backupPins
         )
         discovery.sealingKeys = sealing?.discoveryKeys
+        discovery.sealedSecrets = true
         return discovery
     }
 
@@ -250,6 +251,7 @@ public struct RegistrationService: Sendable {
                     )
                 ],
                 retiring: previous.map { ($0.keyID, end) },
+                sealingKeyRead: (deviceID, sealingKey),
                 actingKeyID: actingKeyID
             )
         )
@@ -267,6 +269,7 @@ public struct RegistrationService: Sendable {
             sealedSecret: try sealingKey.map {
                 Base64.encode(try Sealing.sealSecret(bytes, keyID: secretKeyID, to: $0))
             },
+            issuedAt: now,
             previousKeysValidUntil: previous.isEmpty ? nil : end
         )
     }
@@ -299,6 +302,13 @@ public struct RegistrationService: Sendable {
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
             let key = try publicKey(of: rotation.submission)
             let sealingKey = try Self.sealingKey(of: rotation.submission)
+            // A device that seals its secrets rotates its sealing key with its signing key: a key
+            // copied with the device's store must not keep opening the secrets issued after it.
+            let current = try await registry.keys(ofDevice: deviceID).lazy.compactMap(\.sealingKey).first
+            if let current, sealingKey == nil || sealingKey == current {
+                throw SigilError(
+                    .invalidRegistration, "this device seals its secrets: the rotation must name a new sealingKey")
+            }
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
             let message = RotationProof.message(currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
@@ -317,6 +327,7 @@ public struct RegistrationService: Sendable {
                     // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
                     retiringSecrets: (deviceID, now + configuration.rotationGrace),
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
+                    sealingKeyRead: (deviceID, current),
                     actingKeyID: request.keyID
                 )
             )

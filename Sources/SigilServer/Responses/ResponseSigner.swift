@@ -38,12 +38,14 @@ public struct ResponseSigner: Sendable {
         ])
     }
 
-    /// A sealed secret as a push, signed with the response key and dated now, for delivery by APNs.
+    /// A sealed secret as a push to the device `deviceID`, signed with the response key and dated
+    /// when it was issued, for delivery by APNs.
     ///
     /// - Throws: ``SigilInputError`` for a secret in the clear, or when the payload would pass APNs'
     ///   4 KB (an ML-DSA response key's signature does not fit).
-    public func secretPush(_ issued: Registration.IssuedSecret) throws -> Registration.SecretPush {
-        try Registration.SecretPush(issued, issuedAt: clock.now(), signer: signer)
+    public func secretPush(_ issued: Registration.IssuedSecret, deviceID: String) throws -> Registration.SecretPush {
+        try Registration.SecretPush(
+            issued, deviceID: deviceID, issuedAt: issued.issuedAt ?? clock.now(), signer: signer)
     }
 
     /// Signs `response` in the profile of the request it answers: sigil-v1 over the request's nonce

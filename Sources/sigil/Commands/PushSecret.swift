@@ -61,7 +61,8 @@ struct PushSecret: AsyncParsableCommand {
                 configuration: configuration)
             let issued = try await service.issueSealedSecret(toDevice: device)
             // Checked before anything is written: a payload over 4 KB is refused.
-            payload = try ResponseSigner(signer: responseKey, keyID: responseKeyID).secretPush(issued).payload()
+            payload = try ResponseSigner(signer: responseKey, keyID: responseKeyID).secretPush(issued, deviceID: device)
+                .payload()
             try await registry.close()
         } catch {
             try? await registry.close()

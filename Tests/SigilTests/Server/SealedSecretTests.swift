@@ -73,14 +73,21 @@ struct SealedSecretTests {
                     #expect(throws: SigilError(.sealedBodyInvalid, "")) {
                         _ = try afterMove.secretBytes(openingWith: sealing)
                     }
-                    // …and one naming none keeps it: a rotation never downgrades to secrets in the clear.
+                    // …and one naming none, or the same one, is refused: the sealing key rotates with the
+                    // signing key, and a rotation never downgrades to secrets in the clear.
                     let third = try TestDevice(.ecdsaP256SHA256)
-                    _ = try await registration.rotate(
-                        from: next.key, keyID: next.keyID, to: third.key, server: verifier)
-                    let afterKeep = try await registration.fetchSecret(
-                        key: third.key, keyID: third.keyID, server: verifier)
-                    #expect(afterKeep.secret == nil)
-                    #expect(try afterKeep.secretBytes(openingWith: moved).count == 32)
+                    for same in [nil, moved.publicKey] {
+                        let refused = await #expect(throws: SigilError.self) {
+                            _ = try await registration.rotate(
+                                from: next.key, keyID: next.keyID, to: third.key, sealingKey: same, server: verifier)
+                        }
+                        #expect(refused?.code == .invalidRegistration)
+                    }
+                    let afterRefusal = try await registration.fetchSecret(
+                        key: next.key, keyID: next.keyID, server: verifier)
+                    #expect(afterRefusal.secret == nil)
+                    #expect(try afterRefusal.secretBytes(openingWith: moved).count == 32)
+                    #expect(afterRefusal.issuedAt == serverClock.now())
 
                     // A device without a sealing key still gets its secret in the clear, which a
                     // device expecting a sealed one refuses.
@@ -137,20 +144,33 @@ struct SealedSecretTests {
             try await registry.apply(DirectoryChange(sealingKeys: [("dev-s", second)], actingKeyID: a.keyID))
             #expect(try await registry.key(for: b.keyID)?.sealingKey == second)
 
+            // A change made for the device's sealing key as it was read lands only if it still is.
+            let secret = RegisteredKey(
+                keyID: "hmac-sealed", key: try VerificationKey(hmacSecret: SymmetricKey(size: .bits256)),
+                deviceID: "dev-s")
+            await #expect(throws: SigilError(.forbidden, "")) {
+                try await registry.apply(DirectoryChange(added: [secret], sealingKeyRead: ("dev-s", first)))
+            }
+            await #expect(throws: SigilError(.forbidden, "")) {
+                try await registry.apply(DirectoryChange(added: [secret], sealingKeyRead: ("dev-s", nil)))
+            }
+            #expect(try await registry.key(for: "hmac-sealed") == nil)
+            try await registry.apply(DirectoryChange(added: [secret], sealingKeyRead: ("dev-s", second)))
+            #expect(try await registry.key(for: "hmac-sealed") != nil)
+
             // No device to set it on, or a revoked one: refused, nothing changed.
             let other = try RevocationTests.key("dev-t")
             try await registry.apply(DirectoryChange(added: [other]))
             #expect(try await registry.key(for: other.keyID)?.sealingKey == nil)
-            if !(registry is MemoryKeyDirectory) {
-                await #expect(throws: SigilError(.invalidRegistration, "")) {
-                    try await registry.apply(DirectoryChange(sealingKeys: [("dev-none", first)]))
-                }
+            await #expect(throws: SigilError(.invalidRegistration, "")) {
+                try await registry.apply(DirectoryChange(sealingKeys: [("dev-none", first)]))
             }
             try await registry.apply(DirectoryChange(revokedDevices: ["dev-s"]))
             await #expect(throws: SigilError(.revokedKey, "")) {
                 try await registry.apply(DirectoryChange(sealingKeys: [("dev-s", first)]))
             }
-            #expect(try await registry.keys(ofDevice: "dev-s").map(\.sealingKey) == [second, second])
+            let kept = try await registry.keys(ofDevice: "dev-s").map(\.sealingKey)
+            #expect(kept.count == 3 && kept.allSatisfy { $0 == second })
         }
     }
 
@@ -158,18 +178,32 @@ struct SealedSecretTests {
     func sqliteMigration() async throws {
         let path = TestServer.temporaryDirectory() + ".sqlite"
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
+        let old = try RevocationTests.key("dev-old")
+        let pem = try #require(KeyFile.publicKeyFile(for: old.key))
         for statement in [
             "CREATE TABLE sigil_devices (device_id TEXT PRIMARY KEY, user_id TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER)",
+            """
+            CREATE TABLE sigil_keys (key_id TEXT PRIMARY KEY, device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+                alg TEXT NOT NULL, public_key TEXT, sealed_secret BLOB, state TEXT NOT NULL, created_at INTEGER NOT NULL,
+                valid_until INTEGER)
+            """,
             "INSERT INTO sigil_devices (device_id, created_at) VALUES ('dev-old', 1)",
         ] {
             _ = try await connection.query(statement)
         }
+        _ = try await connection.query(
+            "INSERT INTO sigil_keys (key_id, device_id, alg, public_key, state, created_at) VALUES (?, 'dev-old', ?, ?, 'active', 1)",
+            [.text(old.keyID), .text(old.key.algorithm.rawValue), .text(pem)])
         try await connection.close()
         let directory = try await SQLiteKeyDirectory.open(path: path, masterKey: SymmetricKey(size: .bits256))
+        let kept = try #require(try await directory.key(for: old.keyID))
+        #expect(kept.state == .active)
+        #expect(kept.sealingKey == nil)
         let key = try RevocationTests.key("dev-old")
         let sealing = try SealingPrivateKey.generate().publicKey
         try await directory.apply(DirectoryChange(added: [key], sealingKeys: [("dev-old", sealing)]))
         #expect(try await directory.key(for: key.keyID)?.sealingKey == sealing)
+        #expect(try await directory.key(for: old.keyID)?.sealingKey == sealing)
         try await directory.close()
     }
 
@@ -207,7 +241,7 @@ struct PushedSecretTests {
 
     /// A service over a memory registry holding one device, with or without a sealing key.
     static func service(sealing: SealingPublicKey?, clock: ManualUnixClock) async throws
-        -> (RegistrationService, TestDevice, String)
+        -> (RegistrationService, TestDevice, String, MemoryKeyDirectory)
     {
         let registry = MemoryKeyDirectory(clock: clock)
         let device = try TestDevice(.ecdsaP256SHA256)
@@ -221,15 +255,16 @@ struct PushedSecretTests {
                 sealingKeys: sealing.map { [("dev-push", $0)] } ?? []))
         let service = RegistrationService(
             registry: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
-        return (service, device, "dev-push")
+        return (service, device, "dev-push", registry)
     }
 
     /// A device store enrolled with `device`, `sealing` and the server's response key.
-    static func store(device: TestDevice, sealing: SealingPrivateKey, responseKey: SigningKey) throws -> FileDeviceStore
-    {
+    static func store(
+        device: TestDevice, sealing: SealingPrivateKey, responseKey: SigningKey, deviceID: String = "dev-push"
+    ) throws -> FileDeviceStore {
         let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
         var identity = DeviceIdentity(
-            server: "https://localhost", keyID: device.keyID, deviceID: "dev-push", algorithm: "ecdsa-p256-sha256",
+            server: "https://localhost", keyID: device.keyID, deviceID: deviceID, algorithm: "ecdsa-p256-sha256",
             pins: [], responseKeyID: try responseKey.verificationKey.derivedKeyID ?? "",
             responseKey: KeyFile.publicKeyFile(for: try responseKey.verificationKey) ?? "")
         identity.deviceSealingKeyID = sealing.keyID
@@ -244,14 +279,14 @@ struct PushedSecretTests {
     func pushRoundTrip() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
         let sealing = try SealingPrivateKey.generate()
-        let (service, device, deviceID) = try await Self.service(sealing: sealing.publicKey, clock: clock)
+        let (service, device, deviceID, registry) = try await Self.service(sealing: sealing.publicKey, clock: clock)
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)
         let signer = ResponseSigner(signer: responseKey, keyID: "server", clock: clock)
         let store = try Self.store(device: device, sealing: sealing, responseKey: responseKey)
 
         let issued = try await service.issueSealedSecret(toDevice: deviceID)
         #expect(issued.secret == nil)
-        let payload = try signer.secretPush(issued).payload()
+        let payload = try signer.secretPush(issued, deviceID: deviceID).payload()
         #expect(payload.count <= Registration.SecretPush.apnsPayloadLimit)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
         #expect((json["aps"] as? [String: Any])?["content-available"] as? Int == 1)
@@ -267,7 +302,7 @@ struct PushedSecretTests {
         // Signed by another key (anyone can seal to the device's public key): refused.
         clock.advance(by: 10)
         let forged = try ResponseSigner(signer: try SigningKey.generate(.ecdsaP256SHA256), keyID: "x", clock: clock)
-            .secretPush(try await service.issueSealedSecret(toDevice: deviceID)).payload()
+            .secretPush(try await service.issueSealedSecret(toDevice: deviceID), deviceID: deviceID).payload()
         #expect(throws: SigilError(.invalidSignature, "")) {
             _ = try DeviceEnrollment.receivePushedSecret(forged, store: store)
         }
@@ -279,10 +314,43 @@ struct PushedSecretTests {
         }
         #expect(try store.identity()?.secretKeyID == issued.keyId)
 
-        // A newer push is taken.
+        // A push for another device (signed alike, sealed to this device's key) is refused.
+        clock.advance(by: 10)
+        let elsewhere = try signer.secretPush(
+            try await service.issueSealedSecret(toDevice: deviceID), deviceID: "dev-x")
+        #expect(throws: SigilInputError.self) {
+            _ = try DeviceEnrollment.receivePushedSecret(try elsewhere.payload(), store: store)
+        }
+
+        // A newer push is taken; then an older, different one (delayed, or replayed) is not.
+        clock.advance(by: 10)
+        let older = try signer.secretPush(try await service.issueSealedSecret(toDevice: deviceID), deviceID: deviceID)
+        clock.advance(by: 10)
         let newer = try await service.issueSealedSecret(toDevice: deviceID)
-        let taken = try DeviceEnrollment.receivePushedSecret(try signer.secretPush(newer).payload(), store: store)
+        let taken = try DeviceEnrollment.receivePushedSecret(
+            try signer.secretPush(newer, deviceID: deviceID).payload(), store: store)
         #expect(taken.secretKeyID == newer.keyId)
+        #expect(throws: SigilInputError.self) {
+            _ = try DeviceEnrollment.receivePushedSecret(try older.payload(), store: store)
+        }
+        #expect(try store.identity()?.secretKeyID == newer.keyId)
+
+        // A store whose sealing key is not the one its identity registered takes no push.
+        let stale = try Self.store(device: device, sealing: sealing, responseKey: responseKey)
+        var staleIdentity = try #require(try stale.identity())
+        staleIdentity.deviceSealingKeyID = nil
+        try stale.save(staleIdentity, key: device.key, secret: nil)
+        clock.advance(by: 10)
+        let fresh = try signer.secretPush(try await service.issueSealedSecret(toDevice: deviceID), deviceID: deviceID)
+        #expect(throws: SigilInputError.self) {
+            _ = try DeviceEnrollment.receivePushedSecret(try fresh.payload(), store: stale)
+        }
+
+        // A revoked device is pushed nothing.
+        try await registry.apply(DirectoryChange(revokedDevices: [deviceID]))
+        await #expect(throws: SigilError(.revokedKey, "")) {
+            _ = try await service.issueSealedSecret(toDevice: deviceID)
+        }
     }
 
     @Test(
@@ -290,7 +358,7 @@ struct PushedSecretTests {
     )
     func pushRefusals() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
-        let (service, _, deviceID) = try await Self.service(sealing: nil, clock: clock)
+        let (service, _, deviceID, _) = try await Self.service(sealing: nil, clock: clock)
         await #expect(throws: SigilError(.forbidden, "")) {
             _ = try await service.issueSealedSecret(toDevice: deviceID)
         }
@@ -299,16 +367,16 @@ struct PushedSecretTests {
         }
 
         let sealing = try SealingPrivateKey.generate()
-        let (sealed, _, _) = try await Self.service(sealing: sealing.publicKey, clock: clock)
+        let (sealed, _, _, _) = try await Self.service(sealing: sealing.publicKey, clock: clock)
         let issued = try await sealed.issueSealedSecret(toDevice: deviceID)
         // An ML-DSA-65 signature (3,309 bytes) does not fit beside the sealed secret.
         let large = ResponseSigner(signer: try SigningKey.generate(.mlDSA65), keyID: "pq", clock: clock)
-        #expect(throws: SigilInputError.self) { _ = try large.secretPush(issued) }
+        #expect(throws: SigilInputError.self) { _ = try large.secretPush(issued, deviceID: deviceID) }
         let clear = Registration.IssuedSecret(
             keyId: "hmac-1", alg: "hmac-sha256", secret: Base64.encode([UInt8](repeating: 1, count: 32)),
             previousKeysValidUntil: nil)
         let signer = ResponseSigner(signer: try SigningKey.generate(.ed25519), keyID: "s", clock: clock)
-        #expect(throws: SigilInputError.self) { _ = try signer.secretPush(clear) }
+        #expect(throws: SigilInputError.self) { _ = try signer.secretPush(clear, deviceID: deviceID) }
 
         for payload in ["", "{}", #"{"aps":{}}"#, "[1,2]", String(repeating: " ", count: 5000)] {
             #expect(throws: SigilInputError.self) { _ = try Registration.SecretPush(payload: Array(payload.utf8)) }
@@ -331,7 +399,8 @@ extension PushedSecretTests {
                     RegisteredKey(keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-cli")
                 ],
                 sealingKeys: [("dev-cli", sealing.publicKey)]))
-        let store = try Self.store(device: device, sealing: sealing, responseKey: responseKey)
+        let store = try Self.store(device: device, sealing: sealing, responseKey: responseKey, deviceID: "dev-cli")
+        defer { Task { try? await registry.close() } }
 
         let result = try await SigilCommand.run(["push-secret", "--data-dir", dataPath, "--device", "dev-cli"])
         #expect(result.status == 0, "\(result.error)")
