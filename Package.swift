@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
         .library(name: "SigilVapor", targets: ["SigilVapor"]),
         .library(name: "SigilOpenAPI", targets: ["SigilOpenAPI"]),
+        .library(name: "SigilAppAttest", targets: ["SigilAppAttest"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
     dependencies: [
@@ -86,6 +87,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "SigilAppAttest",
+            dependencies: [
+                "SigilCore",
+                "SigilServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .target(
@@ -229,6 +240,7 @@ let package = Package(
                 "SigilSQLite",
                 "SigilPostgres",
                 "SigilRedis",
+                "SigilAppAttest",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -245,7 +257,7 @@ let package = Package(
             name: "SigilTests",
             dependencies: [
                 "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilServe",
-                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI",
+                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", "SigilAppAttest",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "VaporTesting", package: "vapor"),

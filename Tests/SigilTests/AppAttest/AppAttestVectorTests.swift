@@ -1,0 +1,180 @@
+import Crypto
+import Foundation
+import SigilAppAttest
+import SigilCore
+import Testing
+import X509
+
+/// Real App Attest captures (`Vectors/appattest.json`: Apple's validation guide sample and a device's
+/// attestation, assertion and receipts), each verified at its `verifyAt` time.
+@Suite("App Attest vectors")
+struct AppAttestVectorTests {
+    static let file = Vectors.file("appattest.json")
+    static let vectors = Vectors.cases("appattest.json", "vectors")
+
+    static func bytes(_ json: JSON?) throws -> [UInt8] { try #require(json?.string.flatMap(Base64.decode)) }
+    static func time(_ json: JSON?) throws -> Date { try #require(json?.string.flatMap(AppAttestTestTimes.date)) }
+
+    /// The attestation of a vector (the file has two shapes: fields at the top, or under `attestation`).
+    static func attestation(_ vector: VectorCase) -> JSON { vector["attestation"] ?? vector.json }
+
+    static func verifier(_ vector: VectorCase) throws -> AppAttestVerifier {
+        let environment = try #require(
+            AppAttestVerifier.Environment(rawValue: vector["environment"]?.string ?? ""))
+        return AppAttestVerifier(appIDs: [try #require(vector["appId"]?.string)], environments: [environment])
+    }
+
+    /// What the app passed to `attestKey`: the vector says whether it hashed the challenge.
+    static func clientDataHash(_ attestation: JSON) throws -> [UInt8] {
+        if let hash = attestation["clientDataHashSha256Base64"] { return try bytes(hash) }
+        return try bytes(attestation["clientDataHashBase64"])
+    }
+
+    @Test("the built-in root is the vectors' Apple App Attestation Root CA")
+    func root() throws {
+        let pem = try #require(Self.file["appleAppAttestationRootCaPem"]?.string)
+        #expect(try Certificate(pemEncoded: pem) == AppAttestVerifier.appleAppAttestationRootCA)
+    }
+
+    @Test(
+        "attestations verify at their time, with the expected key, counter, environment and receipt", arguments: vectors
+    )
+    func attestation(_ vector: VectorCase) async throws {
+        let attestation = Self.attestation(vector)
+        let expected = try #require(attestation["expected"])
+        let verified = try await Self.verifier(vector).verifyAttestation(
+            try Self.bytes(attestation["attestationObjectBase64"]), keyID: try Self.bytes(attestation["keyIdBase64"]),
+            clientDataHash: try Self.clientDataHash(attestation), at: try Self.time(attestation["verifyAt"]))
+        #expect(Hex.encode(Array(verified.publicKey.x963Representation)) == expected["publicKeyX963Hex"]?.string)
+        #expect(verified.counter == 0)
+        #expect(verified.environment.rawValue == vector["environment"]?.string)
+        #expect(Int64(verified.receipt.count) == expected["receiptLength"]?.int)
+        #expect(verified.notBefore == (try Self.time(expected["leafNotBefore"])))
+        if let pem = attestation["publicKeyPem"]?.string {
+            #expect(
+                try P256.Signing.PublicKey(pemRepresentation: pem).rawRepresentation
+                    == verified.publicKey.rawRepresentation)
+        }
+        if let receipt = expected["receipt"] {
+            let read = try await AppAttestReceipt.verify(verified.receipt, at: try Self.time(attestation["verifyAt"]))
+            #expect(read.type == receipt["type"]?.string)
+            #expect(read.environment == receipt["environment"]?.string)
+            #expect(read.creationTime == (try Self.time(receipt["creationTime"])))
+            #expect(read.clientHash == Array((receipt["clientHashUtf8"]?.string ?? "").utf8))
+            #expect(read.appID == vector["appId"]?.string)
+        }
+    }
+
+    @Test("the assertion verifies with the attested key, its counter above the stored one")
+    func assertion() async throws {
+        for vector in Self.vectors {
+            guard let assertion = vector["assertion"] else { continue }
+            let attestation = Self.attestation(vector)
+            let key = try P256.Signing.PublicKey(pemRepresentation: try #require(attestation["publicKeyPem"]?.string))
+            let expected = try #require(assertion["expected"])
+            let verified = try Self.verifier(vector).verifyAssertion(
+                try Self.bytes(assertion["assertionObjectBase64"]),
+                clientData: try Self.bytes(assertion["clientDataBase64"]),
+                publicKey: key, previousCounter: UInt32(try #require(assertion["previousCounter"]?.int)))
+            #expect(Int64(verified.counter) == expected["counter"]?.int)
+            #expect(verified.appID == vector["appId"]?.string)
+        }
+    }
+
+    @Test("receipts verify against Apple Root CA - G3 and read as expected")
+    func receipts() async throws {
+        var count = 0
+        for vector in Self.vectors {
+            for receipt in vector["receipts"]?.array ?? [] {
+                let expected = try #require(receipt["expected"])
+                let read = try await AppAttestReceipt.verify(
+                    try Self.bytes(receipt["receiptBase64"]), at: try Self.time(receipt["verifyAt"]))
+                #expect(read.type == expected["type"]?.string)
+                #expect(read.environment == expected["environment"]?.string)
+                #expect(read.token == expected["token"]?.string)
+                #expect(read.creationTime == (try Self.time(expected["creationTime"])))
+                #expect(read.expirationTime == (try Self.time(expected["expirationTime"])))
+                #expect(read.notBefore == (try expected["notBefore"]?.string.map { try Self.time(.string($0)) }))
+                #expect(read.riskMetric.map(Int64.init) == expected["riskMetric"]?.int)
+                #expect(Base64.encode(read.clientHash) == expected["clientHashBase64"]?.string)
+                count += 1
+            }
+        }
+        #expect(count == 2)
+    }
+
+    @Test("a receipt changed by one byte, read after its signer expired, or under another root is receipt-invalid")
+    func receiptRefusals() async throws {
+        let vector = try #require(Self.vectors.first { $0["receipts"] != nil })
+        let receipt = try #require(vector["receipts"]?.array.first)
+        let bytes = try Self.bytes(receipt["receiptBase64"])
+        let time = try Self.time(receipt["verifyAt"])
+        // The receipt names the attested key's certificate: the attestation's own leaf.
+        let read = try await AppAttestReceipt.verify(bytes, at: time)
+        let object = try Self.bytes(vector["attestation"]?["attestationObjectBase64"])
+        #expect(read.attestedCertificate == (try CBOR.decode(object)["attStmt"]?["x5c"]?.arrayValue?.first?.bytesValue))
+        // Byte 1,000 lies in the signed content (the fields), which the signature covers.
+        var changed = bytes
+        changed[1_000] ^= 1
+        let cases: [(String, [UInt8], Date, Certificate)] = [
+            ("changed content", changed, time, AppAttestVerifier.appleRootCAG3),
+            ("after the signer expired", bytes, time + 3 * 365 * 86_400, AppAttestVerifier.appleRootCAG3),
+            ("another root", bytes, time, AppAttestVerifier.appleAppAttestationRootCA),
+            ("truncated", Array(bytes.prefix(2_000)), time, AppAttestVerifier.appleRootCAG3),
+        ]
+        for (name, input, at, root) in cases {
+            let error = await #expect(throws: AppAttestError.self) {
+                _ = try await AppAttestReceipt.verify(input, at: at, root: root)
+            }
+            #expect(error?.code == .receiptInvalid, "\(name)")
+        }
+    }
+}
+
+enum AppAttestTestTimes {
+    static func date(_ text: String) -> Date? {
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+}
+
+/// `sigil attest`: the vectors through the command, as an operator checks evidence by hand.
+@Suite("sigil attest")
+struct AttestCommandTests {
+    static let file = Vectors.directory.appendingPathComponent("appattest.json").path
+
+    @Test("verify-attestation and verify-assertion print the verified facts; a changed field exits 1 with its code")
+    func command() async throws {
+        for vector in AppAttestVectorTests.vectors {
+            let id = try #require(vector["id"]?.string)
+            let result = try await SigilCommand.run(["attest", "verify-attestation", Self.file, "--vector", id])
+            #expect(result.status == 0, "\(id): \(result.error)")
+            let facts = try #require(try JSONSerialization.jsonObject(with: Data(result.output)) as? [String: Any])
+            let expected = try #require(AppAttestVectorTests.attestation(vector)["expected"])
+            #expect(facts["publicKeyX963Hex"] as? String == expected["publicKeyX963Hex"]?.string)
+            #expect(facts["environment"] as? String == vector["environment"]?.string)
+            #expect(facts["counter"] as? Int == 0)
+            #expect((facts["receipt"] as? [String: Any])?["type"] as? String == "ATTEST", "\(id)")
+
+            let refused = try await SigilCommand.run([
+                "attest", "verify-attestation", Self.file, "--vector", id, "--app-id", "AAAAAAAAAA.other",
+            ])
+            #expect(refused.status == 1)
+            #expect(refused.text.hasPrefix("invalid app-id-mismatch: "))
+        }
+        let assertion = try await SigilCommand.run([
+            "attest", "verify-assertion", Self.file, "--vector", "veehaitch-ios-14.4",
+        ])
+        #expect(assertion.status == 0, "\(assertion.error)")
+        #expect(assertion.text.contains(#""counter":1"#))
+        let replayed = try await SigilCommand.run([
+            "attest", "verify-assertion", Self.file, "--vector", "veehaitch-ios-14.4", "--previous-counter", "1",
+        ])
+        #expect(replayed.status == 1)
+        #expect(replayed.text.hasPrefix("invalid counter-replayed: "))
+        let unusable = try await SigilCommand.run(["attest", "verify-attestation", Self.file])
+        #expect(unusable.status == 2)
+        #expect(unusable.error.contains("--vector"))
+    }
+}
