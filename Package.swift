@@ -214,6 +214,7 @@ let package = Package(
                 "SigilPostgres",
                 "SigilRedis",
                 "SigilTLS",
+                "SigilAppAttest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

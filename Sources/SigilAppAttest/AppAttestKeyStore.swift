@@ -1,62 +1,82 @@
-import Crypto
+import SigilCore
+import SigilServer
 
-/// An attested key as the server keeps it: the key, its counter, where it was made, its receipt.
-public struct AttestedKey: Sendable {
-    /// The key ID (SHA-256 of the key's X9.63 form).
-    public let keyID: [UInt8]
-    /// The attested key.
-    public let publicKey: P256.Signing.PublicKey
-    /// The highest counter accepted so far.
-    public var counter: UInt32
-    /// The App ID.
-    public let appID: String
-    /// The environment.
-    public let environment: AppAttestVerifier.Environment
-    /// The latest receipt.
-    public var receipt: [UInt8]
-
-    /// The key of a verified attestation, counter 0.
-    public init(_ attestation: AppAttestVerifier.Attestation) {
-        keyID = attestation.keyID
-        publicKey = attestation.publicKey
-        counter = attestation.counter
-        appID = attestation.appID
-        environment = attestation.environment
-        receipt = attestation.receipt
-    }
-}
-
-/// Where attested keys and their counters live. ``advance(keyID:to:)`` is the one atomic step
+/// The counters of App Attest keys, by Sigil key ID. ``advance(keyID:to:)`` is the one atomic step
 /// assertions need: of two assertions carrying one counter, exactly one advances it.
-public protocol AppAttestKeyStore: Sendable {
-    /// The key stored under `keyID`, if any.
-    func key(for keyID: [UInt8]) async throws -> AttestedKey?
-    /// Stores a newly attested key; a key ID already stored is refused (`false`).
-    func add(_ key: AttestedKey) async throws -> Bool
-    /// Sets the key's counter to `counter` if that is greater than the stored one, atomically.
+public protocol AppAttestCounterStore: Sendable {
+    /// Sets the counter of `keyID` to `counter` if that is greater than the stored one (a key with
+    /// none stored counts as 0), atomically.
     ///
-    /// - Returns: whether it did; `false` for an unknown key or a counter not above the stored one.
-    func advance(keyID: [UInt8], to counter: UInt32) async throws -> Bool
+    /// - Returns: whether it did.
+    func advance(keyID: String, to counter: UInt32) async throws -> Bool
 }
 
-/// An ``AppAttestKeyStore`` in memory, for tests and one process.
-public actor MemoryAppAttestKeyStore: AppAttestKeyStore {
-    var keys: [[UInt8]: AttestedKey] = [:]
+/// An ``AppAttestCounterStore`` in memory, for tests and one process.
+///
+/// - Warning: forgotten on restart: a restarted server accepts any counter above 0 once more, so a
+///   cloned key's assertions are noticed only from then on (nonces and the time window still refuse
+///   every replayed request).
+public actor MemoryAppAttestCounterStore: AppAttestCounterStore {
+    var counters: [String: UInt32] = [:]
 
     /// Creates an empty store.
     public init() {}
 
-    public func key(for keyID: [UInt8]) -> AttestedKey? { keys[keyID] }
-
-    public func add(_ key: AttestedKey) -> Bool {
-        guard keys[key.keyID] == nil else { return false }
-        keys[key.keyID] = key
+    public func advance(keyID: String, to counter: UInt32) -> Bool {
+        guard counter > counters[keyID, default: 0] else { return false }
+        counters[keyID] = counter
         return true
     }
 
-    public func advance(keyID: [UInt8], to counter: UInt32) -> Bool {
-        guard let stored = keys[keyID], counter > stored.counter else { return false }
-        keys[keyID]?.counter = counter
-        return true
+    /// The stored counter of `keyID`.
+    public func counter(of keyID: String) -> UInt32? { counters[keyID] }
+}
+
+extension AppAttestVerifier: DeviceAttestationVerifier {
+    /// The attested key of an enrollment, as an `apple-appattest` verification key, judged now.
+    ///
+    /// - Throws: `enrollment-refused` naming the failed step.
+    public func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
+        -> VerificationKey
+    {
+        do {
+            let attested = try await verifyAttestation(attestation, keyID: keyID, clientDataHash: clientDataHash)
+            return try VerificationKey(attested.publicKey, algorithm: .appleAppAttest)
+        } catch let error as AppAttestError {
+            throw SigilError(.enrollmentRefused, "App Attest \(error.code): \(error.detail)")
+        }
+    }
+}
+
+/// The ``AssertionPolicy`` of App Attest: an assertion made for an accepted App ID, whose counter is
+/// above the stored one, recorded atomically.
+public struct AppAttestAssertions: AssertionPolicy {
+    /// The accepted App IDs.
+    public let verifier: AppAttestVerifier
+    /// Where counters are kept.
+    public let counters: any AppAttestCounterStore
+
+    /// Creates the policy.
+    public init(verifier: AppAttestVerifier, counters: any AppAttestCounterStore) {
+        self.verifier = verifier
+        self.counters = counters
+    }
+
+    public func accept(_ assertion: AppAttestAssertion, keyID: String) async throws {
+        do {
+            _ = try verifier.appID(forRPIDHash: assertion.rpIDHash)
+        } catch let error as AppAttestError {
+            throw SigilError(.invalidSignature, "App Attest \(error.code): \(error.detail)")
+        }
+        let advanced: Bool
+        do {
+            advanced = try await counters.advance(keyID: keyID, to: assertion.counter)
+        } catch {
+            throw SigilError(.storeUnavailable, "the App Attest counters did not answer; the request is refused")
+        }
+        guard advanced else {
+            throw SigilError(
+                .replayedNonce, "App Attest counter \(assertion.counter) of key \(keyID) is not above the last")
+        }
     }
 }

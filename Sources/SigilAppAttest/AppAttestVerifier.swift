@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SigilCore
 import SwiftASN1
 import X509
 
@@ -41,7 +42,7 @@ public struct AppAttestVerifier: Sendable {
     /// The largest attestation object accepted (Apple's are about 5.5 KB).
     public static let maximumAttestationSize = 64 << 10
     /// The largest assertion object accepted (Apple's are about 200 bytes).
-    public static let maximumAssertionSize = 4 << 10
+    public static let maximumAssertionSize = AppAttestAssertion.maximumSize
     /// The nonce extension's OID.
     public static let nonceExtensionOID: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 8, 2]
 
@@ -137,7 +138,7 @@ public struct AppAttestVerifier: Sendable {
         }
         let authenticator = try AuthenticatorData(authenticatorBytes)
         // 5. rpIdHash is SHA-256 of an accepted App ID.
-        let appID = try self.appID(for: authenticator)
+        let appID = try self.appID(forRPIDHash: authenticator.rpIDHash)
         // 6. The counter starts at 0.
         guard authenticator.counter == 0 else {
             throw AppAttestError(.counterInvalid, "an attestation's counter is \(authenticator.counter), not 0")
@@ -195,36 +196,26 @@ public struct AppAttestVerifier: Sendable {
     public func verifyAssertion(
         _ object: [UInt8], clientDataHash: [UInt8], publicKey: P256.Signing.PublicKey, previousCounter: UInt32
     ) throws -> Assertion {
-        guard object.count <= Self.maximumAssertionSize else {
-            throw AppAttestError(.malformed, "the assertion is larger than 4 KiB")
+        guard let assertion = AppAttestAssertion(object) else {
+            throw AppAttestError(.malformed, "the assertion is not a CBOR map of signature and authenticatorData")
         }
-        let decoded = try Self.cbor(object, "assertion")
-        guard let signatureBytes = decoded["signature"]?.bytesValue,
-            let authenticatorBytes = decoded["authenticatorData"]?.bytesValue
-        else {
-            throw AppAttestError(.malformed, "signature or authenticatorData is missing")
-        }
-        let authenticator = try AuthenticatorData(authenticatorBytes)
         // The signature is ECDSA P-256 with SHA-256 over nonce = SHA-256(authenticatorData ‖ clientDataHash).
-        let nonce = Array(SHA256.hash(data: authenticatorBytes + clientDataHash))
-        guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
-            publicKey.isValidSignature(signature, for: nonce)
-        else {
+        guard assertion.isValid(clientDataHash: clientDataHash, key: publicKey) else {
             throw AppAttestError(.invalidSignature, "the assertion's signature does not verify with the attested key")
         }
-        let appID = try self.appID(for: authenticator)
-        guard authenticator.counter > previousCounter else {
+        let appID = try self.appID(forRPIDHash: assertion.rpIDHash)
+        guard assertion.counter > previousCounter else {
             throw AppAttestError(
-                .counterReplayed, "the counter \(authenticator.counter) is not above the stored \(previousCounter)")
+                .counterReplayed, "the counter \(assertion.counter) is not above the stored \(previousCounter)")
         }
-        return Assertion(counter: authenticator.counter, appID: appID)
+        return Assertion(counter: assertion.counter, appID: appID)
     }
 
     // MARK: Steps
 
-    func appID(for authenticator: AuthenticatorData) throws -> String {
-        guard let appID = appIDs.first(where: { Array(SHA256.hash(data: Array($0.utf8))) == authenticator.rpIDHash })
-        else {
+    /// The accepted App ID whose SHA-256 is `rpIDHash`.
+    public func appID(forRPIDHash rpIDHash: [UInt8]) throws -> String {
+        guard let appID = appIDs.first(where: { Array(SHA256.hash(data: Array($0.utf8))) == rpIDHash }) else {
             throw AppAttestError(.appIDMismatch, "rpIdHash is not the hash of an accepted App ID")
         }
         return appID

@@ -52,6 +52,38 @@ public struct DeviceRegistration: Sendable {
         return try await call(head, body: body, signer: signer(key, keyID), server: server, expect: 201)
     }
 
+    /// A one-time challenge for App Attest enrollment (unsigned: the device has no key yet).
+    public func attestationChallenge() async throws -> Registration.AttestationChallenge {
+        let (head, body) = try await transport.send(request(.post, Registration.Path.attestChallenge), body: [])
+        return try decode(head, body)
+    }
+
+    /// Registers an App Attest key by its attestation (no token), the request signed by the key's
+    /// own assertion.
+    ///
+    /// - Parameters:
+    ///   - signer: the App Attest key (`apple-appattest`), which signs with assertions.
+    ///   - appAttestKeyID: its App Attest key ID (`DCAppAttestService.generateKey`).
+    ///   - attestation: `attestKey` of that key for SHA-256 of `challenge`'s UTF-8 bytes.
+    public func enroll(
+        attestedBy signer: any SignatureProvider,
+        appAttestKeyID: [UInt8],
+        attestation: [UInt8],
+        challenge: String,
+        server: ResponseVerifier
+    ) async throws -> Registration.Registered {
+        guard signer.algorithm == .appleAppAttest else {
+            throw SigilInputError("an attestation enrolls an apple-appattest signer")
+        }
+        var submission = Registration.KeySubmission(alg: SignatureAlgorithm.appleAppAttest.rawValue, publicKey: "")
+        submission.attestation = Registration.Attestation(
+            keyId: Base64.encode(appAttestKeyID), attestation: Base64.encode(attestation), challenge: challenge)
+        return try await call(
+            request(.post, Registration.Path.devices), body: try json(submission),
+            signer: self.signer(signer, AppAttestAssertion.keyID(appAttestKeyID: appAttestKeyID)), server: server,
+            expect: 201)
+    }
+
     /// Fetches a fresh per-device HMAC secret, signing with the device's key pair; it comes sealed
     /// when the device registered a sealing key (open it with ``Registration/IssuedSecret/secretBytes(openingWith:)``).
     public func fetchSecret(key: any SignatureProvider, keyID: String, server: ResponseVerifier) async throws

@@ -49,6 +49,15 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
                     sealing: middleware.sealing))
         }
         router.post(RouterPath(Registration.Path.devices)) { request, _ in try await register(request) }
+        router.post(RouterPath(Registration.Path.attestChallenge)) { request, _ in
+            do {
+                var response = try Response.json(try service.attestationChallenge())
+                response.headers[.cacheControl] = "no-store"
+                return response
+            } catch let error as SigilError {
+                throw middleware.refusal(error, for: request.head)
+            }
+        }
         let signed = router.group().add(middleware: middleware)
         signed.post("/v1/devices/:keyId/secret") { request, context in
             try await answer(request, context) { identity in

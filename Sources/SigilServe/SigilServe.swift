@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
@@ -8,6 +9,7 @@ import NIOCore
 import NIOSSL
 import Prometheus
 import ServiceLifecycle
+import SigilAppAttest
 import SigilCore
 import SigilHummingbird
 import SigilJWT
@@ -15,6 +17,7 @@ import SigilRSA
 import SigilSQLite
 import SigilServer
 import SigilTLS
+import X509
 
 /// What `sigil serve` runs: the registration API and the echo route over HTTPS (TLS 1.3, hybrid
 /// post-quantum key exchange, HTTP/2 and HTTP/1.1), with a SQLite key directory and a nonce store
@@ -87,6 +90,13 @@ public enum SigilServe {
         public var upstream: Upstream?
         /// Paths under which bodies must be sealed (PROTOCOL.md section 6).
         public var sealedPaths: [String] = []
+        /// App IDs (`TEAMID.bundle.id`) whose App Attest keys may enroll by attestation and sign as
+        /// `apple-appattest`; none turns App Attest off.
+        public var appAttestAppIDs: [String] = []
+        /// The environments whose App Attest keys are accepted.
+        public var appAttestEnvironments: Set<AppAttestVerifier.Environment> = [.production]
+        /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
+        public var appAttestRoot: Certificate?
 
         /// The default options.
         public init() {}
@@ -164,11 +174,25 @@ public enum SigilServe {
         let metricsFactory: any MetricsFactory =
             registry.map { PrometheusMetricsFactory(registry: $0) }
             ?? MetricsSystem.factory
+        var verifierConfiguration = options.verifier
+        var attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)?
+        if !options.appAttestAppIDs.isEmpty {
+            let appAttest = AppAttestVerifier(
+                appIDs: options.appAttestAppIDs, environments: options.appAttestEnvironments,
+                root: options.appAttestRoot ?? AppAttestVerifier.appleAppAttestationRootCA)
+            verifierConfiguration.assertions = AppAttestAssertions(
+                verifier: appAttest, counters: MemoryAppAttestCounterStore())
+            // Challenges are keyed from the master key, so replicas sharing it accept each other's.
+            let challengeKey = HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
+                outputByteCount: 32)
+            attestation = (appAttest, AttestationChallenges(key: challengeKey))
+        }
         let verifier = RequestVerifier(
             keys: directory,
             nonces: nonces,
             clock: clock,
-            configuration: options.verifier,
+            configuration: verifierConfiguration,
             metricsFactory: metricsFactory
         )
 
@@ -238,7 +262,7 @@ public enum SigilServe {
             sealing: try data.sealingKeys(sealedPaths: options.sealedPaths)
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
-        var registration = RegistrationService.Configuration(verifier: options.verifier)
+        var registration = RegistrationService.Configuration(verifier: verifierConfiguration)
         registration.secretOverlap = options.secretOverlap
         registration.rotationGrace = options.rotationGrace
         registration.keyFormats = .withRSA
@@ -247,6 +271,7 @@ public enum SigilServe {
             nonces: nonces,
             enrollment: policy,
             certificates: try data.certificateAuthority(),
+            attestation: attestation,
             configuration: registration,
             clock: clock,
             metricsFactory: metricsFactory,

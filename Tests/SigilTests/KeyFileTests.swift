@@ -70,7 +70,7 @@ struct KeyFileTests {
         #expect(try Self.load("python-ed25519.pem").algorithm == .ed25519)
     }
 
-    @Test("what Sigil writes, Sigil reads back", arguments: SignatureAlgorithm.allCases)
+    @Test("what Sigil writes, Sigil reads back", arguments: SignatureAlgorithm.generatable)
     func writtenFilesRoundTrip(_ algorithm: SignatureAlgorithm) throws {
         let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let file = try KeyFile.privateKeyFile(for: key)

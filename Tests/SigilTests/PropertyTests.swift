@@ -17,7 +17,7 @@ struct PropertyTests {
     /// One key per algorithm, registered once (RSA and ML-DSA keys are slow to make).
     static let keys: [SignatureAlgorithm: (key: SigningKey, keyID: String)] = {
         var keys: [SignatureAlgorithm: (SigningKey, String)] = [:]
-        for algorithm in SignatureAlgorithm.allCases {
+        for algorithm in SignatureAlgorithm.generatable {
             let key = try! SigningKey.generate(algorithm, formats: .withRSA)
             keys[algorithm] = (key, (try? key.derivedKeyID) ?? "hmac-property")
         }
@@ -65,7 +65,8 @@ struct PropertyTests {
     @Test("sign then verify holds for random requests, both profiles, every algorithm")
     func signThenVerify() async {
         await propertyCheck(
-            count: 300, input: Gen<SignatureAlgorithm>.case, Gen<SignatureProfile>.case, Self.paths,
+            count: 300, input: Gen.element(of: SignatureAlgorithm.generatable).compactMap { $0 },
+            Gen<SignatureProfile>.case, Self.paths,
             Self.queries
         ) { algorithm, profile, path, query in
             let (request, body) = try Self.signed(
@@ -154,7 +155,8 @@ struct PropertyTests {
     func oneByteChangeIsRefused() async {
         let verified = Tally()
         await propertyCheck(
-            count: 400, input: Gen<SignatureAlgorithm>.case, Gen<SignatureProfile>.case, Gen.int(in: 0...1_000_000),
+            count: 400, input: Gen.element(of: SignatureAlgorithm.generatable).compactMap { $0 },
+            Gen<SignatureProfile>.case, Gen.int(in: 0...1_000_000),
             Gen.int(in: 0x21...0x7E)
         ) { algorithm, profile, seed, replacement in
             let (request, body) = try Self.signed(

@@ -11,7 +11,7 @@ import Testing
 
 @Suite("Round trips and tampering")
 struct RoundTripTests {
-    static let everyAlgorithmAndProfile = SignatureAlgorithm.allCases.flatMap { algorithm in
+    static let everyAlgorithmAndProfile = SignatureAlgorithm.generatable.flatMap { algorithm in
         SignatureProfile.allCases.map { (algorithm, $0) }
     }
 

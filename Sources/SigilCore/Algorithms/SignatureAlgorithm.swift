@@ -20,11 +20,19 @@ public enum SignatureAlgorithm: String, Sendable, Hashable, CaseIterable, Custom
     case mlDSA65 = "ml-dsa-65"
     /// ML-DSA-87 (FIPS 204, empty context).
     case mlDSA87 = "ml-dsa-87"
+    /// An App Attest assertion (README, "App Attest"): a P-256 key in the Secure Enclave that only
+    /// the genuine app can use signs SHA-256(authenticatorData ‖ SHA-256(signature base)); the
+    /// signature is the CBOR assertion. Its key is registered by attestation, never generated here.
+    case appleAppAttest = "apple-appattest"
 
     public var description: String { rawValue }
 
     /// Whether the algorithm uses a shared secret rather than a key pair.
     public var isSymmetric: Bool { self == .hmacSHA256 }
+
+    /// The algorithms whose keys Sigil can make and hold (all but App Attest's, which only the
+    /// device's App Attest service makes).
+    public static var generatable: [SignatureAlgorithm] { allCases.filter { $0 != .appleAppAttest } }
 
     /// Parses a wire name, throwing `unsupported-algorithm` for anything else.
     public static func named(_ name: String) throws -> SignatureAlgorithm {

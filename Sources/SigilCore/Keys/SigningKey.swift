@@ -44,6 +44,10 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
     public let algorithm: SignatureAlgorithm
 
     package init(material: Material, algorithm: SignatureAlgorithm) throws {
+        guard algorithm != .appleAppAttest else {
+            throw SigilError(
+                .unsupportedAlgorithm, "App Attest keys sign only inside the device's App Attest service")
+        }
         self.material = material
         self.algorithm = algorithm
         // Validates that the kind of key can sign with `algorithm`.
@@ -85,6 +89,8 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
             material = .external(try format.generate(algorithm))
         case .mlDSA65: material = .mlDSA65(try MLDSA65.PrivateKey())
         case .mlDSA87: material = .mlDSA87(try MLDSA87.PrivateKey())
+        case .appleAppAttest:
+            throw SigilError(.unsupportedAlgorithm, "App Attest keys are made by the device's App Attest service")
         }
         return try SigningKey(material: material, algorithm: algorithm)
     }

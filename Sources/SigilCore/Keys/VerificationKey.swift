@@ -39,7 +39,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
     static func algorithms(for material: Material) -> [SignatureAlgorithm] {
         switch material {
         case .hmac: return [.hmacSHA256]
-        case .p256: return [.ecdsaP256SHA256, .ecdsaP256SHA512]
+        case .p256: return [.ecdsaP256SHA256, .ecdsaP256SHA512, .appleAppAttest]
         case .p384: return [.ecdsaP384SHA384]
         case .ed25519: return [.ed25519]
         case .external(let key): return key.algorithms
@@ -100,7 +100,12 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
 
     /// The derived key ID of section 1, or `nil` for an HMAC secret (whose ID is assigned).
     public var derivedKeyID: String? {
-        rawPublicKey.map { KeyID.derive(fromRawPublicKey: $0) }
+        if algorithm == .appleAppAttest, case .p256(let key) = material {
+            // The first 8 bytes of the App Attest key ID (SHA-256 of the X9.63 key), which is all
+            // the device knows of its key.
+            return AppAttestAssertion.keyID(appAttestKeyID: Array(SHA256.hash(data: key.x963Representation)))
+        }
+        return rawPublicKey.map { KeyID.derive(fromRawPublicKey: $0) }
     }
 
     /// Names the kind and algorithm only; an HMAC secret is never printed.
@@ -116,6 +121,8 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         switch (material, algorithm) {
         case (.hmac(let secret), _):
             return secret.isValidAuthenticationCode(signature, for: message)
+        case (.p256(let key), .appleAppAttest):
+            return AppAttestAssertion(signature)?.isValid(for: message, key: key) ?? false
         case (.p256(let key), .ecdsaP256SHA512):
             guard let parsed = Self.p256Signature(signature, profile: profile) else { return false }
             return key.isValidSignature(parsed, for: SHA512.hash(data: message))

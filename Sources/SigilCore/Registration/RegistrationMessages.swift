@@ -20,6 +20,8 @@ public enum Registration {
         public static let rotate = "/v1/keys/rotate"
         /// `POST` a ``CertificateRequest``: issues a client certificate.
         public static let certificates = "/v1/certificates"
+        /// `POST`, unsigned: an ``AttestationChallenge`` for App Attest enrollment.
+        public static let attestChallenge = "/v1/attest/challenge"
 
         /// `POST`: a fresh HMAC secret for the device of `keyID`.
         public static func secret(keyID: String) -> String { "/v1/devices/\(keyID)/secret" }
@@ -118,12 +120,47 @@ public enum Registration {
         }
     }
 
+    /// A one-time challenge for App Attest enrollment (`POST /v1/attest/challenge`).
+    public struct AttestationChallenge: Codable, Sendable, Hashable {
+        /// The challenge; the app attests its key with `clientDataHash` = SHA-256 of its UTF-8 bytes.
+        public var challenge: String
+        /// Until when it may be used (Unix seconds).
+        public var expiresAt: Int64
+
+        /// Creates a challenge.
+        public init(challenge: String, expiresAt: Int64) {
+            self.challenge = challenge
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// An App Attest attestation, which registers its key instead of a bootstrap token or JWT.
+    public struct Attestation: Codable, Sendable, Hashable {
+        /// The App Attest key ID (`DCAppAttestService.generateKey`), standard base64.
+        public var keyId: String
+        /// The attestation object, standard base64.
+        public var attestation: String
+        /// The challenge it was made for (``AttestationChallenge``).
+        public var challenge: String
+
+        /// Creates the evidence.
+        public init(keyId: String, attestation: String, challenge: String) {
+            self.keyId = keyId
+            self.attestation = attestation
+            self.challenge = challenge
+        }
+    }
+
     /// A public key offered for registration (`POST /v1/devices`), signed by the key itself.
     public struct KeySubmission: Codable, Sendable, Hashable {
         /// The algorithm's wire name.
         public var alg: String
-        /// SubjectPublicKeyInfo, PEM or standard base64 of the DER.
+        /// SubjectPublicKeyInfo, PEM or standard base64 of the DER; empty for `apple-appattest`, whose
+        /// key ``attestation`` carries.
         public var publicKey: String
+        /// For `apple-appattest`: the attestation of the key, which admits the device in place of a
+        /// bootstrap token or JWT.
+        public var attestation: Attestation?
         /// The device's own X-Wing key, in the shape of a discovery entry: the device's HMAC secrets
         /// then come back sealed to it (PROTOCOL.md section 6.4), never in the clear.
         public var sealingKey: Discovery.SealingKey?

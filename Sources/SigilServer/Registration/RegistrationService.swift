@@ -39,6 +39,8 @@ public struct RegistrationService: Sendable {
     let nonces: any NonceStore
     let enrollment: any EnrollmentAuthorizer
     let certificates: (any ClientCertificateIssuer)?
+    /// App Attest enrollment: the attestation verifier and the challenges it answers.
+    let attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)?
     /// The configuration.
     public let configuration: Configuration
     let clock: any UnixClock
@@ -52,11 +54,14 @@ public struct RegistrationService: Sendable {
     ///   - nonces: the nonce store the rest of the server verifies with, so a registration cannot be replayed.
     ///   - enrollment: who may register.
     ///   - certificates: the client CA, if the server issues client certificates.
+    ///   - attestation: App Attest enrollment (`apple-appattest` keys admitted by attestation); the
+    ///     verifier's ``VerifierConfiguration/assertions`` must then check their assertions.
     public init(
         registry: any KeyRegistry,
         nonces: any NonceStore,
         enrollment: any EnrollmentAuthorizer,
         certificates: (any ClientCertificateIssuer)? = nil,
+        attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)? = nil,
         configuration: Configuration = Configuration(),
         clock: any UnixClock = SystemUnixClock(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
@@ -66,6 +71,7 @@ public struct RegistrationService: Sendable {
         self.nonces = nonces
         self.enrollment = enrollment
         self.certificates = certificates
+        self.attestation = attestation
         self.configuration = configuration
         self.clock = clock
         self.metricsFactory = metricsFactory
@@ -90,7 +96,8 @@ public struct RegistrationService: Sendable {
         var discovery = Registration.Discovery(
             responseKeys: keys.map { [$0] } ?? [],
             profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
-            algorithms: SignatureAlgorithm.allCases.map(\.rawValue),
+            algorithms: (attestation == nil ? SignatureAlgorithm.generatable : SignatureAlgorithm.allCases)
+                .map(\.rawValue),
             maxSkew: configuration.verifier.maxSkew,
             serverTime: clock.now(),
             pins: pins,
@@ -115,9 +122,16 @@ public struct RegistrationService: Sendable {
         -> (registered: Registration.Registered, verified: VerifiedRequest)
     {
         try BodyReader.check(body.count, limit: configuration.bodyLimit)
-        let userID = try await enrollment.authorize(request)
         let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
-        let key = try publicKey(of: submission)
+        let userID: String?
+        let key: VerificationKey
+        if let evidence = submission.attestation {
+            // The attestation admits the device: no token or JWT.
+            (key, userID) = (try await attestedKey(evidence, alg: submission.alg), nil)
+        } else {
+            userID = try await enrollment.authorize(request)
+            key = try publicKey(of: submission)
+        }
         let sealingKey = try Self.sealingKey(of: submission)
         guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
         var verifierConfiguration = configuration.verifier
@@ -148,6 +162,33 @@ public struct RegistrationService: Sendable {
         }
     }
 
+    /// A challenge for App Attest enrollment.
+    ///
+    /// - Throws: `forbidden` when this server does not enroll by attestation.
+    public func attestationChallenge() throws -> Registration.AttestationChallenge {
+        guard let attestation else { throw SigilError(.forbidden, "this server does not enroll by App Attest") }
+        return attestation.challenges.issue(now: clock.now())
+    }
+
+    /// The key an attestation proves, once its challenge is consumed and every step of Apple's
+    /// validation passed.
+    func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws -> VerificationKey {
+        guard let attestation else {
+            throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
+        }
+        guard alg == SignatureAlgorithm.appleAppAttest.rawValue else {
+            throw SigilError(.invalidRegistration, "an attestation registers an apple-appattest key only")
+        }
+        guard let keyID = Base64.decode(evidence.keyId), keyID.count == 32,
+            let object = Base64.decode(evidence.attestation)
+        else {
+            throw SigilError(.invalidRegistration, "keyId and attestation must be standard base64")
+        }
+        try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
+        return try await attestation.verifier.attestedKey(
+            object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
+    }
+
     /// The verification key of a ``Registration/KeySubmission``.
     ///
     /// - Throws: `invalid-registration` for an unknown algorithm, an HMAC secret, a private key, or
@@ -158,6 +199,9 @@ public struct RegistrationService: Sendable {
         }
         guard algorithm != .hmacSHA256 else {
             throw SigilError(.invalidRegistration, "HMAC secrets are issued by the server, never registered")
+        }
+        guard algorithm != .appleAppAttest else {
+            throw SigilError(.invalidRegistration, "an apple-appattest key is registered by its attestation")
         }
         var pem = submission.publicKey
         if !pem.hasPrefix("-----BEGIN") {
@@ -297,6 +341,10 @@ public struct RegistrationService: Sendable {
         try await verifiedRequest {
             guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "rotation must be signed with the device's current key")
+            }
+            guard request.algorithm != .appleAppAttest else {
+                // Rotating away would drop the proof that the genuine app holds the key.
+                throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
             }
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")

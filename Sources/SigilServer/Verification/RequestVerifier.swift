@@ -212,6 +212,9 @@ public struct RequestVerifier: Sendable {
         }
         do {
             try await record(keyID: signature.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
+            if registered.key.algorithm == .appleAppAttest {
+                try await acceptAssertion(signature.signature, keyID: signature.keyID)
+            }
         } catch let error as SigilError {
             throw error.ofVerifiedRequest()
         }
@@ -276,6 +279,17 @@ public struct RequestVerifier: Sendable {
             )
         }
         return registered
+    }
+
+    /// An App Attest assertion's App ID and counter, after its signature verified.
+    func acceptAssertion(_ signature: [UInt8], keyID: String) async throws {
+        guard let policy = configuration.assertions else {
+            throw SigilError(.unsupportedAlgorithm, "this server does not accept App Attest assertions")
+        }
+        guard let assertion = AppAttestAssertion(signature) else {
+            throw SigilError(.malformedSignature, "the signature is not an App Attest assertion")
+        }
+        try await policy.accept(assertion, keyID: keyID)
     }
 
     func record(keyID: String, nonce: String, timestamp: Int64, now: Int64) async throws {

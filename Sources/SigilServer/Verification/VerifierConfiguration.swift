@@ -25,6 +25,10 @@ public struct VerifierConfiguration: Sendable {
     /// request altered on the way in a way the signature does not see is refused. Off by default, as
     /// the contract and its vectors accept such paths.
     public var requiresCanonicalSigilV1Path = false
+    /// What `apple-appattest` assertions are held to beyond their signature (their App ID, their
+    /// counter), as SigilAppAttest's `AppAttestAssertions` checks; without it such keys are refused
+    /// (`unsupported-algorithm`).
+    public var assertions: (any AssertionPolicy)?
 
     /// The default configuration.
     public init() {}
@@ -57,4 +61,15 @@ public struct VerifiedRequest: Sendable, Hashable {
     public let userID: String?
     /// The rfc9421 label verified.
     public let label: String?
+}
+
+/// What an App Attest assertion carries beyond its signature: the App ID it was made for and a
+/// counter that must grow. The verifier hands it every `apple-appattest` request whose signature
+/// verified and whose nonce it recorded.
+public protocol AssertionPolicy: Sendable {
+    /// Accepts `assertion`, signed by `keyID`, recording its counter atomically.
+    ///
+    /// - Throws: ``SigilError``: `invalid-signature` for another App ID, `replayed-nonce` for a
+    ///   counter not above the stored one, `store-unavailable` when the counters cannot be read.
+    func accept(_ assertion: AppAttestAssertion, keyID: String) async throws
 }

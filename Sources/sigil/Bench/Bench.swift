@@ -48,7 +48,7 @@ struct CoreBench: AsyncParsableCommand {
         let selected =
             try algorithms.map { list in
                 try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
-            } ?? SignatureAlgorithm.allCases
+            } ?? SignatureAlgorithm.generatable
         var rows: [AlgorithmFigures] = []
         for algorithm in selected {
             rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())

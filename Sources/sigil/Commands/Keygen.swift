@@ -12,7 +12,7 @@ struct Keygen: ParsableCommand {
     @Option(
         name: .long,
         help:
-            "One of: \(SignatureAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or x-wing for a sealing key (PROTOCOL.md section 6)."
+            "One of: \(SignatureAlgorithm.generatable.map(\.rawValue).joined(separator: ", ")), or x-wing for a sealing key (PROTOCOL.md section 6)."
     )
     var alg: String
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SigilAppAttest
 import SigilCore
 import SigilHummingbird
 import SigilServe
@@ -185,6 +186,18 @@ struct ServerOptions: ParsableArguments {
     @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
     var metrics = false
 
+    @Option(
+        name: .customLong("app-id"),
+        help:
+            "Enroll App Attest keys of this app (TEAMID.bundle.id) by attestation and accept apple-appattest; repeatable."
+    )
+    var appID: [String] = []
+
+    @Option(
+        name: .customLong("app-attest-environment"),
+        help: "Accept App Attest keys made in production or development (repeatable; default production).")
+    var appAttestEnvironment: [String] = []
+
     func validate() throws {
         guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0 else {
             throw ValidationError("timeouts are positive numbers of seconds")
@@ -235,6 +248,16 @@ struct ServerOptions: ParsableArguments {
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
         options.sealedPaths = requireSealed
+        options.appAttestAppIDs = appID
+        if !appAttestEnvironment.isEmpty {
+            options.appAttestEnvironments = Set(
+                try appAttestEnvironment.map { name in
+                    guard let environment = AppAttestVerifier.Environment(rawValue: name) else {
+                        throw ValidationError("--app-attest-environment is production or development")
+                    }
+                    return environment
+                })
+        }
         options.metrics = metrics
         options.keyStore = try Self.keyStore(store)
         options.nonceStorage = try Self.nonceStorage(nonces)

@@ -143,21 +143,16 @@ struct AppAttestVerificationTests {
 
     @Test("two assertions with one counter, checked at once: exactly one advances the stored counter")
     func counterIsAtomic() async throws {
-        let store = MemoryAppAttestKeyStore()
-        let authority = try TestAppAttestAuthority()
-        let fields = authority.attestation(clientDataHash: Self.challenge)
-        let attested = try await authority.verifier().verifyAttestation(
-            try authority.object(fields), keyID: fields.keyID, clientDataHash: Self.challenge, at: authority.now)
-        #expect(try await store.add(AttestedKey(attested)))
-        #expect(try await !store.add(AttestedKey(attested)))
+        let counters = MemoryAppAttestCounterStore()
         for counter in UInt32(1)...20 {
-            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<8 { group.addTask { try await store.advance(keyID: fields.keyID, to: counter) } }
-                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 { group.addTask { await counters.advance(keyID: "k", to: counter) } }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(results.filter { $0 }.count == 1, "counter \(counter)")
         }
-        #expect(try await store.key(for: fields.keyID)?.counter == 20)
+        #expect(await counters.counter(of: "k") == 20)
+        #expect(await !counters.advance(keyID: "k", to: 3))
     }
 }
 

@@ -1,0 +1,62 @@
+import Crypto
+import SigilCore
+
+/// One-time challenges for App Attest enrollment (`POST /v1/attest/challenge`): issued without
+/// storing anything (an expiry, 16 random bytes and an HMAC of both under the server's key, in
+/// base64url), and consumed once by recording them in the nonce store like a request nonce, so every
+/// replica sharing that store accepts each challenge once.
+public struct AttestationChallenges: Sendable {
+    let key: SymmetricKey
+    /// How long a challenge may be used, in seconds.
+    public var lifetime: Int64 = 300
+
+    /// The nonce-store key ID challenges are recorded under.
+    static let storeKeyID = "sigil.attest-challenge"
+
+    /// Creates the issuer with `key`: replicas that accept each other's challenges share it.
+    public init(key: SymmetricKey) { self.key = key }
+
+    /// A new challenge, valid until `now + lifetime`.
+    public func issue(now: Int64) -> Registration.AttestationChallenge {
+        let expiry = now + lifetime
+        var body = (0..<8).map { UInt8(truncatingIfNeeded: expiry >> (8 * (7 - $0))) }
+        var generator = SystemRandomNumberGenerator()
+        body += (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let tag = Array(HMAC<SHA256>.authenticationCode(for: body, using: key)).prefix(16)
+        return Registration.AttestationChallenge(challenge: Base64URL.encode(body + tag), expiresAt: expiry)
+    }
+
+    /// Consumes `challenge`: one this server issued, not expired at `now`, not used before.
+    ///
+    /// - Throws: `enrollment-refused` for any other; `store-unavailable` when the store does not answer.
+    public func consume(_ challenge: String, nonces: any NonceStore, now: Int64) async throws {
+        guard let bytes = Base64URL.decode(challenge), bytes.count == 40 else {
+            throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
+        }
+        let expected = Array(HMAC<SHA256>.authenticationCode(for: bytes.prefix(24), using: key)).prefix(16)
+        // Compared in constant time.
+        guard zip(expected, bytes.suffix(16)).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
+        }
+        let expiry = bytes.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        guard now <= expiry else { throw SigilError(.enrollmentRefused, "the attestation challenge expired") }
+        let isNew: Bool
+        do {
+            isNew = try await nonces.insert(
+                keyID: Self.storeKeyID, nonce: challenge, timestamp: now, expiresAt: expiry + 60, now: now)
+        } catch {
+            throw SigilError(.storeUnavailable, "the nonce store did not answer; the challenge is not used")
+        }
+        guard isNew else { throw SigilError(.enrollmentRefused, "the attestation challenge was used already") }
+    }
+}
+
+/// Verifies an App Attest attestation for enrollment (SigilAppAttest's `AppAttestVerifier`).
+public protocol DeviceAttestationVerifier: Sendable {
+    /// Verifies `attestation` of the App Attest key `keyID`, made for `clientDataHash`.
+    ///
+    /// - Returns: the attested key, for `apple-appattest`.
+    /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed step.
+    func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
+        -> VerificationKey
+}

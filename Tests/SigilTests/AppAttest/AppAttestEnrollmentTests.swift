@@ -1,0 +1,195 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HTTPTypes
+import SigilAppAttest
+import SigilClient
+import SigilCore
+import SigilHTTPClient
+import SigilServe
+import SigilServer
+import SigilTLS
+import Synchronization
+import Testing
+
+/// A device's App Attest key as the device uses it: it signs with assertions whose counter grows,
+/// over SHA-256 of the signature base, for its App ID.
+final class TestAppAttestDevice: SignatureProvider, Sendable {
+    let key = P256.Signing.PrivateKey()
+    let appID: String
+    let counter = Mutex<UInt32>(0)
+
+    init(appID: String = TestAppAttestAuthority.appID) { self.appID = appID }
+
+    var algorithm: SignatureAlgorithm { .appleAppAttest }
+    var publicKey: VerificationKey? { nil }
+    var appAttestKeyID: [UInt8] { Array(SHA256.hash(data: key.publicKey.x963Representation)) }
+    var keyID: String { AppAttestAssertion.keyID(appAttestKeyID: appAttestKeyID) }
+
+    func signature(for message: [UInt8]) throws -> [UInt8] {
+        let next = counter.withLock { value in
+            value += 1
+            return value
+        }
+        return try TestAppAttestAuthority.assertion(key: key, clientData: message, counter: next, appID: appID)
+    }
+
+    /// Signs the next request with `counter` again, as a cloned key would.
+    func rewind(to value: UInt32) { counter.withLock { $0 = value } }
+}
+
+/// Enrollment by attestation and `apple-appattest` requests against `sigil serve`, over TLS.
+@Suite("App Attest enrollment")
+struct AppAttestEnrollmentTests {
+    static func serve<Result: Sendable>(
+        _ authority: TestAppAttestAuthority, appIDs: [String] = [TestAppAttestAuthority.appID],
+        _ body: (TestServer, DeviceRegistration, ResponseVerifier, AsyncHTTPClientTransport) async throws -> Result
+    ) async throws -> Result {
+        try await TestServer.with(
+            dataDirectory: TestServer.temporaryDirectory(),
+            configure: { options in
+                options.appAttestAppIDs = appIDs
+                options.appAttestRoot = authority.root
+            }
+        ) { server in
+            let tls = ClientTLS.configuration(anchors: try server.certificates)
+            return try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+                .using { client in
+                    let clock = ServerClock(local: server.clock)
+                    let transport = AsyncHTTPClientTransport(client: client)
+                    let registration = DeviceRegistration(
+                        transport: transport, authority: "localhost:\(server.port)", clock: clock)
+                    let verifier = try await registration.discover().responseVerifier(clock: clock)
+                    return try await body(server, registration, verifier, transport)
+                }
+        }
+    }
+
+    static func attestation(
+        _ authority: TestAppAttestAuthority, device: TestAppAttestDevice, challenge: String,
+        change: (inout TestAppAttestAuthority.Attestation) -> Void = { _ in }
+    ) throws -> [UInt8] {
+        var fields = authority.attestation(
+            clientDataHash: Array(SHA256.hash(data: Array(challenge.utf8))), key: device.key)
+        change(&fields)
+        return try authority.object(fields)
+    }
+
+    @Test("challenge, attestation, an assertion-signed registration, then apple-appattest requests in both profiles")
+    func enrollAndSign() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        try await Self.serve(authority) { server, registration, verifier, transport in
+            let discovery = try await registration.discover()
+            #expect(discovery.algorithms.contains("apple-appattest"))
+            let device = TestAppAttestDevice()
+            let challenge = try await registration.attestationChallenge()
+            let registered = try await registration.enroll(
+                attestedBy: device, appAttestKeyID: device.appAttestKeyID,
+                attestation: try Self.attestation(authority, device: device, challenge: challenge.challenge),
+                challenge: challenge.challenge, server: verifier)
+            #expect(registered.keyId == device.keyID)
+            #expect(registered.alg == "apple-appattest")
+
+            for profile in SignatureProfile.allCases {
+                let session = SigilSession(
+                    transport: transport,
+                    signer: RequestSigner(
+                        key: device, keyID: device.keyID, profile: profile, clock: registration.clock),
+                    clock: registration.clock, responses: verifier, requireSignedResponses: true)
+                let echo = try await session.send(SessionTests.echo(server), body: Array(#"{"a":1}"#.utf8))
+                #expect(echo.head.status == .ok, "\(profile)")
+                #expect(String(decoding: echo.body, as: UTF8.self).contains("apple-appattest"))
+            }
+
+            // A cloned key (its counter behind the server's) is refused, its signature otherwise good.
+            device.rewind(to: 1)
+            let session = SigilSession(
+                transport: transport,
+                signer: RequestSigner(key: device, keyID: device.keyID, clock: registration.clock),
+                clock: registration.clock, responses: verifier, requireSignedResponses: false)
+            let cloned = try await session.send(SessionTests.echo(server), body: [])
+            #expect(cloned.refusal?.code == .replayedNonce)
+            device.rewind(to: 100)
+            #expect(try await session.send(SessionTests.echo(server), body: []).head.status == .ok)
+
+            // An App Attest device does not rotate away from its attested key.
+            let rotate = await #expect(throws: SigilError.self) {
+                _ = try await registration.rotate(
+                    from: device, keyID: device.keyID, to: try SigningKey.generate(.ed25519), server: verifier)
+            }
+            #expect(rotate?.code == .forbidden)
+        }
+    }
+
+    @Test("a reused, forged, expired or other challenge, another App ID or root, a signer not attested: refused")
+    func refusals() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        let stranger = try TestAppAttestAuthority(now: Date())
+        try await Self.serve(authority) { server, registration, verifier, _ in
+            func refusal(
+                _ device: TestAppAttestDevice = TestAppAttestDevice(), signer: TestAppAttestDevice? = nil,
+                challenge: String, attestedChallenge: String? = nil, authority: TestAppAttestAuthority = authority,
+                change: (inout TestAppAttestAuthority.Attestation) -> Void = { _ in }
+            ) async throws -> SigilError.Code? {
+                let attestation = try Self.attestation(
+                    authority, device: device, challenge: attestedChallenge ?? challenge, change: change)
+                let error = await #expect(throws: SigilError.self) {
+                    _ = try await registration.enroll(
+                        attestedBy: signer ?? device, appAttestKeyID: device.appAttestKeyID,
+                        attestation: attestation, challenge: challenge, server: verifier)
+                }
+                return error?.code
+            }
+            let used = try await registration.attestationChallenge().challenge
+            let first = TestAppAttestDevice()
+            _ = try await registration.enroll(
+                attestedBy: first, appAttestKeyID: first.appAttestKeyID,
+                attestation: try Self.attestation(authority, device: first, challenge: used), challenge: used,
+                server: verifier)
+            #expect(try await refusal(challenge: used) == .enrollmentRefused)
+            let forged = Base64URL.encode([UInt8](repeating: 7, count: 40))
+            #expect(try await refusal(challenge: forged) == .enrollmentRefused)
+            let other = try await registration.attestationChallenge().challenge
+            #expect(
+                try await refusal(
+                    challenge: try await registration.attestationChallenge().challenge, attestedChallenge: other)
+                    == .enrollmentRefused)
+            #expect(
+                try await refusal(challenge: try await registration.attestationChallenge().challenge) {
+                    $0.appID = "TEAM999999.dev.other"
+                } == .enrollmentRefused)
+            #expect(
+                try await refusal(
+                    challenge: try await registration.attestationChallenge().challenge, authority: stranger)
+                    == .enrollmentRefused)
+            // The request is signed by another key than the one attested: its proof fails.
+            #expect(
+                try await refusal(
+                    signer: TestAppAttestDevice(), challenge: try await registration.attestationChallenge().challenge)
+                    == .invalidSignature)
+            let late = try await registration.attestationChallenge().challenge
+            server.clock.advance(by: 301)
+            #expect(try await refusal(challenge: late) == .enrollmentRefused)
+            #expect(try await server.prepared.directory.keyIDs() == [first.keyID])
+        }
+    }
+
+    @Test("a server without App Attest issues no challenge and refuses attested enrollment and apple-appattest")
+    func off() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        try await Self.serve(authority, appIDs: []) { server, registration, verifier, _ in
+            let algorithms = try await registration.discover().algorithms
+            #expect(!algorithms.contains("apple-appattest"))
+            let error = await #expect(throws: SigilError.self) { _ = try await registration.attestationChallenge() }
+            #expect(error?.code == .forbidden)
+            let device = TestAppAttestDevice()
+            let refused = await #expect(throws: SigilError.self) {
+                _ = try await registration.enroll(
+                    attestedBy: device, appAttestKeyID: device.appAttestKeyID,
+                    attestation: try Self.attestation(authority, device: device, challenge: "c"), challenge: "c",
+                    server: verifier)
+            }
+            #expect(refused?.code == .enrollmentRefused)
+        }
+    }
+}
