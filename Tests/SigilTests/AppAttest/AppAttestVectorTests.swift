@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SigilAppAttest
 import SigilCore
+import Synchronization
 import Testing
 import X509
 
@@ -176,5 +177,73 @@ struct AttestCommandTests {
         let unusable = try await SigilCommand.run(["attest", "verify-attestation", Self.file])
         #expect(unusable.status == 2)
         #expect(unusable.error.contains("--vector"))
+    }
+}
+
+/// The fraud-metric refresh, against a stand-in for Apple's server.
+@Suite("App Attest fraud metric")
+struct FraudMetricTests {
+    final class Apple: FraudMetricTransport, Sendable {
+        let answer: (status: Int, body: [UInt8])
+        let seen = Mutex<[(url: String, headers: [(name: String, value: String)], body: [UInt8])]>([])
+        init(_ status: Int, _ body: [UInt8] = []) { answer = (status, body) }
+        func post(url: String, headers: [(name: String, value: String)], body: [UInt8]) async throws
+            -> (status: Int, body: [UInt8])
+        {
+            seen.withLock { $0.append((url, headers, body)) }
+            return answer
+        }
+    }
+
+    @Test("the request carries the receipt in base64 and an ES256 JWT; 200, 304, 404 and errors read as they should")
+    func refresh() async throws {
+        let vector = try #require(AppAttestVectorTests.vectors.first { $0["receipts"] != nil })
+        let receipts = vector["receipts"]?.array ?? []
+        let first = try AppAttestVectorTests.bytes(receipts[0]["receiptBase64"])
+        let newer = try AppAttestVectorTests.bytes(receipts[1]["receiptBase64"])
+        let time = try AppAttestVectorTests.time(receipts[1]["verifyAt"])
+        let key = P256.Signing.PrivateKey()
+        let clock = ManualUnixClock(Int64(time.timeIntervalSince1970))
+        func client(_ apple: Apple) -> FraudMetricClient {
+            FraudMetricClient(
+                environment: .development, teamID: "6MURL8TA57", keyID: "KEY1234567", privateKey: key,
+                transport: apple, clock: clock)
+        }
+
+        let apple = Apple(200, Array((Base64.encode(newer) + "\n").utf8))
+        guard case .updated(let receipt, let bytes) = try await client(apple).refresh(first) else {
+            Issue.record("a 200 answer is a new receipt")
+            return
+        }
+        #expect(bytes == newer)
+        #expect(receipt.type == "RECEIPT")
+        #expect(receipt.riskMetric == 3)
+        let sent = try #require(apple.seen.withLock { $0.first })
+        #expect(sent.url == "https://data-development.appattest.apple.com/v1/attestationData")
+        #expect(sent.body == Array(Base64.encode(first).utf8))
+        let jwt = try #require(sent.headers.first { $0.name == "Authorization" }?.value).split(separator: ".")
+        #expect(jwt.count == 3)
+        let header = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(String(jwt[0])))))
+        #expect((header as? [String: String]) == ["alg": "ES256", "kid": "KEY1234567"])
+        let claims = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(String(jwt[1])))))
+        #expect((claims as? [String: Any])?["iss"] as? String == "6MURL8TA57")
+        #expect((claims as? [String: Any])?["iat"] as? Int == Int(clock.now()))
+        let signature = try P256.Signing.ECDSASignature(
+            rawRepresentation: try #require(Base64URL.decode(String(jwt[2]))))
+        #expect(key.publicKey.isValidSignature(signature, for: Array("\(jwt[0]).\(jwt[1])".utf8)))
+
+        #expect(try await client(Apple(304)).refresh(first) == .notModified)
+        #expect(try await client(Apple(404)).refresh(first) == .noData)
+        await #expect(throws: FraudMetricClient.Failure(status: 401)) {
+            _ = try await client(Apple(401)).refresh(first)
+        }
+        let forged = await #expect(throws: AppAttestError.self) {
+            _ = try await client(Apple(200, Array(Base64.encode(Array(newer.dropLast(9))).utf8))).refresh(first)
+        }
+        #expect(forged?.code == .receiptInvalid)
+        #expect(
+            FraudMetricClient(
+                environment: .production, teamID: "T", keyID: "K", privateKey: key, transport: Apple(200)
+            ).url == "https://data.appattest.apple.com/v1/attestationData")
     }
 }
