@@ -45,14 +45,48 @@ public struct DeviceEnrollment: Sendable {
         with registration: DeviceRegistration,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
+        try await enroll(key, with: registration, store: store) { server in
+            try await registration.enroll(key, token: token, sealingKey: sealingKey?.publicKey, server: server)
+        }
+    }
+
+    /// Enrolls an App Attest key (`apple-appattest`) by attestation, with no token: asks the server
+    /// for a challenge, has the key attested for it, registers it with a request its own assertion
+    /// signs, then fetches the secret and certificate asked for and saves the identity.
+    ///
+    /// - Parameters:
+    ///   - signer: the App Attest key (`AppAttestSigner` on Apple platforms).
+    ///   - appAttestKeyID: its App Attest key ID.
+    ///   - attest: `DCAppAttestService.attestKey` for SHA-256 of the challenge's UTF-8 bytes.
+    public func enroll(
+        attested signer: any SignatureProvider,
+        appAttestKeyID: [UInt8],
+        attest: (String) async throws -> [UInt8],
+        with registration: DeviceRegistration,
+        store: any DeviceStore
+    ) async throws -> DeviceIdentity {
+        try await enroll(signer, with: registration, store: store) { server in
+            let challenge = try await registration.attestationChallenge().challenge
+            return try await registration.enroll(
+                attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),
+                challenge: challenge, server: server)
+        }
+    }
+
+    /// Discovery, `register`, then the secret and certificate asked for, saved in `store`.
+    func enroll(
+        _ key: any SignatureProvider,
+        with registration: DeviceRegistration,
+        store: any DeviceStore,
+        register: (ResponseVerifier) async throws -> Registration.Registered
+    ) async throws -> DeviceIdentity {
         let discovery = try await registration.discover()
         guard sealingKey == nil || discovery.sealedSecrets == true else {
             // A server that does not say it seals would ignore the key and send the secret in the clear.
             throw SigilInputError("this server does not seal secrets to a device's key (discovery: sealedSecrets)")
         }
         let server = try discovery.responseVerifier(clock: registration.clock, formats: keyFormats)
-        let enrolled = try await registration.enroll(
-            key, token: token, sealingKey: sealingKey?.publicKey, server: server)
+        let enrolled = try await register(server)
         let secret =
             fetchSecret ? try await registration.fetchSecret(key: key, keyID: enrolled.keyId, server: server) : nil
         let secretBytes = try secret?.secretBytes(openingWith: sealingKey)

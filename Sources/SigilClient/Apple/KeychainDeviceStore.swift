@@ -6,7 +6,8 @@
 
     /// A ``DeviceStore`` in the Keychain, readable only on this device after its first unlock:
     ///
-    /// - a Secure Enclave key as its `dataRepresentation` (the key never leaves the enclave);
+    /// - a Secure Enclave key as its `dataRepresentation` (the key never leaves the enclave), an App
+    ///   Attest key as its key ID;
     /// - a software P-256 or P-384 key as a Keychain key (`kSecClassKey`), the way Apple stores
     ///   CryptoKit's NIST keys;
     /// - an Ed25519 or ML-DSA key, which `SecKey` cannot hold, as its raw form in a generic password,
@@ -23,6 +24,7 @@
         public init(service: String = "dev.sigil.device") { self.service = service }
 
         static let enclaveAccount = "device-key.secure-enclave"
+        static let appAttestAccount = "device-key.app-attest"
         static let rawKeyAlgorithms: [SignatureAlgorithm] = [.ed25519, .mlDSA65, .mlDSA87]
 
         var keyTag: Data { Data((service + ".device-key").utf8) }
@@ -37,6 +39,11 @@
         }
 
         public func deviceKey() throws -> (any SignatureProvider)? {
+            #if canImport(DeviceCheck)
+                if let keyID = try password(Self.appAttestAccount) {
+                    return AppAttestSigner(appAttestKeyID: String(decoding: keyID, as: UTF8.self))
+                }
+            #endif
             if let blob = try password(Self.enclaveAccount) {
                 return try SecureEnclaveSigningKey(dataRepresentation: blob)
             }
@@ -84,6 +91,15 @@
 
         public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
             try deleteDeviceKey()
+            #if canImport(DeviceCheck)
+                if let appAttest = key as? AppAttestSigner {
+                    // The key stays in App Attest: its ID is what reopens it.
+                    try store(Data(appAttest.appAttestKeyID.utf8), as: Self.appAttestAccount)
+                    if let secret { try store(Data(secret), as: "secret") }
+                    try store(try JSONEncoder().encode(identity), as: "identity")
+                    return
+                }
+            #endif
             if let enclave = key as? SecureEnclaveSigningKey {
                 try store(enclave.dataRepresentation, as: Self.enclaveAccount)
             } else if let software = key as? SigningKey {
@@ -194,7 +210,9 @@
         func deleteDeviceKey() throws {
             SecItemDelete(
                 [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: keyTag] as CFDictionary)
-            for account in [Self.enclaveAccount] + Self.rawKeyAlgorithms.map({ "device-key." + $0.rawValue }) {
+            for account in [Self.enclaveAccount, Self.appAttestAccount]
+                + Self.rawKeyAlgorithms.map({ "device-key." + $0.rawValue })
+            {
                 SecItemDelete(
                     [
                         kSecClass as String: kSecClassGenericPassword,

@@ -121,6 +121,29 @@ struct AppAttestEnrollmentTests {
         }
     }
 
+    @Test("DeviceEnrollment by attestation: challenge, attest, register, then the HMAC secret, kept in the store")
+    func deviceEnrollment() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        try await Self.serve(authority) { server, registration, _, transport in
+            let device = TestAppAttestDevice()
+            let store = MemoryDeviceStore()
+            let identity = try await DeviceEnrollment().enroll(
+                attested: device, appAttestKeyID: device.appAttestKeyID,
+                attest: { challenge in try Self.attestation(authority, device: device, challenge: challenge) },
+                with: registration, store: store)
+            #expect(identity.keyID == device.keyID)
+            #expect(identity.algorithm == "apple-appattest")
+            // The secret was fetched with an assertion, and signs on its own.
+            let secret = try #require(try store.secret())
+            let session = SigilSession(
+                transport: transport,
+                signer: RequestSigner(
+                    key: secret, keyID: try #require(identity.secretKeyID), clock: registration.clock),
+                clock: registration.clock)
+            #expect(try await session.send(SessionTests.echo(server), body: []).head.status == .ok)
+        }
+    }
+
     @Test("a reused, forged, expired or other challenge, another App ID or root, a signer not attested: refused")
     func refusals() async throws {
         let authority = try TestAppAttestAuthority(now: Date())
