@@ -30,6 +30,14 @@ public struct AppAttestReceipt: Sendable, Hashable {
 
     /// The largest receipt accepted (Apple's are about 4 KB).
     public static let maximumSize = 64 << 10
+    /// The common name of the certificate that signs receipts.
+    public static let signerName = "Application Attestation Fraud Receipt Signing"
+    /// The common name of the CA that issues it, under Apple Root CA - G3.
+    public static let issuerName = "Apple Application Integration CA 5 - G1"
+
+    static func commonName(_ name: DistinguishedName) -> String? {
+        name.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }?.value.description
+    }
 
     /// Verifies a receipt's signature and chain to `root` at `time`, then reads its fields.
     ///
@@ -48,8 +56,13 @@ public struct AppAttestReceipt: Sendable, Hashable {
         ) {
             RFC5280Policy(validationTime: time)
         }
-        guard case .success = result else {
+        guard case .success(let valid) = result else {
             throw AppAttestError(.receiptInvalid, "the receipt is not signed by Apple's receipt key at \(time)")
+        }
+        // G3 anchors many Apple CAs: the signer must be App Attest's receipt key under its own CA.
+        guard Self.commonName(valid.signer.subject) == signerName, Self.commonName(valid.signer.issuer) == issuerName
+        else {
+            throw AppAttestError(.receiptInvalid, "the receipt is not signed by Apple's App Attest receipt key")
         }
         return try AppAttestReceipt(fields: try content(of: definite))
     }

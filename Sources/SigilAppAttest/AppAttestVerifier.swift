@@ -38,6 +38,8 @@ public struct AppAttestVerifier: Sendable {
     public var environments: Set<Environment>
     /// The root `x5c` must chain to: Apple's App Attestation Root CA unless a test names another.
     public var root: Certificate
+    /// The root receipts chain to: Apple Root CA - G3.
+    public var receiptRoot: Certificate = appleRootCAG3
 
     /// The largest attestation object accepted (Apple's are about 5.5 KB).
     public static let maximumAttestationSize = 64 << 10
@@ -76,6 +78,8 @@ public struct AppAttestVerifier: Sendable {
         public let counter: UInt32
         /// The receipt, for fraud-metric requests later (``AppAttestReceipt``).
         public let receipt: [UInt8]
+        /// The credential certificate (`x5c[0]`), DER, which the receipt names.
+        public let credentialCertificate: [UInt8]
         /// The credential certificate's validity.
         public let notBefore: Date
         /// The end of the credential certificate's validity.
@@ -159,7 +163,23 @@ public struct AppAttestVerifier: Sendable {
         }
         return Attestation(
             publicKey: publicKey, keyID: keyID, appID: appID, environment: environment, counter: 0,
-            receipt: receipt, notBefore: leaf.notValidBefore, notAfter: leaf.notValidAfter)
+            receipt: receipt, credentialCertificate: chain.first?.bytesValue ?? [], notBefore: leaf.notValidBefore,
+            notAfter: leaf.notValidAfter)
+    }
+
+    /// The receipt of a verified attestation, checked (Apple-signed at `time`) and bound to it: an
+    /// `ATTEST` receipt for the same App ID naming the same credential certificate (the receipt is
+    /// outside the nonce, so one from another attestation could be swapped in).
+    ///
+    /// - Throws: ``AppAttestError`` `receipt-invalid`.
+    public func verifyReceipt(of attestation: Attestation, at time: Date = Date()) async throws -> AppAttestReceipt {
+        let receipt = try await AppAttestReceipt.verify(attestation.receipt, at: time, root: receiptRoot)
+        guard receipt.type == "ATTEST", receipt.appID == attestation.appID,
+            receipt.attestedCertificate == attestation.credentialCertificate
+        else {
+            throw AppAttestError(.receiptInvalid, "the receipt is not this attestation's")
+        }
+        return receipt
     }
 
     // MARK: Assertion

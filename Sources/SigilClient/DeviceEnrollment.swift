@@ -52,7 +52,8 @@ public struct DeviceEnrollment: Sendable {
 
     /// Enrolls an App Attest key (`apple-appattest`) by attestation, with no token: asks the server
     /// for a challenge, has the key attested for it, registers it with a request its own assertion
-    /// signs, then fetches the secret and certificate asked for and saves the identity.
+    /// signs, then gets the certificate asked for and saves the identity. No HMAC secret: an App
+    /// Attest device signs with assertions only.
     ///
     /// - Parameters:
     ///   - signer: the App Attest key (`AppAttestSigner` on Apple platforms).
@@ -65,7 +66,9 @@ public struct DeviceEnrollment: Sendable {
         with registration: DeviceRegistration,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
-        try await enroll(signer, with: registration, store: store) { server in
+        var enrollment = self
+        enrollment.fetchSecret = false
+        return try await enrollment.enroll(signer, with: registration, store: store) { server in
             let challenge = try await registration.attestationChallenge().challenge
             return try await registration.enroll(
                 attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),

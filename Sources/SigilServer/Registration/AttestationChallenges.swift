@@ -26,10 +26,12 @@ public struct AttestationChallenges: Sendable {
         return Registration.AttestationChallenge(challenge: Base64URL.encode(body + tag), expiresAt: expiry)
     }
 
-    /// Consumes `challenge`: one this server issued, not expired at `now`, not used before.
+    /// Checks that `challenge` is one this server issued and has not expired at `now`, recording nothing.
     ///
-    /// - Throws: `enrollment-refused` for any other; `store-unavailable` when the store does not answer.
-    public func consume(_ challenge: String, nonces: any NonceStore, now: Int64) async throws {
+    /// - Returns: its expiry.
+    /// - Throws: `enrollment-refused` for any other.
+    @discardableResult
+    public func check(_ challenge: String, now: Int64) throws -> Int64 {
         guard let bytes = Base64URL.decode(challenge), bytes.count == 40 else {
             throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
         }
@@ -40,6 +42,14 @@ public struct AttestationChallenges: Sendable {
         }
         let expiry = bytes.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
         guard now <= expiry else { throw SigilError(.enrollmentRefused, "the attestation challenge expired") }
+        return expiry
+    }
+
+    /// Consumes `challenge`: one this server issued, not expired at `now`, not used before.
+    ///
+    /// - Throws: `enrollment-refused` for any other; `store-unavailable` when the store does not answer.
+    public func consume(_ challenge: String, nonces: any NonceStore, now: Int64) async throws {
+        let expiry = try check(challenge, now: now)
         let isNew: Bool
         do {
             isNew = try await nonces.insert(

@@ -126,8 +126,10 @@ public struct RegistrationService: Sendable {
         let userID: String?
         let key: VerificationKey
         if let evidence = submission.attestation {
-            // The attestation admits the device: no token or JWT.
-            (key, userID) = (try await attestedKey(evidence, alg: submission.alg), nil)
+            // The attestation admits the device in place of a token or JWT; one that is sent anyway
+            // must pass, and names the user.
+            key = try await attestedKey(evidence, alg: submission.alg)
+            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
         } else {
             userID = try await enrollment.authorize(request)
             key = try publicKey(of: submission)
@@ -184,9 +186,13 @@ public struct RegistrationService: Sendable {
         else {
             throw SigilError(.invalidRegistration, "keyId and attestation must be standard base64")
         }
-        try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
-        return try await attestation.verifier.attestedKey(
+        // Cheap checks first (this server's, not expired), then Apple's steps, and only then the
+        // challenge is recorded: anonymous traffic with bad attestations writes nothing.
+        try attestation.challenges.check(evidence.challenge, now: clock.now())
+        let key = try await attestation.verifier.attestedKey(
             object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
+        try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
+        return key
     }
 
     /// The verification key of a ``Registration/KeySubmission``.
@@ -250,6 +256,10 @@ public struct RegistrationService: Sendable {
             guard request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
             }
+            guard request.algorithm != .appleAppAttest else {
+                // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
+                throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
+            }
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -261,8 +271,12 @@ public struct RegistrationService: Sendable {
     /// - Throws: `forbidden` for a device with no sealing key (a secret is never pushed in the clear),
     ///   `unknown-key` for an unknown device, `revoked-key` for a revoked one.
     public func issueSealedSecret(toDevice deviceID: String) async throws -> Registration.IssuedSecret {
-        guard let userID = try await registry.keys(ofDevice: deviceID).first.map(\.userID) else {
+        let keys = try await registry.keys(ofDevice: deviceID)
+        guard let userID = keys.first.map(\.userID) else {
             throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
+        }
+        guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
+            throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
         }
         return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
     }

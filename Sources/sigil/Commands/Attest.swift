@@ -147,7 +147,7 @@ struct Attest: AsyncParsableCommand {
                     "notAfter": Attest.iso(verified.notAfter), "receiptLength": verified.receipt.count,
                 ]
                 do {
-                    let receipt = try await AppAttestReceipt.verify(verified.receipt, at: time)
+                    let receipt = try await verifier.verifyReceipt(of: verified, at: time)
                     facts["receipt"] = Attest.facts(receipt)
                 } catch let error as AppAttestError {
                     facts["receiptError"] = "\(error.code): \(error.detail)"

@@ -15,11 +15,14 @@ import Testing
 /// A device's App Attest key as the device uses it: it signs with assertions whose counter grows,
 /// over SHA-256 of the signature base, for its App ID.
 final class TestAppAttestDevice: SignatureProvider, Sendable {
-    let key = P256.Signing.PrivateKey()
+    let key: P256.Signing.PrivateKey
     let appID: String
     let counter = Mutex<UInt32>(0)
 
-    init(appID: String = TestAppAttestAuthority.appID) { self.appID = appID }
+    init(key: P256.Signing.PrivateKey = .init(), appID: String = TestAppAttestAuthority.appID) {
+        self.key = key
+        self.appID = appID
+    }
 
     var algorithm: SignatureAlgorithm { .appleAppAttest }
     var publicKey: VerificationKey? { nil }
@@ -121,10 +124,10 @@ struct AppAttestEnrollmentTests {
         }
     }
 
-    @Test("DeviceEnrollment by attestation: challenge, attest, register, then the HMAC secret, kept in the store")
+    @Test("DeviceEnrollment by attestation stores the key with no HMAC secret; the server issues it none")
     func deviceEnrollment() async throws {
         let authority = try TestAppAttestAuthority(now: Date())
-        try await Self.serve(authority) { server, registration, _, transport in
+        try await Self.serve(authority) { server, registration, verifier, transport in
             let device = TestAppAttestDevice()
             let store = MemoryDeviceStore()
             let identity = try await DeviceEnrollment().enroll(
@@ -133,14 +136,68 @@ struct AppAttestEnrollmentTests {
                 with: registration, store: store)
             #expect(identity.keyID == device.keyID)
             #expect(identity.algorithm == "apple-appattest")
-            // The secret was fetched with an assertion, and signs on its own.
-            let secret = try #require(try store.secret())
+            #expect(try store.secret() == nil)
+            #expect(identity.secretKeyID == nil)
+            // A secret would sign with no assertion from anywhere: refused.
+            let refused = await #expect(throws: SigilError.self) {
+                _ = try await registration.fetchSecret(key: device, keyID: device.keyID, server: verifier)
+            }
+            #expect(refused?.code == .forbidden)
             let session = SigilSession(
                 transport: transport,
-                signer: RequestSigner(
-                    key: secret, keyID: try #require(identity.secretKeyID), clock: registration.clock),
+                signer: RequestSigner(key: device, keyID: device.keyID, clock: registration.clock),
                 clock: registration.clock)
             #expect(try await session.send(SessionTests.echo(server), body: []).head.status == .ok)
+        }
+    }
+
+    @Test("an assertion for another App ID, or a key of a server no longer taking App Attest, is refused")
+    func requestRefusals() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        let data = TestServer.temporaryDirectory()
+        let device = TestAppAttestDevice()
+        try await TestServer.with(
+            dataDirectory: data,
+            configure: {
+                $0.appAttestAppIDs = [TestAppAttestAuthority.appID]
+                $0.appAttestRoot = authority.root
+            }
+        ) { server in
+            try await server.client().using { client in
+                let transport = AsyncHTTPClientTransport(client: client)
+                let clock = ServerClock(local: server.clock)
+                let registration = DeviceRegistration(
+                    transport: transport, authority: "localhost:\(server.port)", clock: clock)
+                let verifier = try await registration.discover().responseVerifier(clock: clock)
+                let challenge = try await registration.attestationChallenge().challenge
+                _ = try await registration.enroll(
+                    attestedBy: device, appAttestKeyID: device.appAttestKeyID,
+                    attestation: try Self.attestation(authority, device: device, challenge: challenge),
+                    challenge: challenge, server: verifier)
+                // The same key asserting for another app (rpIdHash of another App ID).
+                let elsewhere = TestAppAttestDevice(key: device.key, appID: "TEAM999999.dev.other")
+                elsewhere.rewind(to: 50)
+                let session = SigilSession(
+                    transport: transport, signer: RequestSigner(key: elsewhere, keyID: device.keyID, clock: clock),
+                    clock: clock, requireSignedResponses: false)
+                let refused = try await session.send(SessionTests.echo(server), body: [])
+                #expect(refused.refusal?.code == .invalidSignature)
+            }
+        }
+        // The same data directory, App Attest off: the stored key signs nothing.
+        try await TestServer.with(dataDirectory: data) { server in
+            try await server.client().using { client in
+                // Past the restart horizon of the data directory's nonce store.
+                server.clock.advance(by: 10)
+                let clock = ServerClock(local: server.clock)
+                device.rewind(to: 60)
+                let session = SigilSession(
+                    transport: AsyncHTTPClientTransport(client: client),
+                    signer: RequestSigner(key: device, keyID: device.keyID, clock: clock), clock: clock,
+                    requireSignedResponses: false)
+                let refused = try await session.send(SessionTests.echo(server), body: [])
+                #expect(refused.refusal?.code == .unsupportedAlgorithm)
+            }
         }
     }
 
@@ -190,10 +247,18 @@ struct AppAttestEnrollmentTests {
                 try await refusal(
                     signer: TestAppAttestDevice(), challenge: try await registration.attestationChallenge().challenge)
                     == .invalidSignature)
+            // A challenge spent on an attestation that fails is not used up.
+            let retried = try await registration.attestationChallenge().challenge
+            #expect(try await refusal(challenge: retried, authority: stranger) == .enrollmentRefused)
+            let second = TestAppAttestDevice()
+            _ = try await registration.enroll(
+                attestedBy: second, appAttestKeyID: second.appAttestKeyID,
+                attestation: try Self.attestation(authority, device: second, challenge: retried), challenge: retried,
+                server: verifier)
             let late = try await registration.attestationChallenge().challenge
             server.clock.advance(by: 301)
             #expect(try await refusal(challenge: late) == .enrollmentRefused)
-            #expect(try await server.prepared.directory.keyIDs() == [first.keyID])
+            #expect(try await server.prepared.directory.keyIDs() == [first.keyID, second.keyID].sorted())
         }
     }
 

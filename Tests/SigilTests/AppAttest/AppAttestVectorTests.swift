@@ -57,7 +57,8 @@ struct AppAttestVectorTests {
                     == verified.publicKey.rawRepresentation)
         }
         if let receipt = expected["receipt"] {
-            let read = try await AppAttestReceipt.verify(verified.receipt, at: try Self.time(attestation["verifyAt"]))
+            let read = try await Self.verifier(vector).verifyReceipt(
+                of: verified, at: try Self.time(attestation["verifyAt"]))
             #expect(read.type == receipt["type"]?.string)
             #expect(read.environment == receipt["environment"]?.string)
             #expect(read.creationTime == (try Self.time(receipt["creationTime"])))
@@ -80,6 +81,36 @@ struct AppAttestVectorTests {
             #expect(Int64(verified.counter) == expected["counter"]?.int)
             #expect(verified.appID == vector["appId"]?.string)
         }
+    }
+
+    @Test("a receipt swapped in from another attestation is refused: the receipt is outside the nonce")
+    func swappedReceipt() async throws {
+        let guide = try #require(Self.vectors.first)
+        let device = try #require(Self.vectors.first { $0["attestation"] != nil })
+        let attestation = try #require(device["attestation"])
+        let otherReceipt = try #require(
+            try CBOR.decode(try Self.bytes(guide["attestationObjectBase64"]))["attStmt"]?["receipt"])
+        guard case .map(var pairs) = try CBOR.decode(try Self.bytes(attestation["attestationObjectBase64"])),
+            let index = pairs.firstIndex(where: { $0.key == .text("attStmt") }),
+            case .map(var statement) = pairs[index].value,
+            let receiptIndex = statement.firstIndex(where: { $0.key == .text("receipt") })
+        else {
+            Issue.record("the attestation object is not the expected map")
+            return
+        }
+        statement[receiptIndex].value = otherReceipt
+        pairs[index].value = .map(statement)
+        let time = try Self.time(attestation["verifyAt"])
+        let verifier = try Self.verifier(device)
+        // Apple's steps pass: nothing they check covers the receipt…
+        let verified = try await verifier.verifyAttestation(
+            CBOREncoder.encode(.map(pairs)), keyID: try Self.bytes(attestation["keyIdBase64"]),
+            clientDataHash: try Self.clientDataHash(attestation), at: time)
+        // …but the receipt names another app and another key.
+        let error = await #expect(throws: AppAttestError.self) {
+            _ = try await verifier.verifyReceipt(of: verified, at: try Self.time(guide["verifyAt"]))
+        }
+        #expect(error?.code == .receiptInvalid)
     }
 
     @Test("receipts verify against Apple Root CA - G3 and read as expected")
