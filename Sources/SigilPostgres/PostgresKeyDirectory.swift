@@ -325,3 +325,22 @@ extension PostgresKeyDirectory {
         }.map { try $0.decode(String.self) }
     }
 }
+
+extension PostgresKeyDirectory: AppAttestCounterStore {
+    /// App Attest counters in the database, shared by every replica.
+    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+        let value = Int64(counter)
+        return
+            !(try await store.run("the App Attest counters could not be written") { client in
+                try await client.query(
+                    """
+                    INSERT INTO sigil_appattest_counters (key_id, counter) VALUES (\(keyID), \(value))
+                    ON CONFLICT (key_id) DO UPDATE SET counter = EXCLUDED.counter
+                    WHERE sigil_appattest_counters.counter < EXCLUDED.counter
+                    RETURNING 1
+                    """,
+                    logger: self.store.logger
+                ).collect()
+            }).isEmpty
+    }
+}

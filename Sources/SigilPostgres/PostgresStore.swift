@@ -78,7 +78,7 @@ public final class PostgresStore: Sendable {
     }
 
     /// The schema version this code writes; a database at a later version is refused.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     /// Connects, then creates or migrates the schema (under an advisory lock, so replicas starting
     /// together migrate once).
@@ -232,6 +232,7 @@ public final class PostgresStore: Sendable {
             "CREATE INDEX sigil_nonces_expiry ON sigil_nonces(expires_at)",
         ],
         ["ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT"],
+        ["CREATE TABLE sigil_appattest_counters (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL)"],
     ]
 }
 

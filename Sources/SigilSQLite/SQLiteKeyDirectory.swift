@@ -131,6 +131,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         """,
         "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
         """
+        CREATE TABLE IF NOT EXISTS sigil_appattest_counters (
+            key_id TEXT PRIMARY KEY,
+            counter INTEGER NOT NULL
+        )
+        """,
+        """
         CREATE TABLE IF NOT EXISTS sigil_certificates (
             serial TEXT PRIMARY KEY,
             key_id TEXT NOT NULL,
@@ -368,6 +374,27 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             let current = try SealingPublicKey(
                 storedBase64: rows.first?.column("sealing_key")?.string, keyID: read.deviceID)
             if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+        }
+    }
+}
+
+extension SQLiteKeyDirectory: AppAttestCounterStore {
+    /// App Attest counters kept in the file, so a restart forgets none.
+    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+        do {
+            let rows = try await writeLock.withLock {
+                try await self.writer.query(
+                    """
+                    INSERT INTO sigil_appattest_counters (key_id, counter) VALUES (?1, ?2)
+                    ON CONFLICT (key_id) DO UPDATE SET counter = excluded.counter WHERE counter < excluded.counter
+                    RETURNING 1
+                    """,
+                    [.text(keyID), .integer(Int(counter))])
+            }
+            return !rows.isEmpty
+        } catch {
+            logger.error("App Attest counter write failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the App Attest counters could not be written")
         }
     }
 }

@@ -180,8 +180,9 @@ public enum SigilServe {
             let appAttest = AppAttestVerifier(
                 appIDs: options.appAttestAppIDs, environments: options.appAttestEnvironments,
                 root: options.appAttestRoot ?? AppAttestVerifier.appleAppAttestationRootCA)
+            // Counters with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
             verifierConfiguration.assertions = AppAttestAssertions(
-                verifier: appAttest, counters: MemoryAppAttestCounterStore())
+                verifier: appAttest, counters: directory as? any AppAttestCounterStore ?? MemoryAppAttestCounterStore())
             // Challenges are keyed from the master key, so replicas sharing it accept each other's.
             let challengeKey = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),

@@ -73,3 +73,33 @@ public protocol AssertionPolicy: Sendable {
     ///   counter not above the stored one, `store-unavailable` when the counters cannot be read.
     func accept(_ assertion: AppAttestAssertion, keyID: String) async throws
 }
+
+/// The counters of App Attest keys, by Sigil key ID. ``advance(keyID:to:)`` is the one atomic step
+/// assertions need: of two assertions carrying one counter, exactly one advances it.
+public protocol AppAttestCounterStore: Sendable {
+    /// Sets the counter of `keyID` to `counter` if that is greater than the stored one (a key with
+    /// none stored counts as 0), atomically.
+    ///
+    /// - Returns: whether it did.
+    func advance(keyID: String, to counter: UInt32) async throws -> Bool
+}
+
+/// An ``AppAttestCounterStore`` in memory, for tests and one process.
+///
+/// - Warning: forgotten on restart and not shared by replicas: use the key directory's
+///   (`SQLiteKeyDirectory`, `PostgresKeyDirectory`) where either happens.
+public actor MemoryAppAttestCounterStore: AppAttestCounterStore {
+    var counters: [String: UInt32] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    public func advance(keyID: String, to counter: UInt32) -> Bool {
+        guard counter > counters[keyID, default: 0] else { return false }
+        counters[keyID] = counter
+        return true
+    }
+
+    /// The stored counter of `keyID`.
+    public func counter(of keyID: String) -> UInt32? { counters[keyID] }
+}

@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import SigilAppAttest
 import SigilCore
+import SigilSQLite
+import SigilServer
 import Testing
 
 /// Each of Apple's validation steps refuses with its own code when one field changes, on objects laid
@@ -141,18 +143,37 @@ struct AppAttestVerificationTests {
         }
     }
 
-    @Test("two assertions with one counter, checked at once: exactly one advances the stored counter")
-    func counterIsAtomic() async throws {
-        let counters = MemoryAppAttestCounterStore()
-        for counter in UInt32(1)...20 {
-            let results = await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<8 { group.addTask { await counters.advance(keyID: "k", to: counter) } }
-                return await group.reduce(into: [Bool]()) { $0.append($1) }
+    @Test(
+        "two assertions with one counter, checked at once: exactly one advances it, in memory, SQLite and PostgreSQL",
+        arguments: RevocationTests.Store.available)
+    func counterIsAtomic(_ store: RevocationTests.Store) async throws {
+        try await RevocationTests.withRegistry(store) { registry, _, _ in
+            let counters = registry as? any AppAttestCounterStore ?? MemoryAppAttestCounterStore()
+            for counter in UInt32(1)...20 {
+                let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<8 { group.addTask { try await counters.advance(keyID: "k", to: counter) } }
+                    return try await group.reduce(into: [Bool]()) { $0.append($1) }
+                }
+                #expect(results.filter { $0 }.count == 1, "counter \(counter)")
             }
-            #expect(results.filter { $0 }.count == 1, "counter \(counter)")
+            #expect(try await !counters.advance(keyID: "k", to: 3))
+            #expect(try await !counters.advance(keyID: "k", to: 20))
+            #expect(try await counters.advance(keyID: "k", to: 21))
+            #expect(try await counters.advance(keyID: "other", to: 1))
         }
-        #expect(await counters.counter(of: "k") == 20)
-        #expect(await !counters.advance(keyID: "k", to: 3))
+    }
+
+    @Test("SQLite keeps App Attest counters across a restart")
+    func countersSurviveRestart() async throws {
+        let path = TestServer.temporaryDirectory() + ".sqlite"
+        let masterKey = SymmetricKey(size: .bits256)
+        let first = try await SQLiteKeyDirectory.open(path: path, masterKey: masterKey)
+        #expect(try await first.advance(keyID: "k", to: 9))
+        try await first.close()
+        let second = try await SQLiteKeyDirectory.open(path: path, masterKey: masterKey)
+        #expect(try await !second.advance(keyID: "k", to: 9))
+        #expect(try await second.advance(keyID: "k", to: 10))
+        try await second.close()
     }
 }
 

@@ -1,37 +1,6 @@
 import SigilCore
 import SigilServer
 
-/// The counters of App Attest keys, by Sigil key ID. ``advance(keyID:to:)`` is the one atomic step
-/// assertions need: of two assertions carrying one counter, exactly one advances it.
-public protocol AppAttestCounterStore: Sendable {
-    /// Sets the counter of `keyID` to `counter` if that is greater than the stored one (a key with
-    /// none stored counts as 0), atomically.
-    ///
-    /// - Returns: whether it did.
-    func advance(keyID: String, to counter: UInt32) async throws -> Bool
-}
-
-/// An ``AppAttestCounterStore`` in memory, for tests and one process.
-///
-/// - Warning: forgotten on restart: a restarted server accepts any counter above 0 once more, so a
-///   cloned key's assertions are noticed only from then on (nonces and the time window still refuse
-///   every replayed request).
-public actor MemoryAppAttestCounterStore: AppAttestCounterStore {
-    var counters: [String: UInt32] = [:]
-
-    /// Creates an empty store.
-    public init() {}
-
-    public func advance(keyID: String, to counter: UInt32) -> Bool {
-        guard counter > counters[keyID, default: 0] else { return false }
-        counters[keyID] = counter
-        return true
-    }
-
-    /// The stored counter of `keyID`.
-    public func counter(of keyID: String) -> UInt32? { counters[keyID] }
-}
-
 extension AppAttestVerifier: DeviceAttestationVerifier {
     /// The attested key of an enrollment, as an `apple-appattest` verification key, judged now.
     ///
