@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SigilAppAttest
 import SigilCore
+import SigilServer
 import Synchronization
 import Testing
 import X509
@@ -276,5 +277,64 @@ struct FraudMetricTests {
             FraudMetricClient(
                 environment: .production, teamID: "T", keyID: "K", privateKey: key, transport: Apple(200)
             ).url == "https://data.appattest.apple.com/v1/attestationData")
+    }
+}
+
+/// `apple-appattest` requests made by an implementation independent of Sigil
+/// (`Tests/Interop/appattest_vectors.py`, Python's `cryptography`): the signature bases agree and
+/// each case verifies or is refused as the file says.
+@Suite("apple-appattest request vectors")
+struct AppleAppAttestRequestVectorTests {
+    static let file = Vectors.file("apple-appattest.json")
+    static let cases = Vectors.cases("apple-appattest.json")
+
+    @Test("the key ID is the App Attest key ID's first 8 bytes, and the key decides the algorithm")
+    func keyID() throws {
+        let key = try P256.Signing.PublicKey(pemRepresentation: try #require(Self.file["publicKeyPem"]?.string))
+        let appAttestKeyID = try AppAttestVectorTests.bytes(Self.file["appAttestKeyIdBase64"])
+        #expect(appAttestKeyID == Array(SHA256.hash(data: key.x963Representation)))
+        let verification = try VerificationKey(key, algorithm: .appleAppAttest)
+        #expect(verification.derivedKeyID == Self.file["keyId"]?.string)
+        #expect(AppAttestAssertion.keyID(appAttestKeyID: appAttestKeyID) == Self.file["keyId"]?.string)
+        #expect(throws: SigilError.self) { _ = try SigningKey.generate(.appleAppAttest) }
+    }
+
+    @Test("each request verifies or is refused as the vector says", arguments: cases)
+    func request(_ vector: VectorCase) async throws {
+        #expect(Self.cases.count == 5)
+        let message = try Fixtures.message(try #require(vector["message"]?.string))
+        let request = try message.request()
+        let pem = try #require(Self.file["publicKeyPem"]?.string)
+        let key = try VerificationKey(try P256.Signing.PublicKey(pemRepresentation: pem), algorithm: .appleAppAttest)
+        let keyID = try #require(Self.file["keyId"]?.string)
+        let counters = MemoryAppAttestCounterStore()
+        let previous = UInt32(try #require(vector["previousCounter"]?.int))
+        if previous > 0 { #expect(await counters.advance(keyID: keyID, to: previous)) }
+        var configuration = VerifierConfiguration()
+        configuration.assertions = AppAttestAssertions(
+            verifier: AppAttestVerifier(appIDs: [try #require(Self.file["appId"]?.string)]), counters: counters)
+        let verifier = RequestVerifier(
+            keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
+            nonces: MemoryNonceStore(clock: ManualUnixClock(0)),
+            clock: ManualUnixClock(try #require(Self.file["now"]?.int)), configuration: configuration)
+        if vector["profile"]?.string == "sigil-v1" {
+            let headers = try SigilV1.parseRequestHeaders(request.headerFields)
+            let base = SigilV1.requestBase(
+                for: request, body: message.body, timestamp: headers.timestampText, nonce: headers.nonce)
+            if vector["id"]?.string != "body-changed" {
+                #expect(String(decoding: base, as: UTF8.self) == vector["signatureBase"]?.string)
+            }
+        }
+        let expected = try #require(vector["expect"]?.string)
+        if expected == "valid" {
+            let verified = try await verifier.verify(request, body: message.body)
+            #expect(verified.algorithm == .appleAppAttest)
+            #expect(verified.keyID == keyID)
+        } else {
+            let error = await #expect(throws: SigilError.self) {
+                _ = try await verifier.verify(request, body: message.body)
+            }
+            #expect(error?.code.rawValue == expected, "\(vector.name)")
+        }
     }
 }
