@@ -6,11 +6,11 @@ extension AppAttestVerifier: DeviceAttestationVerifier {
     ///
     /// - Throws: `enrollment-refused` naming the failed step.
     public func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
-        -> VerificationKey
+        -> (key: VerificationKey, receipt: [UInt8])
     {
         do {
             let attested = try await verifyAttestation(attestation, keyID: keyID, clientDataHash: clientDataHash)
-            return try VerificationKey(attested.publicKey, algorithm: .appleAppAttest)
+            return (try VerificationKey(attested.publicKey, algorithm: .appleAppAttest), attested.receipt)
         } catch let error as AppAttestError {
             throw SigilError(.enrollmentRefused, "App Attest \(error.code): \(error.detail)")
         }
@@ -23,10 +23,10 @@ public struct AppAttestAssertions: AssertionPolicy {
     /// The accepted App IDs.
     public let verifier: AppAttestVerifier
     /// Where counters are kept.
-    public let counters: any AppAttestCounterStore
+    public let counters: any AppAttestStore
 
     /// Creates the policy.
-    public init(verifier: AppAttestVerifier, counters: any AppAttestCounterStore) {
+    public init(verifier: AppAttestVerifier, counters: any AppAttestStore) {
         self.verifier = verifier
         self.counters = counters
     }

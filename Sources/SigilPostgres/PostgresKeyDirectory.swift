@@ -326,21 +326,44 @@ extension PostgresKeyDirectory {
     }
 }
 
-extension PostgresKeyDirectory: AppAttestCounterStore {
+extension PostgresKeyDirectory: AppAttestStore {
     /// App Attest counters in the database, shared by every replica.
     public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
         let value = Int64(counter)
-        return
-            !(try await store.run("the App Attest counters could not be written") { client in
-                try await client.query(
-                    """
-                    INSERT INTO sigil_appattest_counters (key_id, counter) VALUES (\(keyID), \(value))
-                    ON CONFLICT (key_id) DO UPDATE SET counter = EXCLUDED.counter
-                    WHERE sigil_appattest_counters.counter < EXCLUDED.counter
-                    RETURNING 1
-                    """,
-                    logger: self.store.logger
-                ).collect()
-            }).isEmpty
+        let rows = try await store.run("the App Attest counters could not be written") { client in
+            try await client.query(
+                """
+                INSERT INTO sigil_appattest (key_id, counter) VALUES (\(keyID), \(value))
+                ON CONFLICT (key_id) DO UPDATE SET counter = EXCLUDED.counter
+                WHERE sigil_appattest.counter < EXCLUDED.counter
+                RETURNING 1
+                """,
+                logger: self.store.logger
+            ).collect()
+        }
+        return !rows.isEmpty
+    }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) async throws {
+        let bytes = ByteBuffer(bytes: receipt)
+        _ = try await store.run("the App Attest receipt could not be written") { client in
+            try await client.query(
+                """
+                INSERT INTO sigil_appattest (key_id, counter, receipt) VALUES (\(keyID), 0, \(bytes))
+                ON CONFLICT (key_id) DO UPDATE SET receipt = EXCLUDED.receipt
+                """,
+                logger: self.store.logger
+            ).collect()
+        }
+    }
+
+    public func receipt(keyID: String) async throws -> [UInt8]? {
+        let rows = try await store.run("the App Attest receipt could not be read") { client in
+            try await client.query(
+                "SELECT receipt FROM sigil_appattest WHERE key_id = \(keyID)", logger: self.store.logger
+            ).collect()
+        }
+        guard let row = rows.first, let receipt = try row.decode(ByteBuffer?.self) else { return nil }
+        return Array(buffer: receipt)
     }
 }

@@ -232,7 +232,7 @@ public final class PostgresStore: Sendable {
             "CREATE INDEX sigil_nonces_expiry ON sigil_nonces(expires_at)",
         ],
         ["ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT"],
-        ["CREATE TABLE sigil_appattest_counters (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL)"],
+        ["CREATE TABLE sigil_appattest (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL, receipt BYTEA)"],
     ]
 }
 

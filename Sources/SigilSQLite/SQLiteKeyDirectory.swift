@@ -131,9 +131,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         """,
         "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
         """
-        CREATE TABLE IF NOT EXISTS sigil_appattest_counters (
+        CREATE TABLE IF NOT EXISTS sigil_appattest (
             key_id TEXT PRIMARY KEY,
-            counter INTEGER NOT NULL
+            counter INTEGER NOT NULL,
+            receipt BLOB
         )
         """,
         """
@@ -378,22 +379,38 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 }
 
-extension SQLiteKeyDirectory: AppAttestCounterStore {
+extension SQLiteKeyDirectory: AppAttestStore {
     /// App Attest counters kept in the file, so a restart forgets none.
     public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+        !(try await appAttestWrite(
+            """
+            INSERT INTO sigil_appattest (key_id, counter) VALUES (?1, ?2)
+            ON CONFLICT (key_id) DO UPDATE SET counter = excluded.counter WHERE counter < excluded.counter
+            RETURNING 1
+            """,
+            [.text(keyID), .integer(Int(counter))])).isEmpty
+    }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) async throws {
+        _ = try await appAttestWrite(
+            """
+            INSERT INTO sigil_appattest (key_id, counter, receipt) VALUES (?1, 0, ?2)
+            ON CONFLICT (key_id) DO UPDATE SET receipt = excluded.receipt
+            """,
+            [.text(keyID), .blob(ByteBuffer(bytes: receipt))])
+    }
+
+    public func receipt(keyID: String) async throws -> [UInt8]? {
+        let rows = try await read("SELECT receipt FROM sigil_appattest WHERE key_id = ?", [.text(keyID)])
+        guard case .blob(let receipt) = rows.first?.column("receipt") else { return nil }
+        return Array(buffer: receipt)
+    }
+
+    private func appAttestWrite(_ query: String, _ binds: [SQLiteData]) async throws -> [SQLiteRow] {
         do {
-            let rows = try await writeLock.withLock {
-                try await self.writer.query(
-                    """
-                    INSERT INTO sigil_appattest_counters (key_id, counter) VALUES (?1, ?2)
-                    ON CONFLICT (key_id) DO UPDATE SET counter = excluded.counter WHERE counter < excluded.counter
-                    RETURNING 1
-                    """,
-                    [.text(keyID), .integer(Int(counter))])
-            }
-            return !rows.isEmpty
+            return try await writeLock.withLock { try await self.writer.query(query, binds) }
         } catch {
-            logger.error("App Attest counter write failed", metadata: ["error": "\(type(of: error))"])
+            logger.error("App Attest write failed", metadata: ["error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "the App Attest counters could not be written")
         }
     }

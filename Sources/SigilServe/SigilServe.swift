@@ -175,19 +175,20 @@ public enum SigilServe {
             registry.map { PrometheusMetricsFactory(registry: $0) }
             ?? MetricsSystem.factory
         var verifierConfiguration = options.verifier
-        var attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)?
+        var attestation: AttestationEnrollment?
         if !options.appAttestAppIDs.isEmpty {
             let appAttest = AppAttestVerifier(
                 appIDs: options.appAttestAppIDs, environments: options.appAttestEnvironments,
                 root: options.appAttestRoot ?? AppAttestVerifier.appleAppAttestationRootCA)
-            // Counters with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
-            verifierConfiguration.assertions = AppAttestAssertions(
-                verifier: appAttest, counters: directory as? any AppAttestCounterStore ?? MemoryAppAttestCounterStore())
+            // Counters and receipts with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
+            let records = directory as? any AppAttestStore ?? MemoryAppAttestStore()
+            verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
             // Challenges are keyed from the master key, so replicas sharing it accept each other's.
             let challengeKey = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
                 outputByteCount: 32)
-            attestation = (appAttest, AttestationChallenges(key: challengeKey))
+            attestation = AttestationEnrollment(
+                verifier: appAttest, challenges: AttestationChallenges(key: challengeKey), store: records)
         }
         let verifier = RequestVerifier(
             keys: directory,

@@ -65,8 +65,26 @@ public struct AttestationChallenges: Sendable {
 public protocol DeviceAttestationVerifier: Sendable {
     /// Verifies `attestation` of the App Attest key `keyID`, made for `clientDataHash`.
     ///
-    /// - Returns: the attested key, for `apple-appattest`.
+    /// - Returns: the attested key, for `apple-appattest`, and the attestation's receipt.
     /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed step.
     func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
-        -> VerificationKey
+        -> (key: VerificationKey, receipt: [UInt8])
+}
+
+/// Enrollment by App Attest: who checks attestations, the challenges they answer, and where the
+/// keys' counters and receipts are kept.
+public struct AttestationEnrollment: Sendable {
+    /// Checks attestations.
+    public let verifier: any DeviceAttestationVerifier
+    /// Issues and consumes challenges.
+    public let challenges: AttestationChallenges
+    /// Keeps counters and receipts (the one the verifier's ``AssertionPolicy`` counts with).
+    public let store: any AppAttestStore
+
+    /// Creates the configuration.
+    public init(verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges, store: any AppAttestStore) {
+        self.verifier = verifier
+        self.challenges = challenges
+        self.store = store
+    }
 }

@@ -40,7 +40,7 @@ public struct RegistrationService: Sendable {
     let enrollment: any EnrollmentAuthorizer
     let certificates: (any ClientCertificateIssuer)?
     /// App Attest enrollment: the attestation verifier and the challenges it answers.
-    let attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)?
+    let attestation: AttestationEnrollment?
     /// The configuration.
     public let configuration: Configuration
     let clock: any UnixClock
@@ -61,7 +61,7 @@ public struct RegistrationService: Sendable {
         nonces: any NonceStore,
         enrollment: any EnrollmentAuthorizer,
         certificates: (any ClientCertificateIssuer)? = nil,
-        attestation: (verifier: any DeviceAttestationVerifier, challenges: AttestationChallenges)? = nil,
+        attestation: AttestationEnrollment? = nil,
         configuration: Configuration = Configuration(),
         clock: any UnixClock = SystemUnixClock(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
@@ -125,10 +125,11 @@ public struct RegistrationService: Sendable {
         let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
         let userID: String?
         let key: VerificationKey
+        var receipt: [UInt8]?
         if let evidence = submission.attestation {
             // The attestation admits the device in place of a token or JWT; one that is sent anyway
             // must pass, and names the user.
-            key = try await attestedKey(evidence, alg: submission.alg)
+            (key, receipt) = try await attestedKey(evidence, alg: submission.alg)
             userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
         } else {
             userID = try await enrollment.authorize(request)
@@ -148,6 +149,14 @@ public struct RegistrationService: Sendable {
         let verified = try await proof.verify(request, body: body)
         return try await verifiedRequest {
             let deviceID = "dev-" + Hex.random(bytes: 16)
+            if let receipt, let store = attestation?.store {
+                // Kept before the key lands, so every registered App Attest key has its receipt.
+                do {
+                    try await store.keepReceipt(receipt, keyID: keyID)
+                } catch {
+                    throw SigilError(.storeUnavailable, "the attestation's receipt could not be kept; nothing changed")
+                }
+            }
             try await registry.apply(
                 DirectoryChange(
                     added: [
@@ -174,7 +183,9 @@ public struct RegistrationService: Sendable {
 
     /// The key an attestation proves, once its challenge is consumed and every step of Apple's
     /// validation passed.
-    func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws -> VerificationKey {
+    func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
+        -> (key: VerificationKey, receipt: [UInt8])
+    {
         guard let attestation else {
             throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
         }
@@ -189,10 +200,10 @@ public struct RegistrationService: Sendable {
         // Cheap checks first (this server's, not expired), then Apple's steps, and only then the
         // challenge is recorded: anonymous traffic with bad attestations writes nothing.
         try attestation.challenges.check(evidence.challenge, now: clock.now())
-        let key = try await attestation.verifier.attestedKey(
+        let attested = try await attestation.verifier.attestedKey(
             object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
         try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
-        return key
+        return attested
     }
 
     /// The verification key of a ``Registration/KeySubmission``.

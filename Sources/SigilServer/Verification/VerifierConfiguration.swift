@@ -74,22 +74,28 @@ public protocol AssertionPolicy: Sendable {
     func accept(_ assertion: AppAttestAssertion, keyID: String) async throws
 }
 
-/// The counters of App Attest keys, by Sigil key ID. ``advance(keyID:to:)`` is the one atomic step
-/// assertions need: of two assertions carrying one counter, exactly one advances it.
-public protocol AppAttestCounterStore: Sendable {
+/// What the server keeps of App Attest keys, by Sigil key ID: the counter of their assertions and
+/// their latest receipt. ``advance(keyID:to:)`` is the one atomic step assertions need: of two
+/// assertions carrying one counter, exactly one advances it.
+public protocol AppAttestStore: Sendable {
     /// Sets the counter of `keyID` to `counter` if that is greater than the stored one (a key with
     /// none stored counts as 0), atomically.
     ///
     /// - Returns: whether it did.
     func advance(keyID: String, to counter: UInt32) async throws -> Bool
+    /// Keeps `receipt` as the latest of `keyID` (the attestation's, then each refreshed one).
+    func keepReceipt(_ receipt: [UInt8], keyID: String) async throws
+    /// The latest receipt of `keyID`, for the fraud-metric refresh.
+    func receipt(keyID: String) async throws -> [UInt8]?
 }
 
-/// An ``AppAttestCounterStore`` in memory, for tests and one process.
+/// An ``AppAttestStore`` in memory, for tests and one process.
 ///
 /// - Warning: forgotten on restart and not shared by replicas: use the key directory's
 ///   (`SQLiteKeyDirectory`, `PostgresKeyDirectory`) where either happens.
-public actor MemoryAppAttestCounterStore: AppAttestCounterStore {
+public actor MemoryAppAttestStore: AppAttestStore {
     var counters: [String: UInt32] = [:]
+    var receipts: [String: [UInt8]] = [:]
 
     /// Creates an empty store.
     public init() {}
@@ -99,6 +105,10 @@ public actor MemoryAppAttestCounterStore: AppAttestCounterStore {
         counters[keyID] = counter
         return true
     }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) { receipts[keyID] = receipt }
+
+    public func receipt(keyID: String) -> [UInt8]? { receipts[keyID] }
 
     /// The stored counter of `keyID`.
     public func counter(of keyID: String) -> UInt32? { counters[keyID] }

@@ -148,7 +148,7 @@ struct AppAttestVerificationTests {
         arguments: RevocationTests.Store.available)
     func counterIsAtomic(_ store: RevocationTests.Store) async throws {
         try await RevocationTests.withRegistry(store) { registry, _, _ in
-            let counters = registry as? any AppAttestCounterStore ?? MemoryAppAttestCounterStore()
+            let counters = registry as? any AppAttestStore ?? MemoryAppAttestStore()
             for counter in UInt32(1)...20 {
                 let results = try await withThrowingTaskGroup(of: Bool.self) { group in
                     for _ in 0..<8 { group.addTask { try await counters.advance(keyID: "k", to: counter) } }
@@ -160,6 +160,15 @@ struct AppAttestVerificationTests {
             #expect(try await !counters.advance(keyID: "k", to: 20))
             #expect(try await counters.advance(keyID: "k", to: 21))
             #expect(try await counters.advance(keyID: "other", to: 1))
+            // The latest receipt is kept beside the counter, which it leaves alone.
+            #expect(try await counters.receipt(keyID: "k") == nil)
+            try await counters.keepReceipt([1, 2, 3], keyID: "k")
+            try await counters.keepReceipt([4, 5], keyID: "k")
+            try await counters.keepReceipt([6], keyID: "new")
+            #expect(try await counters.receipt(keyID: "k") == [4, 5])
+            #expect(try await counters.receipt(keyID: "new") == [6])
+            #expect(try await !counters.advance(keyID: "k", to: 21))
+            #expect(try await counters.advance(keyID: "new", to: 1))
         }
     }
 

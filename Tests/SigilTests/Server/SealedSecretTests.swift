@@ -213,7 +213,7 @@ struct SealedSecretTests {
             let location = try PostgresStore.Location(url: server.url)
             let first = try await PostgresStore.open(location, timeout: .seconds(10))
             try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN sealing_key")
-            try await first.client.query("DROP TABLE sigil_appattest_counters")
+            try await first.client.query("DROP TABLE sigil_appattest")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
