@@ -51,6 +51,15 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
                 service.discovery(responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins))
         }
         routes.on(.POST, Self.path(Registration.Path.devices), body: .stream) { request in try await register(request) }
+        routes.post(Self.path(Registration.Path.attestChallenge)) { request in
+            do {
+                let response = try Self.json(try service.attestationChallenge())
+                response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+                return response
+            } catch let error as SigilError {
+                return middleware.refusal(error, for: try SigilMiddleware.head(of: request))
+            }
+        }
         let signed = routes.grouped(middleware)
         signed.on(.POST, "v1", "devices", ":keyId", "secret", body: .stream) { request in
             let response = try Self.json(

@@ -15,7 +15,7 @@ struct AppAttestVectorTests {
     static let vectors = Vectors.cases("appattest.json", "vectors")
 
     static func bytes(_ json: JSON?) throws -> [UInt8] { try #require(json?.string.flatMap(Base64.decode)) }
-    static func time(_ json: JSON?) throws -> Date { try #require(json?.string.flatMap(AppAttestTestTimes.date)) }
+    static func time(_ json: JSON?) throws -> Date { try #require(json?.string.flatMap(AppAttestReceipt.date)) }
 
     /// The attestation of a vector (the file has two shapes: fields at the top, or under `attestation`).
     static func attestation(_ vector: VectorCase) -> JSON { vector["attestation"] ?? vector.json }
@@ -161,14 +161,6 @@ struct AppAttestVectorTests {
             }
             #expect(error?.code == .receiptInvalid, "\(name)")
         }
-    }
-}
-
-enum AppAttestTestTimes {
-    static func date(_ text: String) -> Date? {
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
     }
 }
 

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
+import SigilAppAttest
 import SigilClient
 import SigilCore
 import SigilHTTPClient
@@ -27,19 +29,30 @@ struct VaporAdapterTests {
         certificates: CertificateAuthority? = nil,
         bodyLimit: Int? = nil,
         bodyTimeout: Duration = .seconds(60),
-        readsClientCertificate: Bool = false
+        readsClientCertificate: Bool = false,
+        appAttest: TestAppAttestAuthority? = nil
     ) throws -> (SigilVapor.SigilMiddleware, MemoryKeyDirectory, SigningKey) {
         let directory = MemoryKeyDirectory(clock: clock)
         let nonces = MemoryNonceStore(clock: clock)
         clock.advance(by: 2)  // past the store's start, which only later timestamps may follow
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)
+        var configuration = VerifierConfiguration()
+        var attestation: AttestationEnrollment?
+        if let appAttest {
+            let store = MemoryAppAttestStore()
+            let verifier = appAttest.verifier()
+            configuration.assertions = AppAttestAssertions(verifier: verifier, counters: store)
+            attestation = AttestationEnrollment(
+                verifier: verifier, challenges: AttestationChallenges(key: SymmetricKey(size: .bits256)), store: store)
+        }
         let sigil = SigilVapor.SigilMiddleware(
-            verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock),
+            verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock, configuration: configuration),
             responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock),
             readsClientCertificate: readsClientCertificate, bodyLimit: bodyLimit, bodyTimeout: bodyTimeout)
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
-            certificates: certificates, clock: clock)
+            certificates: certificates, attestation: attestation,
+            configuration: RegistrationService.Configuration(verifier: configuration), clock: clock)
         try app.register(collection: SigilVapor.SigilRegistrationRoutes(service: registration, middleware: sigil))
         let api = app.grouped("api").grouped(sigil)
         api.get("me") { request in try request.sigil.requireIdentity().keyID }
@@ -140,6 +153,44 @@ struct VaporAdapterTests {
         guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
         else { return nil }
         return object["code"] as? String
+    }
+
+    @Test("App Attest: challenge, enrollment by attestation and apple-appattest requests through Vapor")
+    func appAttest() async throws {
+        let clock = ManualUnixClock(SystemUnixClock().now())
+        let authority = try TestAppAttestAuthority(now: Date())
+        try await withApp { app in
+            _ = try Self.configure(app, clock: clock, appAttest: authority)
+            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+            do {
+                let port = try #require(app.http.server.shared.localAddress?.port)
+                try await HTTPClient(eventLoopGroupProvider: .singleton).using { client in
+                    let deviceClock = ServerClock(local: clock)
+                    let transport = AsyncHTTPClientTransport(client: client)
+                    let registration = DeviceRegistration(
+                        transport: transport, scheme: "http", authority: "127.0.0.1:\(port)", clock: deviceClock)
+                    let device = TestAppAttestDevice()
+                    let identity = try await DeviceEnrollment().enroll(
+                        attested: device, appAttestKeyID: device.appAttestKeyID,
+                        attest: { try AppAttestEnrollmentTests.attestation(authority, device: device, challenge: $0) },
+                        with: registration, store: MemoryDeviceStore())
+                    #expect(identity.keyID == device.keyID)
+                    let session = SigilSession(
+                        transport: transport,
+                        signer: RequestSigner(key: device, keyID: device.keyID, clock: deviceClock), clock: deviceClock)
+                    var request = HTTPRequest(
+                        method: .get, scheme: "http", authority: "127.0.0.1:\(port)", path: "/api/me")
+                    request.headerFields[.accept] = "text/plain"
+                    let me = try await session.send(request, body: [])
+                    #expect(me.head.status == .ok)
+                    #expect(String(decoding: me.body, as: UTF8.self) == device.keyID)
+                }
+            } catch {
+                await app.server.shutdown()
+                throw error
+            }
+            await app.server.shutdown()
+        }
     }
 
     @Test("refusals: codes, Accept-Signature, signed when the request verified; route errors signed too")
