@@ -1,6 +1,8 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import HTTPTypes
+import SigilAppAttest
 import SigilClient
 import SigilCore
 import SigilRSA
@@ -48,7 +50,7 @@ struct CoreBench: AsyncParsableCommand {
         let selected =
             try algorithms.map { list in
                 try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
-            } ?? SignatureAlgorithm.generatable
+            } ?? SignatureAlgorithm.allCases
         var rows: [AlgorithmFigures] = []
         for algorithm in selected {
             rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())
@@ -162,9 +164,29 @@ struct AlgorithmBench {
     static let rounds = 5
 
     func run() async throws -> AlgorithmFigures {
+        if algorithm == .appleAppAttest {
+            // A software stand-in for the device's App Attest key; the server's side is the real one.
+            let key = SoftwareAppAttestKey()
+            return try await run(key: key, verificationKey: try key.verificationKey, keyID: key.keyID) {
+                var configuration = VerifierConfiguration()
+                configuration.assertions = AppAttestAssertions(
+                    verifier: AppAttestVerifier(appIDs: [SoftwareAppAttestKey.appID]), counters: MemoryAppAttestStore())
+                return configuration
+            }
+        }
         let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let verificationKey = try key.verificationKey
-        let keyID = verificationKey.derivedKeyID ?? "bench-hmac-key"
+        return try await run(
+            key: key, verificationKey: verificationKey, keyID: verificationKey.derivedKeyID ?? "bench-hmac-key"
+        ) { VerifierConfiguration() }
+    }
+
+    /// The measurements for `key`; each verifier (a fresh one when a pool is replayed) is configured
+    /// by `configuration`.
+    func run(
+        key: any SignatureProvider, verificationKey: VerificationKey, keyID: String,
+        configuration: () -> VerifierConfiguration
+    ) async throws -> AlgorithmFigures {
         let clock = ManualUnixClock(1_763_769_600)
         // Raw: swift-crypto verifying signatures in each profile's encoding over bases of the same size,
         // 64 different ones in turn (verification time varies with the signature).
@@ -188,7 +210,9 @@ struct AlgorithmBench {
             let directory = MemoryKeyDirectory()
             try await directory.add(verificationKey, keyID: keyID)
             func freshVerifier() -> RequestVerifier {
-                RequestVerifier(keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock)
+                RequestVerifier(
+                    keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock,
+                    configuration: configuration())
             }
             var verifier = freshVerifier()
             _ = try await verifier.verify(pool[0], body: BenchBody.json)  // warm up
@@ -227,7 +251,7 @@ struct AlgorithmBench {
 
     static func signedRequests(
         _ count: Int,
-        key: SigningKey,
+        key: any SignatureProvider,
         keyID: String,
         profile: SignatureProfile,
         clock: any UnixClock
@@ -296,5 +320,38 @@ enum CanonicalizationBench {
             bytes += document.count
         } while Stopwatch.now() < deadline
         return Double(bytes) / (Double(Stopwatch.now() - start) / 1e9) / 1e6
+    }
+}
+
+/// What a device's App Attest key does, in software: assertions over SHA-256 of the message, with a
+/// growing counter, for ``appID`` (the bench's stand-in; a device makes them in its Secure Enclave).
+final class SoftwareAppAttestKey: SignatureProvider, @unchecked Sendable {
+    static let appID = "TEAM123456.dev.sigil.bench"
+    let key = P256.Signing.PrivateKey()
+    let lock = NSLock()
+    var counter: UInt32 = 0
+
+    var algorithm: SignatureAlgorithm { .appleAppAttest }
+    var publicKey: VerificationKey? { nil }
+    var verificationKey: VerificationKey {
+        get throws { try VerificationKey(key.publicKey, algorithm: .appleAppAttest) }
+    }
+    var keyID: String {
+        AppAttestAssertion.keyID(appAttestKeyID: Array(SHA256.hash(data: key.publicKey.x963Representation)))
+    }
+
+    func signature(for message: [UInt8]) throws -> [UInt8] {
+        lock.lock()
+        counter += 1
+        let next = counter
+        lock.unlock()
+        let authenticatorData =
+            Array(SHA256.hash(data: Array(Self.appID.utf8))) + [0x40]
+            + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: next >> $0) }
+        let nonce = Array(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: message))))
+        let signature = Array(try key.signature(for: nonce).derRepresentation)
+        // {"signature": bytes, "authenticatorData": bytes}, definite lengths below 256 bytes.
+        return [0xA2, 0x69] + Array("signature".utf8) + [0x58, UInt8(signature.count)] + signature
+            + [0x71] + Array("authenticatorData".utf8) + [0x58, UInt8(authenticatorData.count)] + authenticatorData
     }
 }
