@@ -2,15 +2,22 @@ import SigilCore
 import SigilServer
 
 extension AppAttestVerifier: DeviceAttestationVerifier {
-    /// The attested key of an enrollment, as an `apple-appattest` verification key, judged now.
+    /// The attested key of an enrollment, as an `apple-appattest` verification key, judged at
+    /// ``AppAttestVerifier/now``, and its receipt when ``AppAttestVerifier/verifyReceipt(of:at:)`` accepts it.
     ///
     /// - Throws: `enrollment-refused` naming the failed step.
     public func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
-        -> (key: VerificationKey, receipt: [UInt8])
+        -> (key: VerificationKey, receipt: [UInt8]?)
     {
         do {
-            let attested = try await verifyAttestation(attestation, keyID: keyID, clientDataHash: clientDataHash)
-            return (try VerificationKey(attested.publicKey, algorithm: .appleAppAttest), attested.receipt)
+            let time = now()
+            let attested = try await verifyAttestation(
+                attestation, keyID: keyID, clientDataHash: clientDataHash, at: time)
+            let receipt = try? await verifyReceipt(of: attested, at: time)
+            return (
+                try VerificationKey(attested.publicKey, algorithm: .appleAppAttest),
+                receipt.map { _ in attested.receipt }
+            )
         } catch let error as AppAttestError {
             throw SigilError(.enrollmentRefused, "App Attest \(error.code): \(error.detail)")
         }

@@ -40,6 +40,8 @@ public struct AppAttestVerifier: Sendable {
     public var root: Certificate
     /// The root receipts chain to: Apple Root CA - G3.
     public var receiptRoot: Certificate = appleRootCAG3
+    /// The time enrollment judges attestations at (``attestedKey(_:keyID:clientDataHash:)``).
+    public var now: @Sendable () -> Date = { Date() }
 
     /// The largest attestation object accepted (Apple's are about 5.5 KB).
     public static let maximumAttestationSize = 64 << 10

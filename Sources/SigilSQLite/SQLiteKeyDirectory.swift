@@ -411,7 +411,7 @@ extension SQLiteKeyDirectory: AppAttestStore {
             return try await writeLock.withLock { try await self.writer.query(query, binds) }
         } catch {
             logger.error("App Attest write failed", metadata: ["error": "\(type(of: error))"])
-            throw SigilError(.storeUnavailable, "the App Attest counters could not be written")
+            throw SigilError(.storeUnavailable, "the App Attest store could not be written")
         }
     }
 }

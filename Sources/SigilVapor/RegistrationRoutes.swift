@@ -57,7 +57,10 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
                 response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
                 return response
             } catch let error as SigilError {
-                return middleware.refusal(error, for: try SigilMiddleware.head(of: request))
+                let head =
+                    (try? SigilMiddleware.head(of: request))
+                    ?? HTTPRequest(method: .post, scheme: nil, authority: nil, path: Registration.Path.attestChallenge)
+                return middleware.refusal(error, for: head)
             }
         }
         let signed = routes.grouped(middleware)

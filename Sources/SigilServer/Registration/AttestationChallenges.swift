@@ -65,10 +65,11 @@ public struct AttestationChallenges: Sendable {
 public protocol DeviceAttestationVerifier: Sendable {
     /// Verifies `attestation` of the App Attest key `keyID`, made for `clientDataHash`.
     ///
-    /// - Returns: the attested key, for `apple-appattest`, and the attestation's receipt.
+    /// - Returns: the attested key, for `apple-appattest`, and the attestation's receipt when it is
+    ///   Apple's and this attestation's (it lies outside the nonce: a proxy could swap it).
     /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed step.
     func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
-        -> (key: VerificationKey, receipt: [UInt8])
+        -> (key: VerificationKey, receipt: [UInt8]?)
 }
 
 /// Enrollment by App Attest: who checks attestations, the challenges they answer, and where the

@@ -149,14 +149,6 @@ public struct RegistrationService: Sendable {
         let verified = try await proof.verify(request, body: body)
         return try await verifiedRequest {
             let deviceID = "dev-" + Hex.random(bytes: 16)
-            if let receipt, let store = attestation?.store {
-                // Kept before the key lands, so every registered App Attest key has its receipt.
-                do {
-                    try await store.keepReceipt(receipt, keyID: keyID)
-                } catch {
-                    throw SigilError(.storeUnavailable, "the attestation's receipt could not be kept; nothing changed")
-                }
-            }
             try await registry.apply(
                 DirectoryChange(
                     added: [
@@ -167,6 +159,15 @@ public struct RegistrationService: Sendable {
                 )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
+            if let receipt, let store = attestation?.store {
+                // Once the key is registered (a key registered already keeps its receipt); the
+                // enrollment stands without it, the fraud metric being a later, optional read.
+                do {
+                    try await store.keepReceipt(receipt, keyID: keyID)
+                } catch {
+                    logger.warning("the attestation's receipt was not kept", metadata: ["sigil.key-id": "\(keyID)"])
+                }
+            }
             let registered = Registration.Registered(
                 keyId: keyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: userID)
             return (registered, verified)
@@ -184,7 +185,7 @@ public struct RegistrationService: Sendable {
     /// The key an attestation proves, once its challenge is consumed and every step of Apple's
     /// validation passed.
     func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
-        -> (key: VerificationKey, receipt: [UInt8])
+        -> (key: VerificationKey, receipt: [UInt8]?)
     {
         guard let attestation else {
             throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")

@@ -84,6 +84,42 @@ struct AppAttestVectorTests {
         }
     }
 
+    @Test("enrollment keeps an attestation's receipt only when it is Apple's and this attestation's")
+    func enrollmentReceipt() async throws {
+        let guide = try #require(Self.vectors.first)
+        let device = try #require(Self.vectors.first { $0["attestation"] != nil })
+        let attestation = try #require(device["attestation"])
+        let object = try Self.bytes(attestation["attestationObjectBase64"])
+        var verifier = try Self.verifier(device)
+        let time = try Self.time(attestation["verifyAt"])
+        verifier.now = { time }
+        let kept = try await verifier.attestedKey(
+            object, keyID: try Self.bytes(attestation["keyIdBase64"]),
+            clientDataHash: try Self.clientDataHash(attestation))
+        #expect(kept.key.algorithm == .appleAppAttest)
+        #expect(kept.receipt == (try CBOR.decode(object)["attStmt"]?["receipt"]?.bytesValue))
+        // The guide's receipt, swapped in: the key is admitted, the receipt is not kept.
+        let swapped = try Self.swappingReceipt(
+            of: object,
+            with: try #require(
+                try CBOR.decode(try Self.bytes(guide["attestationObjectBase64"]))["attStmt"]?["receipt"]))
+        let dropped = try await verifier.attestedKey(
+            swapped, keyID: try Self.bytes(attestation["keyIdBase64"]),
+            clientDataHash: try Self.clientDataHash(attestation))
+        #expect(dropped.receipt == nil)
+    }
+
+    static func swappingReceipt(of object: [UInt8], with receipt: CBOR) throws -> [UInt8] {
+        guard case .map(var pairs) = try CBOR.decode(object),
+            let index = pairs.firstIndex(where: { $0.key == .text("attStmt") }),
+            case .map(var statement) = pairs[index].value,
+            let receiptIndex = statement.firstIndex(where: { $0.key == .text("receipt") })
+        else { throw SigilInputError("not an attestation object") }
+        statement[receiptIndex].value = receipt
+        pairs[index].value = .map(statement)
+        return CBOREncoder.encode(.map(pairs))
+    }
+
     @Test("a receipt swapped in from another attestation is refused: the receipt is outside the nonce")
     func swappedReceipt() async throws {
         let guide = try #require(Self.vectors.first)
@@ -91,21 +127,13 @@ struct AppAttestVectorTests {
         let attestation = try #require(device["attestation"])
         let otherReceipt = try #require(
             try CBOR.decode(try Self.bytes(guide["attestationObjectBase64"]))["attStmt"]?["receipt"])
-        guard case .map(var pairs) = try CBOR.decode(try Self.bytes(attestation["attestationObjectBase64"])),
-            let index = pairs.firstIndex(where: { $0.key == .text("attStmt") }),
-            case .map(var statement) = pairs[index].value,
-            let receiptIndex = statement.firstIndex(where: { $0.key == .text("receipt") })
-        else {
-            Issue.record("the attestation object is not the expected map")
-            return
-        }
-        statement[receiptIndex].value = otherReceipt
-        pairs[index].value = .map(statement)
+        let object = try Self.swappingReceipt(
+            of: try Self.bytes(attestation["attestationObjectBase64"]), with: otherReceipt)
         let time = try Self.time(attestation["verifyAt"])
         let verifier = try Self.verifier(device)
         // Apple's steps pass: nothing they check covers the receipt…
         let verified = try await verifier.verifyAttestation(
-            CBOREncoder.encode(.map(pairs)), keyID: try Self.bytes(attestation["keyIdBase64"]),
+            object, keyID: try Self.bytes(attestation["keyIdBase64"]),
             clientDataHash: try Self.clientDataHash(attestation), at: time)
         // …but the receipt names another app and another key.
         let error = await #expect(throws: AppAttestError.self) {
