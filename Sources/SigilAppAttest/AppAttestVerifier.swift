@@ -198,7 +198,7 @@ public struct AppAttestVerifier: Sendable {
     /// SHA-256 of `clientData`.
     ///
     /// Record ``Assertion/counter`` atomically, only if it is still greater than the stored one
-    /// (``AppAttestKeyStore/advance(keyID:to:)``): two assertions checked at once against one stored
+    /// (`AppAttestStore.advance(keyID:to:)` in SigilServer): two assertions checked at once against one stored
     /// counter both pass here.
     ///
     /// - Parameters:
