@@ -22,7 +22,7 @@ public struct DeviceEnrollment: Sendable {
     public var keyFormats: KeyFormats = .builtIn
     /// The device's own X-Wing key, registered with its signing key: the HMAC secret then comes
     /// sealed to it (PROTOCOL.md section 6.4), so neither a TLS-intercepting proxy nor a recorded
-    /// session reads it, and it can be pushed later (``receivePushedSecret(_:store:)``). The store
+    /// session reads it, and it can be pushed later (``receivePushedSecret(_:store:keyFormats:)``). The store
     /// keeps it.
     public var sealingKey: SealingPrivateKey?
 

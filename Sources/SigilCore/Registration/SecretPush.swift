@@ -93,10 +93,10 @@ extension Registration {
                 issuedAt: decoded.issuedAt, signature: decoded.signature)
         }
 
-        /// The secret, once the push's signature verified with `responseKey`.
+        /// The sealed secret, once the push's signature verified with `responseKey`; open it with
+        /// ``IssuedSecret/secretBytes(openingWith:)``.
         ///
-        /// - Throws: `invalid-signature` when it was not signed by `responseKey`; ``SigilInputError``
-        ///   or `sealed-body-invalid` when it does not open with `sealingKey`.
+        /// - Throws: `invalid-signature` when it was not signed by `responseKey`.
         public func issuedSecret(verifiedWith responseKey: VerificationKey) throws -> IssuedSecret {
             let message = Self.signedMessage(
                 deviceID: deviceId, keyID: keyId, issuedAt: issuedAt, sealedSecret: sealedSecret)
