@@ -86,8 +86,8 @@ public struct RequestSigner: Sendable {
             request.headerFields[MessageSignatures.contentDigestField] = nil
             ContentDigest.cover(body, in: &request.headerFields, components: &covered)
             // A sealed body's coding is signed too: without it the server would not open the body.
-            if request.headerFields[.contentEncoding] != nil, !covered.contains(Self.contentEncoding) {
-                covered.append(Self.contentEncoding)
+            if request.headerFields[.contentEncoding] != nil, !covered.contains(.contentEncoding) {
+                covered.append(.contentEncoding)
             }
             let input = SignatureInput(
                 components: covered,
@@ -106,8 +106,6 @@ public struct RequestSigner: Sendable {
             request.headerFields[MessageSignatures.signatureField] = signatureMember
         }
     }
-
-    static let contentEncoding = ComponentIdentifier("content-encoding")
 
     /// Signs a Foundation `URLRequest` in place (its `httpBody` is the body).
     @discardableResult

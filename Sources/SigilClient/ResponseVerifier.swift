@@ -5,8 +5,9 @@ import SigilCore
 public struct VerifiedResponse: Sendable, Hashable {
     /// The server's time when it signed (`X-Timestamp` or `created`).
     public let timestamp: Int64
-    /// Whether the signature covers the nonce of the request it answers (sigil-v1 always; rfc9421 when
-    /// it covers `"signature";req`): such a response is as fresh as that nonce, whatever the clocks say.
+    /// Whether the signature covers the request it answers, by its key ID, nonce and signature
+    /// (sigil-v1 always; rfc9421 when it covers `"signature";req`): such a response is as fresh as that
+    /// request, whatever the clocks say.
     public let isBoundToRequestNonce: Bool
 }
 
@@ -30,7 +31,9 @@ public struct ResponseVerifier: Sendable {
         self.clock = clock
     }
 
-    /// Verifies a sigil-v1 signed response to the request that sent `requestNonce`.
+    /// Verifies a sigil-v1 signed response to `request`: the base names the request's key ID, nonce
+    /// and `X-Signature` as sent (PROTOCOL.md section 2.7), so an answer to any other request, even
+    /// one under the same nonce by another key, does not verify.
     ///
     /// - Parameter checkingWindow: whether the timestamp must be within ``maxSkew`` of the clock; a
     ///   caller that learns its clock from the response turns it off (the nonce makes it fresh).
@@ -41,7 +44,7 @@ public struct ResponseVerifier: Sendable {
     public func verifySigilV1(
         _ response: HTTPResponse,
         body: [UInt8],
-        requestNonce: String,
+        answering request: SigilV1.AnsweredRequest,
         checkingWindow: Bool = true
     ) throws -> VerifiedResponse {
         let fields = response.headerFields
@@ -64,7 +67,7 @@ public struct ResponseVerifier: Sendable {
             for: response,
             body: body,
             timestamp: timestamps[0],
-            requestNonce: requestNonce,
+            answering: request,
             canonicalJSON: canonicalJSON
         )
         guard key.isValidSignature(signature, for: base, profile: .sigilV1) else {
@@ -74,7 +77,7 @@ public struct ResponseVerifier: Sendable {
     }
 
     /// Verifies an rfc9421 signed response to `request`, which must cover `@status` and, with a body,
-    /// `content-digest`, plus at least one `;req` component.
+    /// `content-digest`, with a `Content-Encoding` `content-encoding`, plus at least one `;req` component.
     ///
     /// - Parameter checkingWindow: whether `created` must be within ``maxSkew`` of the clock; when it
     ///   is off, a response that does not cover the request's signature is still held to the window.
@@ -102,6 +105,9 @@ public struct ResponseVerifier: Sendable {
                 throw SigilError(.missingComponent, "the response signature must cover content-digest")
             }
             try ContentDigest.verify(response.headerFields, body: body)
+        }
+        if response.headerFields[.contentEncoding] != nil && !input.components.contains(.contentEncoding) {
+            throw SigilError(.missingComponent, "the response signature must cover content-encoding")
         }
         guard let created = try input.created else { throw SigilError(.missingComponent, "created is required") }
         let bound = input.components.contains { $0.name == "signature" && $0.flag("req") }

@@ -127,7 +127,7 @@ public struct SigilSession: Sendable {
             var sent = body
             var opener: SealedResponseOpener?
             if seal, let sealingKey {
-                (sent, opener) = try Sealing.sealRequest(body, to: sealingKey, nonce: nonce)
+                (sent, opener) = try Sealing.sealRequest(body, to: sealingKey, keyID: signer.keyID, nonce: nonce)
                 signed.headerFields[.contentEncoding] = Sealing.contentEncoding
             }
             try signer.sign(&signed, body: sent, nonce: nonce)
@@ -136,7 +136,6 @@ public struct SigilSession: Sendable {
             var response = try verified(
                 SigilResponse(
                     head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed),
-                nonce: nonce,
                 request: signed,
                 roundTrip: (sentAt, clock.localTime)
             )
@@ -181,15 +180,16 @@ public struct SigilSession: Sendable {
     /// (the signed time placed in the middle of the round trip).
     func verified(
         _ response: SigilResponse,
-        nonce: String,
         request: HTTPRequest,
         roundTrip: (sentAt: Int64, receivedAt: Int64)
     ) throws -> SigilResponse {
         guard let responses else { return response }
         let fields = response.head.headerFields
-        let signedV1 = fields[SigilV1.signatureField] != nil
-        let signedRFC9421 = fields[MessageSignatures.signatureField] != nil
-        guard signedV1 || signedRFC9421 else {
+        // The answer is verified in the profile of the request it answers, never in one it picks.
+        let answered = signer.profile == .sigilV1 ? SigilV1.AnsweredRequest(request.headerFields) : nil
+        let signed =
+            answered != nil ? fields[SigilV1.signatureField] != nil : fields[MessageSignatures.signatureField] != nil
+        guard signed else {
             if requireSignedResponses {
                 throw SigilError(.missingSignature, "the response (status \(response.head.status.code)) is not signed")
             }
@@ -198,10 +198,12 @@ public struct SigilSession: Sendable {
         // Freshness comes from the nonce this request just sent, so the window is not what decides; a
         // response that is not bound to the nonce is held to the window instead.
         let signature =
-            signedV1
-            ? try responses.verifySigilV1(
-                response.head, body: response.body, requestNonce: nonce, checkingWindow: false)
-            : try responses.verifyRFC9421(response.head, body: response.body, answering: request, checkingWindow: false)
+            if let answered {
+                try responses.verifySigilV1(response.head, body: response.body, answering: answered, checkingWindow: false)
+            } else {
+                try responses.verifyRFC9421(
+                    response.head, body: response.body, answering: request, checkingWindow: false)
+            }
         if signature.isBoundToRequestNonce {
             clock.synchronize(
                 serverTime: signature.timestamp, sentAt: roundTrip.sentAt, receivedAt: roundTrip.receivedAt)

@@ -22,6 +22,15 @@ public final class RedisClient: Sendable {
         public var password: String?
         public var database: Int
         public var tls: Bool
+        /// Whether a cleartext `redis://` link to a host off loopback is accepted (a private link the
+        /// operator vouches for); without it such a location is refused: nonces, and the password,
+        /// would cross the network in the clear, and anyone on the path could answer as Redis.
+        public var trustsCleartextLink = false
+        /// Whether the host is loopback (`localhost`, `127.0.0.0/8`, `::1`).
+        public var isLoopback: Bool {
+            let host = host.lowercased()
+            return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        }
         /// `host:port/database`, for logs and errors: never the password.
         public var description: String { "\(host):\(port)/\(database)" }
 
@@ -87,6 +96,10 @@ public final class RedisClient: Sendable {
         logger: Logger = Logger(label: "sigil.redis"),
         onConnect: @escaping @Sendable (RedisConnection) async throws -> Void = { _ in }
     ) throws {
+        guard location.tls || location.isLoopback || location.trustsCleartextLink else {
+            throw SigilInputError(
+                "redis:// to \(location.host) is cleartext off loopback: use rediss://, or say the link is trusted")
+        }
         self.location = location
         self.timeout = timeout
         self.group = group

@@ -10,8 +10,8 @@ import Synchronization
 /// Redis clock that differs from the servers' shortens no retention. Key IDs and nonces are
 /// `[A-Za-z0-9._~-]`, so the `:` separator is unambiguous.
 ///
-/// Run Redis with `maxmemory-policy noeviction` (checked at each connection: a policy that may evict
-/// keys is refused). A marker key catches a restart that lost the data, and a process that finds no
+/// Run Redis with `maxmemory-policy noeviction` (checked at each connection, by `CONFIG GET` or, where
+/// that is refused, `INFO memory`: a policy that may evict keys, or none that can be read, is refused). A marker key catches a restart that lost the data, and a process that finds no
 /// marker at all treats the store as emptied; a `FLUSHALL` on live connections or a failover to a
 /// replica that lagged is not caught: use persistence and `min-replicas-to-write` where it matters.
 ///
@@ -51,11 +51,13 @@ public final class RedisNonceStore: NonceStore {
 
     /// Checks that the marker is the one seen before; sets one when there is none.
     static func checkMarker(on connection: RedisConnection, state: Shared, logger: Logger) async throws {
-        let policy = try await connection.send(["CONFIG", "GET", "maxmemory-policy"])
-        if case .array(let pair?) = policy, pair.count == 2, case .bulkString(let value?) = pair[1],
-            String(decoding: value, as: UTF8.self) != "noeviction"
-        {
-            throw SigilError(.storeUnavailable, "Redis may evict nonces (maxmemory-policy is not noeviction)")
+        let policy = try await evictionPolicy(on: connection)
+        guard policy == "noeviction" else {
+            throw SigilError(
+                .storeUnavailable,
+                policy.map { "Redis may evict nonces (maxmemory-policy is \($0.prefix(40)), not noeviction)" }
+                    ?? "Redis does not say its maxmemory-policy (neither CONFIG GET nor INFO memory): it may evict nonces"
+            )
         }
         let candidate = Hex.random(bytes: 16)
         // Set only where there was none: the store was new or emptied, and remembers nothing from before.
@@ -76,6 +78,27 @@ public final class RedisNonceStore: NonceStore {
             logger.critical(
                 "Redis lost its data (the nonce marker changed): requests dated before now are refused")
         }
+    }
+
+    /// The server's `maxmemory-policy`: from `CONFIG GET`, or, where `CONFIG` is refused (managed
+    /// services rename or disable it), from the `maxmemory_policy` line of `INFO memory`; `nil` when
+    /// neither says, which the caller refuses like any policy but `noeviction`.
+    static func evictionPolicy(on connection: RedisConnection) async throws -> String? {
+        if case .array(let pair?) = try await connection.send(["CONFIG", "GET", "maxmemory-policy"]), pair.count == 2,
+            case .bulkString(let value?) = pair[1]
+        {
+            return String(decoding: value, as: UTF8.self)
+        }
+        guard case .bulkString(let info?) = try await connection.send(["INFO", "memory"]) else { return nil }
+        return Self.evictionPolicy(info: String(decoding: info, as: UTF8.self))
+    }
+
+    /// The `maxmemory_policy` of an `INFO` reply.
+    static func evictionPolicy(info: String) -> String? {
+        for line in info.split(whereSeparator: { $0 == "\r" || $0 == "\n" }) where line.hasPrefix("maxmemory_policy:") {
+            return String(line.dropFirst("maxmemory_policy:".count))
+        }
+        return nil
     }
 
     /// Connects now, so the marker is checked at start: a store this process finds without a marker

@@ -31,8 +31,23 @@ extension SigilServe {
         public var timeout: Duration = .seconds(30)
         /// The largest response body forwarded; a larger one is a `502`.
         public var responseLimit = 64 << 20
+        /// The host (`host[:port]`) the backend is told the client reached, in `X-Forwarded-Host` and
+        /// `Forwarded: host=`. Without it the backend is told a host only when the request's signature
+        /// covered `@authority` (rfc9421): a sigil-v1 request's `Host` is not signed, and a backend
+        /// that builds links from it would build them for whatever host an attacker wrote.
+        public var publicHost: String?
 
         public init(url: String) { self.url = url }
+
+        /// `authority` when it is `host[:port]` only (anything else could smuggle parameters into
+        /// `Forwarded`), else `nil`.
+        public static func plainAuthority(_ authority: String) -> String? {
+            let plain = authority.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-.:[]".utf8).contains(byte)
+            }
+            return plain && !authority.isEmpty ? authority : nil
+        }
     }
 }
 
@@ -201,13 +216,10 @@ struct GatewayRoutes: Sendable {
             headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
         }
         if let secret = upstream.secret { headers.add(name: "Sigil-Gateway-Secret", value: secret) }
-        // host[:port] only: anything else could smuggle parameters into `Forwarded`.
-        let authority = request.head.authority.flatMap { authority in
-            authority.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-.:[]".utf8).contains(byte)
-            } && !authority.isEmpty ? authority : nil
-        }
+        // Configured, or covered by the signature; never an unsigned Host.
+        let authority =
+            upstream.publicHost
+            ?? (identity.request.coversAuthority ? request.head.authority.flatMap(SigilServe.Upstream.plainAuthority) : nil)
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)
             let node = client.contains(":") ? "\"[\(client)]\"" : client

@@ -74,6 +74,8 @@ public enum SigilServe {
         public var benchmarkRoute = false
         /// How long a client may take to send its request head and body.
         public var timeouts = RequestTimeouts()
+        /// The TLS handshake's deadline and the cap on open connections.
+        public var connectionLimits = ConnectionLimits()
         /// The server's clock.
         public var clock: any UnixClock = SystemUnixClock()
         /// Where devices and keys are kept.
@@ -84,6 +86,8 @@ public enum SigilServe {
         public var storePasswordFile: String?
         /// A file holding the Redis password (else `SIGIL_NONCES_PASSWORD`, else the URL's).
         public var noncesPasswordFile: String?
+        /// Accept a cleartext `redis://` nonce store off loopback (a link the operator vouches for).
+        public var noncesTrustedLink = false
         /// How long a shared store may take to answer before requests are refused (`store-unavailable`).
         public var storeTimeout: Duration = .seconds(2)
         /// `sigil gateway`: forward verified requests to this upstream instead of serving the echo route.
@@ -323,7 +327,7 @@ public enum SigilServe {
 
         let application = Application(
             router: router,
-            server: try .http2Upgrade(
+            server: .sigilTLS(
                 tlsConfiguration: tls,
                 configuration: HTTP2UpgradeChannel.Configuration(
                     // An HTTP/2 connection with no stream open waits as long as a request head may take.
@@ -331,7 +335,9 @@ public enum SigilServe {
                     gracefulCloseTimeout: .seconds(5),
                     streamConfiguration: options.timeouts.channelConfiguration(
                         metricsFactory: metricsFactory, clock: clock)
-                )
+                ),
+                limits: options.connectionLimits,
+                metricsFactory: metricsFactory
             ),
             configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? options.port) },

@@ -102,9 +102,10 @@ extension SigilServe {
                 nonces = MemoryNonceStore(clock: clock)
                 descriptions.append("nonces: memory (one server only)")
             case .redis(let url):
-                let location = try RedisClient.Location(
+                var location = try RedisClient.Location(
                     url: url,
                     password: try password(file: options.noncesPasswordFile, variable: "SIGIL_NONCES_PASSWORD"))
+                location.trustsCleartextLink = options.noncesTrustedLink
                 let redis = try RedisNonceStore(location, timeout: options.storeTimeout, clock: clock, logger: logger)
                 try await redis.connect()
                 nonces = redis

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """An outside implementation of PROTOCOL.md section 6.2: seals a request body to a Sigil server.
 
-Usage: hpke_seal.py PUBLIC_KEY_BASE64 NONCE < plaintext > sealed (base64)
+Usage: hpke_seal.py PUBLIC_KEY_BASE64 KEY_ID NONCE < plaintext > sealed (base64)
 
-PUBLIC_KEY_BASE64 is the server's 1216-byte X-Wing sealing key as discovery lists it; NONCE the
-nonce of the request the body travels in. Prints the sealed body, base64: the key ID (16 ASCII
+PUBLIC_KEY_BASE64 is the server's 1216-byte X-Wing sealing key as discovery lists it; KEY_ID and
+NONCE the key ID that signs the request the body travels in and its nonce (the body opens for that
+signer and nonce only). Prints the sealed body, base64: the key ID (16 ASCII
 bytes), then HPKE SealBase's enc and ciphertext, with Python's cryptography (48 or later) alone.
 """
 import base64
@@ -22,6 +23,6 @@ key_id = hashlib.sha256(raw).digest()[:8].hex().encode()
 public_key = hpke.MLKEM768X25519PublicKey(
     MLKEM768PublicKey.from_public_bytes(raw[:1184]), X25519PublicKey.from_public_bytes(raw[1184:]))
 suite = hpke.Suite(hpke.KEM.MLKEM768_X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
-info = b"sigil sealed request v1\x00" + sys.argv[2].encode()
+info = b"sigil sealed request v1\x00" + sys.argv[2].encode() + b"\x00" + sys.argv[3].encode()
 sealed = suite.encrypt(sys.stdin.buffer.read(), public_key, info=info)
 print(base64.b64encode(key_id + sealed).decode())

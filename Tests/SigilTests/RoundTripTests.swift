@@ -171,7 +171,7 @@ struct RoundTripTests {
         let client = ResponseVerifier(key: try serverKey.verificationKey, keyID: serverKeyID, clock: clock)
         let setup = try await SigningSetup(.hmacSHA256)
         var (request, requestBody) = SigningSetup.jsonPost()
-        let nonce = try setup.signer(profile).sign(&request, body: requestBody)
+        try setup.signer(profile).sign(&request, body: requestBody)
         _ = try await setup.verifier.verify(request, body: requestBody)
         requestBody = []
         var response = HTTPResponse(status: .ok)
@@ -179,11 +179,12 @@ struct RoundTripTests {
         let body = Array(#"{"status":"ok"}"#.utf8)
         switch profile {
         case .sigilV1:
+            let answered = try #require(SigilV1.AnsweredRequest(request.headerFields))
             response.headerFields.append(
-                contentsOf: try responseSigner.sigilV1Fields(for: response, body: body, requestNonce: nonce))
-            try client.verifySigilV1(response, body: body, requestNonce: nonce)
+                contentsOf: try responseSigner.sigilV1Fields(for: response, body: body, answering: answered))
+            try client.verifySigilV1(response, body: body, answering: answered)
             #expect(throws: SigilError(.invalidSignature, "")) {
-                try client.verifySigilV1(response, body: Array(#"{"status":"no"}"#.utf8), requestNonce: nonce)
+                try client.verifySigilV1(response, body: Array(#"{"status":"no"}"#.utf8), answering: answered)
             }
         case .rfc9421:
             try responseSigner.signRFC9421(&response, body: body, answering: request, requestLabel: "sig1")

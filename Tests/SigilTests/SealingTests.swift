@@ -11,37 +11,44 @@ struct SealingTests {
     func requestAndResponse() throws {
         let server = try SealingPrivateKey.generate()
         let plaintext = Array(#"{"card":"4111 1111 1111 1111"}"#.utf8)
-        let (body, opener) = try Sealing.sealRequest(plaintext, to: server.publicKey, nonce: "nonce-1")
+        let (body, opener) = try Sealing.sealRequest(plaintext, to: server.publicKey, keyID: "key-a", nonce: "nonce-1")
         #expect(body.count == 16 + 1120 + plaintext.count + 16)
         #expect(String(decoding: body.prefix(16), as: UTF8.self) == server.keyID)
         #expect(body.firstRange(of: plaintext) == nil)
 
-        let (opened, sealer) = try Sealing.openRequest(body, with: [server], nonce: "nonce-1")
+        let (opened, sealer) = try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "nonce-1")
         #expect(opened == plaintext)
         let answer = Array(#"{"ok":true}"#.utf8)
         let sealedAnswer = try sealer.seal(answer)
         #expect(try opener.open(sealedAnswer) == answer)
 
         // Moved to another request (another nonce): does not open.
-        #expect(Self.code { try Sealing.openRequest(body, with: [server], nonce: "nonce-2") } == .sealedBodyInvalid)
+        #expect(
+            Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "nonce-2") }
+                == .sealedBodyInvalid)
+        // Moved into another signer's request under the same nonce (nonces are unique per key only):
+        // does not open, so an attacker cannot have the server read a victim's body back to it.
+        #expect(
+            Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-b", nonce: "nonce-1") }
+                == .sealedBodyInvalid)
         // Another request's answer does not open with this request's opener.
-        let (_, otherOpener) = try Sealing.sealRequest(plaintext, to: server.publicKey, nonce: "nonce-1")
+        let (_, otherOpener) = try Sealing.sealRequest(plaintext, to: server.publicKey, keyID: "key-a", nonce: "nonce-1")
         #expect(Self.code { try otherOpener.open(sealedAnswer) } == .sealedBodyInvalid)
         // Truncated, bit-flipped, another key ID, no key at all.
         #expect(
-            Self.code { try Sealing.openRequest(Array(body.dropLast()), with: [server], nonce: "nonce-1") }
+            Self.code { try Sealing.openRequest(Array(body.dropLast()), with: [server], keyID: "key-a", nonce: "nonce-1") }
                 == .sealedBodyInvalid)
         for index in [0, 20, 16 + 1120 + 3, body.count - 1] {
             var flipped = body
             flipped[index] ^= 0x01
             #expect(
-                Self.code { try Sealing.openRequest(flipped, with: [server], nonce: "nonce-1") } == .sealedBodyInvalid)
+                Self.code { try Sealing.openRequest(flipped, with: [server], keyID: "key-a", nonce: "nonce-1") } == .sealedBodyInvalid)
         }
         #expect(
-            Self.code { try Sealing.openRequest(Array(body.prefix(40)), with: [server], nonce: "nonce-1") }
+            Self.code { try Sealing.openRequest(Array(body.prefix(40)), with: [server], keyID: "key-a", nonce: "nonce-1") }
                 == .sealedBodyInvalid)
         #expect(
-            Self.code { try Sealing.openRequest(body, with: [try .generate()], nonce: "nonce-1") } == .sealedBodyInvalid
+            Self.code { try Sealing.openRequest(body, with: [try .generate()], keyID: "key-a", nonce: "nonce-1") } == .sealedBodyInvalid
         )
         var flippedAnswer = sealedAnswer
         flippedAnswer[40] ^= 0x80
@@ -52,9 +59,9 @@ struct SealingTests {
     func rotation() throws {
         let previous = try SealingPrivateKey.generate()
         let current = try SealingPrivateKey.generate()
-        let (body, _) = try Sealing.sealRequest([1, 2, 3], to: previous.publicKey, nonce: "n")
-        #expect(try Sealing.openRequest(body, with: [current, previous], nonce: "n").plaintext == [1, 2, 3])
-        #expect(Self.code { try Sealing.openRequest(body, with: [current], nonce: "n") } == .sealedBodyInvalid)
+        let (body, _) = try Sealing.sealRequest([1, 2, 3], to: previous.publicKey, keyID: "key-a", nonce: "n")
+        #expect(try Sealing.openRequest(body, with: [current, previous], keyID: "key-a", nonce: "n").plaintext == [1, 2, 3])
+        #expect(Self.code { try Sealing.openRequest(body, with: [current], keyID: "key-a", nonce: "n") } == .sealedBodyInvalid)
     }
 
     @Test("a secret sealed to a device opens only with its key and for its key ID")
@@ -88,12 +95,17 @@ struct SealingTests {
     func sealedByPython() throws {
         let server = try SealingPrivateKey.generate()
         let plaintext = Array(#"{"from":"python","amount":"25.00"}"#.utf8)
-        let body = try PythonHPKE.seal(plaintext, to: server.publicKey, nonce: "py-nonce-1")
-        #expect(try Sealing.openRequest(body, with: [server], nonce: "py-nonce-1").plaintext == plaintext)
-        #expect(Self.code { try Sealing.openRequest(body, with: [server], nonce: "py-nonce-2") } == .sealedBodyInvalid)
+        let body = try PythonHPKE.seal(plaintext, to: server.publicKey, keyID: "key-a", nonce: "py-nonce-1")
+        #expect(try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "py-nonce-1").plaintext == plaintext)
+        #expect(
+            Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "py-nonce-2") }
+                == .sealedBodyInvalid)
+        #expect(
+            Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-b", nonce: "py-nonce-1") }
+                == .sealedBodyInvalid)
     }
 
-    @Test("sigil-v1 hashes a body with a Content-Encoding raw (section 2.5): JCS reads only plain JSON")
+    @Test("sigil-v1 hashes a body with a Content-Encoding as <coding>:<raw hex> (section 2.5): the coding is signed")
     func encodedBodiesHashRaw() {
         var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/x")
         request.headerFields[.contentType] = "application/json"
@@ -103,7 +115,12 @@ struct SealingTests {
         let encoded = SigilV1.requestBase(for: request, body: body, timestamp: "1", nonce: "n")
         #expect(plain != encoded)
         let raw = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
-        #expect(String(decoding: encoded.suffix(64), as: UTF8.self) == raw)
+        #expect(String(decoding: encoded.suffix(64 + 11), as: UTF8.self) == "sigil-hpke:" + raw)
+        request.headerFields[.contentEncoding] = "GZIP, Sigil-HPKE"
+        let spelled = SigilV1.requestBase(for: request, body: body, timestamp: "1", nonce: "n")
+        #expect(String(decoding: spelled.suffix(64 + 16), as: UTF8.self) == "gzip,sigil-hpke:" + raw)
+        // An empty body hashes empty, coding or not.
+        #expect(SigilV1.requestBase(for: request, body: [], timestamp: "1", nonce: "n").last == 0x0A)
     }
 
     static func code(_ body: () throws -> Any) -> SigilError.Code? {
@@ -144,10 +161,10 @@ enum PythonHPKE {
         return interpreter != nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
-    static func seal(_ plaintext: [UInt8], to key: SealingPublicKey, nonce: String) throws -> [UInt8] {
+    static func seal(_ plaintext: [UInt8], to key: SealingPublicKey, keyID: String, nonce: String) throws -> [UInt8] {
         guard let interpreter else { throw SigilInputError("no python3 with cryptography >= 48") }
         let output = try run(
-            interpreter, [script, Data(key.rawRepresentation).base64EncodedString(), nonce], input: plaintext)
+            interpreter, [script, Data(key.rawRepresentation).base64EncodedString(), keyID, nonce], input: plaintext)
         guard
             let sealed = Data(
                 base64Encoded: String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))

@@ -12,8 +12,8 @@ struct SigilV1VectorTests {
     static let responses = Vectors.cases("sigil-v1-responses.json")
 
     @Test func vectorsLoaded() {
-        #expect(Self.requests.count >= 34)
-        #expect(Self.responses.count >= 3)
+        #expect(Self.requests.count >= 39)
+        #expect(Self.responses.count >= 5)
     }
 
     @Test("request verifies as expected", arguments: requests)
@@ -75,7 +75,7 @@ struct SigilV1VectorTests {
         #expect(Base64URL.encode(signature) == expected)
     }
 
-    @Test("response verifies", arguments: responses)
+    @Test("response verifies or is refused as expected", arguments: responses)
     func response(_ vector: VectorCase) throws {
         let message = try Fixtures.message(vector["message"]?.string ?? "")
         let response = try message.response()
@@ -85,26 +85,43 @@ struct SigilV1VectorTests {
             keyID: vector["keyId"]?.string ?? "",
             clock: ManualUnixClock(vector["now"]?.int ?? 0)
         )
-        let nonce = vector["requestNonce"]?.string ?? ""
+        let request = SigilV1.AnsweredRequest(
+            keyID: vector["requestKeyId"]?.string ?? "",
+            nonce: vector["requestNonce"]?.string ?? "",
+            signature: vector["requestSignature"]?.string ?? ""
+        )
+        if let code = SigilError.Code.named(vector["expect"]?["invalid"]?.string) {
+            #expect(throws: SigilError(code, "")) {
+                try verifier.verifySigilV1(response, body: message.body, answering: request)
+            }
+            return
+        }
         let base = SigilV1.responseBase(
             for: response,
             body: message.body,
             timestamp: message.headers.first { $0.name == "X-Timestamp" }?.value ?? "",
-            requestNonce: nonce
+            answering: request
         )
         #expect(String(decoding: base, as: UTF8.self) == vector["signatureBase"]?.string)
-        try verifier.verifySigilV1(response, body: message.body, requestNonce: nonce)
-        // Bound to the request: another nonce fails, and so does a changed status or body.
-        #expect(throws: SigilError(.invalidSignature, "")) {
-            try verifier.verifySigilV1(response, body: message.body, requestNonce: "another-nonce-0000000")
+        try verifier.verifySigilV1(response, body: message.body, answering: request)
+        // Bound to exactly one request: its key ID, its nonce and its signature each count, and so
+        // do the status and the body.
+        for other in [
+            SigilV1.AnsweredRequest(keyID: "attacker-key-0001", nonce: request.nonce, signature: request.signature),
+            SigilV1.AnsweredRequest(keyID: request.keyID, nonce: "another-nonce-0000000", signature: request.signature),
+            SigilV1.AnsweredRequest(keyID: request.keyID, nonce: request.nonce, signature: request.signature + "A"),
+        ] {
+            #expect(throws: SigilError(.invalidSignature, "")) {
+                try verifier.verifySigilV1(response, body: message.body, answering: other)
+            }
         }
         var changed = response
         changed.status = .created
         #expect(throws: SigilError(.invalidSignature, "")) {
-            try verifier.verifySigilV1(changed, body: message.body, requestNonce: nonce)
+            try verifier.verifySigilV1(changed, body: message.body, answering: request)
         }
         #expect(throws: SigilError(.invalidSignature, "")) {
-            try verifier.verifySigilV1(response, body: message.body + [0x20, 0x31], requestNonce: nonce)
+            try verifier.verifySigilV1(response, body: message.body + [0x20, 0x31], answering: request)
         }
     }
 

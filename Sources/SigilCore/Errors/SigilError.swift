@@ -59,8 +59,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         /// it is not the device's active key.
         public static let forbidden = Code("forbidden")
 
-        /// Every code, in the order of PROTOCOL.md section 4, then the gateway's two (which section 4
-        /// does not list yet).
+        /// Every code, in the order of PROTOCOL.md section 4.
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,

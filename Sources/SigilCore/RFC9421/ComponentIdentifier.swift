@@ -121,6 +121,8 @@ extension ComponentIdentifier {
     public static let status = ComponentIdentifier("@status")
     /// `content-digest`.
     public static let contentDigest = ComponentIdentifier("content-digest")
+    /// `content-encoding`, which a message carrying that field must cover (PROTOCOL.md section 3).
+    public static let contentEncoding = ComponentIdentifier("content-encoding")
 
     /// The components most signatures cover, reused when a signature names them without parameters.
     static let common: [ComponentIdentifier] = [

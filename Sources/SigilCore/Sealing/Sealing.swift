@@ -25,21 +25,27 @@ public enum Sealing {
     static let responseLabel = Array("sigil sealed response v1".utf8)
     static let secretLabel = Array("sigil sealed secret v1".utf8)
 
-    /// `label || 0x00 || value`: an `info` of section 6.
-    static func info(_ label: [UInt8], _ value: String) -> [UInt8] { label + [0] + Array(value.utf8) }
+    /// `label || 0x00 || value || 0x00 || …`: an `info` of section 6.
+    static func info(_ label: [UInt8], _ values: String...) -> [UInt8] {
+        var info = label
+        for value in values { info += [0] + Array(value.utf8) }
+        return info
+    }
 
     static func invalid(_ detail: String) -> SigilError { SigilError(.sealedBodyInvalid, detail) }
 
     // MARK: Requests (section 6.2)
 
-    /// Seals a request body to `key` for the request whose nonce is `nonce` (sign the request after,
-    /// over the sealed bytes).
+    /// Seals a request body to `key` for the request that `keyID` signs with nonce `nonce` (sign the
+    /// request after, over the sealed bytes). The key ID binds the body to its signer: copied into
+    /// another key's request, it does not open.
     ///
     /// - Returns: the body to send, and what opens the sealed response to it.
-    public static func sealRequest(_ plaintext: [UInt8], to key: SealingPublicKey, nonce: String) throws
-        -> (body: [UInt8], response: SealedResponseOpener)
-    {
-        var sender = try HPKE.Sender(recipientKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, nonce)))
+    public static func sealRequest(
+        _ plaintext: [UInt8], to key: SealingPublicKey, keyID signerKeyID: String, nonce: String
+    ) throws -> (body: [UInt8], response: SealedResponseOpener) {
+        var sender = try HPKE.Sender(
+            recipientKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)))
         let ciphertext = try sender.seal(plaintext)
         let encapsulated = Array(sender.encapsulatedKey)
         let secret = try sender.exportSecret(context: Data(responseLabel), outputByteCount: 32)
@@ -59,14 +65,15 @@ public enum Sealing {
         return String(decoding: body.prefix(keyIDCount), as: UTF8.self)
     }
 
-    /// Opens a sealed request body with the first of `keys` its key ID names, for the request whose
-    /// nonce is `nonce` (check the request's signature first).
+    /// Opens a sealed request body with the first of `keys` its key ID names, for the request that
+    /// `keyID` signed with nonce `nonce` (check the request's signature first).
     ///
     /// - Returns: the plaintext, and what seals the response to it.
-    /// - Throws: `sealed-body-invalid` when no key is named or the body does not open.
-    public static func openRequest(_ body: [UInt8], with keys: [SealingPrivateKey], nonce: String) throws
-        -> (plaintext: [UInt8], response: SealedResponseSealer)
-    {
+    /// - Throws: `sealed-body-invalid` when no key is named or the body does not open (among others,
+    ///   a body sealed for another signer or nonce).
+    public static func openRequest(
+        _ body: [UInt8], with keys: [SealingPrivateKey], keyID signerKeyID: String, nonce: String
+    ) throws -> (plaintext: [UInt8], response: SealedResponseSealer) {
         let keyID = try keyID(ofSealedRequest: body)
         guard let key = keys.first(where: { $0.keyID == keyID }) else {
             throw invalid("the body is sealed to a key this server does not hold")
@@ -74,7 +81,7 @@ public enum Sealing {
         let encapsulated = Array(body[keyIDCount..<(keyIDCount + encapsulatedKeyCount)])
         do {
             var recipient = try HPKE.Recipient(
-                privateKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, nonce)),
+                privateKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)),
                 encapsulatedKey: Data(encapsulated))
             let plaintext = try recipient.open(body[(keyIDCount + encapsulatedKeyCount)...])
             let secret = try recipient.exportSecret(context: Data(responseLabel), outputByteCount: 32)

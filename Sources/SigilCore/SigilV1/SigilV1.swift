@@ -1,3 +1,4 @@
+import Crypto
 import HTTPTypes
 
 /// The sigil-v1 header profile (PROTOCOL.md section 2).
@@ -26,6 +27,11 @@ public enum SigilV1 {
         public let keyID: String
         /// The decoded signature bytes.
         public let signature: [UInt8]
+        /// The `X-Signature` text as sent, which an answer's base names (section 2.7).
+        public let signatureText: String
+
+        /// The request these headers name, as an answer binds to it.
+        public var answered: AnsweredRequest { AnsweredRequest(keyID: keyID, nonce: nonce, signature: signatureText) }
     }
 
     /// Parses and checks the four headers.
@@ -90,7 +96,8 @@ public enum SigilV1 {
             timestamp: timestamp,
             nonce: nonce,
             keyID: keyID,
-            signature: signature
+            signature: signature,
+            signatureText: signatureText
         )
     }
 
@@ -139,7 +146,7 @@ public enum SigilV1 {
     }
 
     /// The request signature base of a request and its body. A body with a `Content-Encoding` (a
-    /// sealed body, section 6.2) is hashed raw: JSON canonicalization reads only plain JSON.
+    /// sealed body, section 6.2) is hashed raw behind its coding (section 2.5), so the coding is signed.
     public static func requestBase(
         for request: HTTPRequest,
         body: [UInt8],
@@ -154,21 +161,26 @@ public enum SigilV1 {
             canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
             bodyHash: BodyHash.bytes(
                 body, contentType: request.headerFields.value(.contentType),
-                canonicalJSON: canonicalJSON && request.headerFields[.contentEncoding] == nil)
+                contentEncoding: request.headerFields[.contentEncoding], canonicalJSON: canonicalJSON)
         )
     }
 
-    /// The response signature base of section 2.7.
+    /// The response signature base of section 2.7: bound to one request by its key ID, nonce and
+    /// signature (a nonce is unique per key only).
     public static func responseBase(
         timestamp: String,
-        requestNonce: String,
+        answering request: AnsweredRequest,
         status: Int,
         bodyHash: [UInt8]
     ) -> [UInt8] {
         var base = [UInt8]()
         base += timestamp.utf8
         base.append(0x0A)
-        base += requestNonce.utf8
+        base += request.keyID.utf8
+        base.append(0x0A)
+        base += request.nonce.utf8
+        base.append(0x0A)
+        base += SHA256.hash(data: Array(request.signature.utf8)).withUnsafeBytes(Hex.bytes)
         base.append(0x0A)
         base += String(status).utf8
         base.append(0x0A)
@@ -181,17 +193,44 @@ public enum SigilV1 {
         for response: HTTPResponse,
         body: [UInt8],
         timestamp: String,
-        requestNonce: String,
+        answering request: AnsweredRequest,
         canonicalJSON: Bool = true
     ) -> [UInt8] {
         responseBase(
             timestamp: timestamp,
-            requestNonce: requestNonce,
+            answering: request,
             status: response.status.code,
             bodyHash: BodyHash.bytes(
                 body, contentType: response.headerFields.value(.contentType),
-                canonicalJSON: canonicalJSON && response.headerFields[.contentEncoding] == nil)
+                contentEncoding: response.headerFields[.contentEncoding], canonicalJSON: canonicalJSON)
         )
+    }
+
+    /// What a sigil-v1 answer names of the request it answers (section 2.7).
+    public struct AnsweredRequest: Sendable, Hashable {
+        /// The request's `X-Key-ID`.
+        public let keyID: String
+        /// The request's `X-Nonce`.
+        public let nonce: String
+        /// The request's `X-Signature` value, exactly as sent.
+        public let signature: String
+
+        /// Names a request by its key ID, nonce and `X-Signature` text as sent.
+        public init(keyID: String, nonce: String, signature: String) {
+            self.keyID = keyID
+            self.nonce = nonce
+            self.signature = signature
+        }
+
+        /// The request a signed request's headers name (the four fields of ``sign(_:body:signer:keyID:timestamp:nonce:canonicalJSON:)``
+        /// or a received request's), or `nil` when they do not each occur once.
+        public init?(_ fields: HTTPFields) {
+            let keyIDs = fields[values: SigilV1.keyIDField]
+            let nonces = fields[values: SigilV1.nonceField]
+            let signatures = fields[values: SigilV1.signatureField]
+            guard keyIDs.count == 1, nonces.count == 1, signatures.count == 1 else { return nil }
+            self.init(keyID: keyIDs[0], nonce: nonces[0], signature: signatures[0])
+        }
     }
 
     /// Signs a request: returns the four headers to add.

@@ -20,14 +20,16 @@ public struct ResponseSigner: Sendable {
     }
 
     /// sigil-v1 (PROTOCOL.md section 2.7): the `X-Timestamp`, `X-Key-ID` and `X-Signature` to add to
-    /// a response to a request that carried `requestNonce`.
-    public func sigilV1Fields(for response: HTTPResponse, body: [UInt8], requestNonce: String) throws -> HTTPFields {
+    /// a response to `request` (its key ID, nonce and signature as sent).
+    public func sigilV1Fields(
+        for response: HTTPResponse, body: [UInt8], answering request: SigilV1.AnsweredRequest
+    ) throws -> HTTPFields {
         let timestamp = String(clock.now())
         let base = SigilV1.responseBase(
             for: response,
             body: body,
             timestamp: timestamp,
-            requestNonce: requestNonce,
+            answering: request,
             canonicalJSON: canonicalJSON
         )
         let signature = try signer.signature(for: base, profile: .sigilV1)
@@ -74,6 +76,7 @@ public struct ResponseSigner: Sendable {
         response.headerFields[MessageSignatures.contentDigestField] = nil  // the digest is of this body
         ContentDigest.cover(body, in: &response.headerFields, components: &components)
         if response.headerFields[.contentType] != nil { components.append(ComponentIdentifier("content-type")) }
+        if response.headerFields[.contentEncoding] != nil { components.append(.contentEncoding) }
         components += [
             ComponentIdentifier("@method", parameters: [("req", .bool(true))]),
             ComponentIdentifier("@authority", parameters: [("req", .bool(true))]),
@@ -92,25 +95,36 @@ public struct ResponseSigner: Sendable {
     }
 }
 
-/// What binds a response to the request it answers: the request's profile, its nonce, and (rfc9421)
-/// the label of its signature, covered as `"signature";req;key="<label>"`.
+/// What binds a response to the request it answers: the request's profile, its key ID and nonce,
+/// and its signature (sigil-v1: the `X-Signature` text as sent; rfc9421: the label of its signature,
+/// covered as `"signature";req;key="<label>"`). A nonce is unique per key only, so a binding never
+/// names the nonce alone (PROTOCOL.md section 2.7).
 public struct ResponseBinding: Sendable, Hashable {
     /// The request's profile, which the response is signed in.
     public let profile: SignatureProfile
+    /// The request's key ID.
+    public let keyID: String
     /// The request's nonce.
     public let nonce: String
+    /// sigil-v1: the request's `X-Signature` value as sent.
+    public let signature: String?
     /// rfc9421: the label of the request's signature, when the request carries one under it.
     public let label: String?
 
     /// Creates a binding.
-    public init(profile: SignatureProfile, nonce: String, label: String?) {
+    public init(profile: SignatureProfile, keyID: String, nonce: String, signature: String?, label: String?) {
         self.profile = profile
+        self.keyID = keyID
         self.nonce = nonce
+        self.signature = signature
         self.label = label
     }
 
     /// The binding of a verified request.
-    public init(_ verified: VerifiedRequest) {
-        self.init(profile: verified.profile, nonce: verified.nonce, label: verified.label)
+    public init(_ verified: VerifiedRequest) { self = verified.binding }
+
+    /// sigil-v1: the request as an answer's base names it.
+    var answered: SigilV1.AnsweredRequest? {
+        signature.map { SigilV1.AnsweredRequest(keyID: keyID, nonce: nonce, signature: $0) }
     }
 }

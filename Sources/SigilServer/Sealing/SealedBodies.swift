@@ -26,12 +26,32 @@ public struct SealedBodies: Sendable {
     }
 
     /// Whether a body sent to `path` (a request target) must be sealed.
+    ///
+    /// The path is compared in the form every router could see it in: canonical (section 2.3:
+    /// letters lowercased, dot segments removed, one trailing `/` dropped), then with every
+    /// percent-triplet decoded and canonicalized again until nothing changes, so that `/API/Account/`,
+    /// `/api/./account`, `/api%2Faccount` and `/x/..%2Fapi/account` all fall under `/api/account`.
+    /// Matching more paths than a router would is the safe side: a body is refused, never let through.
     public func requiresSealed(_ path: String) -> Bool {
-        let path = path.prefix { $0 != "?" }
+        guard !sealedPaths.isEmpty else { return false }
+        let path = Self.comparable(path)
         return sealedPaths.contains { prefix in
-            let prefix = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-            return path == prefix || path.hasPrefix(prefix + "/")
+            let prefix = Self.comparable(prefix)
+            return prefix == [UInt8(ascii: "/")] || path == prefix || path.starts(with: prefix + [UInt8(ascii: "/")])
         }
+    }
+
+    /// A path (query and fragment dropped) canonicalized, decoded and canonicalized again until stable.
+    static func comparable(_ path: String) -> [UInt8] {
+        let raw = Array(path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        var current = CanonicalTarget.canonicalPath(raw[...])
+        for _ in 0..<8 {
+            let decoded = PercentEncoding.decode(current[...])
+            let next = CanonicalTarget.canonicalPath(decoded[...])
+            if next == current { break }
+            current = next
+        }
+        return current
     }
 
     /// The entries discovery publishes, the current key first.
@@ -60,7 +80,7 @@ public struct SealedBodies: Sendable {
     }
 
     /// Opens the body of a verified request when it is sealed (`Content-Encoding: sigil-hpke`, the
-    /// only coding), with the request's nonce.
+    /// only coding), for the request's signer and nonce.
     ///
     /// - Throws: `sealed-body-invalid` (the request's own signature verified, so the refusal may be
     ///   signed) when the body does not open, names a key this server does not hold, is sealed under
@@ -81,7 +101,8 @@ public struct SealedBodies: Sendable {
                 throw SigilError(.sealedBodyInvalid, "sigil-hpke must be the only content coding")
             }
             let keyID = try Sealing.keyID(ofSealedRequest: body)
-            let (plaintext, sealer) = try Sealing.openRequest(body, with: keys + retired, nonce: verified.nonce)
+            let (plaintext, sealer) = try Sealing.openRequest(
+                body, with: keys + retired, keyID: verified.keyID, nonce: verified.nonce)
             var opened = request
             opened.headerFields[.contentEncoding] = nil
             if opened.headerFields[.contentLength] != nil {

@@ -33,6 +33,10 @@ protocol ProfileFormat: Sendable {
     var signature: [UInt8] { get }
     /// rfc9421: the signature's label.
     var label: String? { get }
+    /// What binds an answer to this request.
+    var binding: ResponseBinding { get }
+    /// Whether the signature covers the request's authority (rfc9421 `@authority`); sigil-v1 never does.
+    var coversAuthority: Bool { get }
     /// The base the signature covers, with the body's checks (its hash, or its Content-Digest).
     func base(of request: HTTPRequest, body: [UInt8], configuration: VerifierConfiguration) throws -> [UInt8]
 }
@@ -72,9 +76,11 @@ struct SigilV1Format: ProfileFormat {
     }
 
     static func binding(of fields: HTTPFields, configuration: VerifierConfiguration) -> ResponseBinding? {
-        let nonces = fields.values(SigilV1.nonceField)
-        guard nonces.count == 1, SigilV1.isValidNonce(nonces[0]) else { return nil }
-        return ResponseBinding(profile: .sigilV1, nonce: nonces[0], label: nil)
+        guard let answered = SigilV1.AnsweredRequest(fields), SigilV1.isValidNonce(answered.nonce),
+            KeyID.isValid(answered.keyID)
+        else { return nil }
+        return ResponseBinding(
+            profile: .sigilV1, keyID: answered.keyID, nonce: answered.nonce, signature: answered.signature, label: nil)
     }
 
     static func sign(
@@ -84,8 +90,10 @@ struct SigilV1Format: ProfileFormat {
         binding: ResponseBinding,
         signer: ResponseSigner
     ) throws {
-        response.headerFields.append(
-            contentsOf: try signer.sigilV1Fields(for: response, body: body, requestNonce: binding.nonce))
+        guard let answered = binding.answered else {
+            throw SigilInputError("a sigil-v1 answer needs the request's X-Signature")
+        }
+        response.headerFields.append(contentsOf: try signer.sigilV1Fields(for: response, body: body, answering: answered))
     }
 
     var keyID: String { headers.keyID }
@@ -95,6 +103,11 @@ struct SigilV1Format: ProfileFormat {
     var declaredAlgorithm: SignatureAlgorithm? { nil }
     var signature: [UInt8] { headers.signature }
     var label: String? { nil }
+    var coversAuthority: Bool { false }
+    var binding: ResponseBinding {
+        ResponseBinding(
+            profile: .sigilV1, keyID: headers.keyID, nonce: headers.nonce, signature: headers.signatureText, label: nil)
+    }
 
     func base(of request: HTTPRequest, body: [UInt8], configuration: VerifierConfiguration) throws -> [UInt8] {
         SigilV1.requestBase(
@@ -153,9 +166,10 @@ struct RFC9421Format: ProfileFormat {
     static func binding(of fields: HTTPFields, configuration: VerifierConfiguration) -> ResponseBinding? {
         guard let signatures = try? MessageSignatures(fields),
             let entry = configuration.label.map({ signatures.entry(label: $0) }) ?? signatures.entries.first,
-            let nonce = try? entry.input.nonce, SigilV1.isValidNonce(nonce)
+            let nonce = try? entry.input.nonce, SigilV1.isValidNonce(nonce),
+            let keyID = try? entry.input.keyID, KeyID.isValid(keyID)
         else { return nil }
-        return ResponseBinding(profile: .rfc9421, nonce: nonce, label: entry.label)
+        return ResponseBinding(profile: .rfc9421, keyID: keyID, nonce: nonce, signature: nil, label: entry.label)
     }
 
     static func sign(
@@ -170,6 +184,10 @@ struct RFC9421Format: ProfileFormat {
 
     var signature: [UInt8] { entry.signature }
     var label: String? { entry.label }
+    var coversAuthority: Bool { entry.input.components.contains(.authority) }
+    var binding: ResponseBinding {
+        ResponseBinding(profile: .rfc9421, keyID: keyID, nonce: nonce, signature: nil, label: entry.label)
+    }
 
     func base(of request: HTTPRequest, body: [UInt8], configuration: VerifierConfiguration) throws -> [UInt8] {
         let coversDigest = entry.input.components.contains(.contentDigest)
@@ -177,6 +195,9 @@ struct RFC9421Format: ProfileFormat {
             throw SigilError(.missingComponent, "a request with a body must cover content-digest")
         }
         if coversDigest { try ContentDigest.verify(request.headerFields, body: body) }
+        if request.headerFields[.contentEncoding] != nil && !entry.input.components.contains(.contentEncoding) {
+            throw SigilError(.missingComponent, "a request with Content-Encoding must cover content-encoding")
+        }
         return try RFC9421.signatureBase(for: entry.input, message: RFC9421Message(request: request))
     }
 }

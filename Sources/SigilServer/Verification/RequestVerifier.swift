@@ -226,7 +226,9 @@ public struct RequestVerifier: Sendable {
             nonce: signature.nonce,
             deviceID: registered.deviceID,
             userID: registered.userID,
-            label: signature.label
+            label: signature.label,
+            binding: signature.binding,
+            coversAuthority: signature.coversAuthority
         )
     }
 

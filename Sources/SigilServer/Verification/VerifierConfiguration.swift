@@ -61,6 +61,11 @@ public struct VerifiedRequest: Sendable, Hashable {
     public let userID: String?
     /// The rfc9421 label verified.
     public let label: String?
+    /// What binds an answer to this request (its key ID, nonce and signature).
+    public let binding: ResponseBinding
+    /// Whether the signature covers the request's authority (rfc9421 `@authority`). A sigil-v1
+    /// request's `Host` is not signed: nothing should be decided on it.
+    public let coversAuthority: Bool
 }
 
 /// What an App Attest assertion carries beyond its signature: the App ID it was made for and a

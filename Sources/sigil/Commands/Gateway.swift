@@ -30,6 +30,15 @@ struct Gateway: AsyncParsableCommand {
         help: "A file whose content is sent as Sigil-Gateway-Secret (or SIGIL_UPSTREAM_SECRET).")
     var upstreamSecretFile: String?
 
+    @Option(
+        name: .customLong("public-host"),
+        help: """
+            The host[:port] clients reach, sent to the backend as X-Forwarded-Host and Forwarded host=. \
+            Without it the backend gets a host only from a signature covering @authority (rfc9421), \
+            never from an unsigned Host.
+            """)
+    var publicHost: String?
+
     @Option(name: .customLong("upstream-timeout"), help: "Seconds the backend may take to answer.")
     var upstreamTimeout: Int64 = 30
 
@@ -42,6 +51,9 @@ struct Gateway: AsyncParsableCommand {
         guard upstream.hasPrefix("http://") || upstream.hasPrefix("https://") else {
             throw ValidationError("--upstream is an http:// or https:// URL")
         }
+        if let publicHost, SigilServe.Upstream.plainAuthority(publicHost) == nil {
+            throw ValidationError("--public-host is host[:port]")
+        }
     }
 
     func run() async throws {
@@ -50,6 +62,7 @@ struct Gateway: AsyncParsableCommand {
         target.keepPath = keepPath
         target.timeout = .seconds(upstreamTimeout)
         target.responseLimit = responseLimit
+        target.publicHost = publicHost
         if let upstreamSecretFile {
             guard let data = FileManager.default.contents(atPath: upstreamSecretFile) else {
                 throw ValidationError("cannot read \(upstreamSecretFile)")

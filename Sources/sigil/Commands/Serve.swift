@@ -148,6 +148,16 @@ struct ServerOptions: ParsableArguments {
     var requestTimeout: Int64 = 60
 
     @Option(
+        name: .customLong("handshake-timeout"),
+        help: "Seconds a connection may take to finish its TLS handshake before it is closed.")
+    var handshakeTimeout: Int64 = 10
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Connections open at once; more are closed when accepted (default 4096, or the open-file limit less 64).")
+    var maxConnections: Int?
+
+    @Option(
         name: .long,
         help: """
             Where devices and keys are kept: sqlite (the data directory, the default) or \
@@ -169,6 +179,11 @@ struct ServerOptions: ParsableArguments {
 
     @Option(name: .customLong("nonces-password-file"), help: "A file holding the Redis password.")
     var noncesPasswordFile: String?
+
+    @Flag(
+        name: .customLong("nonces-trusted-link"),
+        help: "Accept a cleartext redis:// nonce store off loopback (a private link you vouch for).")
+    var noncesTrustedLink = false
 
     @Option(name: .customLong("store-timeout"), help: "Milliseconds a shared store may take to answer.")
     var storeTimeout: Int64 = 2000
@@ -199,9 +214,10 @@ struct ServerOptions: ParsableArguments {
     var appAttestEnvironment: [String] = []
 
     func validate() throws {
-        guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0 else {
+        guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0, handshakeTimeout > 0 else {
             throw ValidationError("timeouts are positive numbers of seconds")
         }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections is at least 1") }
         guard storeTimeout > 0 else { throw ValidationError("--store-timeout is a positive number of milliseconds") }
         _ = try Self.keyStore(store)
         _ = try Self.nonceStorage(nonces)
@@ -239,6 +255,8 @@ struct ServerOptions: ParsableArguments {
         options.jwtSecretFiles = jwtSecrets
         options.timeouts = RequestTimeouts(
             header: .seconds(headerTimeout), bodyIdle: .seconds(bodyTimeout), request: .seconds(requestTimeout))
+        options.connectionLimits = ConnectionLimits(
+            handshake: .seconds(handshakeTimeout), maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximum)
         options.jwtAudience = jwtAudience
         options.jwtIssuer = jwtIssuer
         options.jwksFiles = jwks
@@ -263,6 +281,7 @@ struct ServerOptions: ParsableArguments {
         options.nonceStorage = try Self.nonceStorage(nonces)
         options.storePasswordFile = storePasswordFile
         options.noncesPasswordFile = noncesPasswordFile
+        options.noncesTrustedLink = noncesTrustedLink
         options.storeTimeout = .milliseconds(storeTimeout)
         return options
     }

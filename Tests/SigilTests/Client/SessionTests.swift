@@ -140,12 +140,13 @@ struct SessionTests {
             let otherKey = try SigningKey.generate(.ecdsaP256SHA256)
             let impostor = ResponseSigner(signer: otherKey, keyID: server.prepared.responseKeyID, clock: server.clock)
             let signedByOther = Tampering(inner: AsyncHTTPClientTransport(client: client)) { head, body in
-                let nonce = "unknown"
                 head = HTTPResponse(status: .unauthorized)
                 head.headerFields[.contentType] = "application/problem+json"
                 body = Array(#"{"code":"timestamp-out-of-window","status":401,"serverTime":\#(tomorrow)}"#.utf8)
                 head.headerFields.append(
-                    contentsOf: (try? impostor.sigilV1Fields(for: head, body: body, requestNonce: nonce)) ?? [:])
+                    contentsOf: (try? impostor.sigilV1Fields(
+                            for: head, body: body,
+                            answering: SigilV1.AnsweredRequest(keyID: "unknown", nonce: "unknown", signature: "x"))) ?? [:])
             }
             let impostorSession = SigilSession(
                 transport: signedByOther, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),

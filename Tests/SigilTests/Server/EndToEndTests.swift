@@ -57,7 +57,7 @@ struct EndToEndTests {
                 #expect(discovery.json["pins"] as? [String] == server.prepared.pins)
 
                 // A signed echo: the identity and the body come back, and the response signature verifies.
-                let (echo, nonce, sent) = try await Self.echo(
+                let (echo, _, sent) = try await Self.echo(
                     #"{"hello":"world"}"#, signer: device.signer(clock: clock), server: server, client: client)
                 #expect(echo.status == 200, "\(echo.text)")
                 #expect(echo.json["keyId"] as? String == device.keyID)
@@ -65,7 +65,7 @@ struct EndToEndTests {
                 #expect(echo.json["body"] as? String == #"{"hello":"world"}"#)
                 #expect(echo.headers[.date] != nil)
                 try responses.verifySigilV1(
-                    HTTPResponse(status: .ok, headerFields: echo.headers), body: echo.body, requestNonce: nonce)
+                    HTTPResponse(status: .ok, headerFields: echo.headers), body: echo.body, answering: sent.answered)
 
                 // The same request again is a replay.
                 let replay = try await sent.send(client, to: server)

@@ -17,6 +17,8 @@ struct GatewayTests {
     /// A gateway in front of a fresh Python backend, with a device registered in its directory.
     static func withGateway(
         keepPath: Bool = false,
+        publicHost: String? = nil,
+        sealedPaths: [String] = [],
         _ body: (TestServer, PythonUpstream, TestDevice, HTTPClient) async throws -> Void
     ) async throws {
         let upstream = try await PythonUpstream.start()
@@ -26,7 +28,9 @@ struct GatewayTests {
             target.keepPath = keepPath
             target.secret = "gateway-secret-for-tests"
             target.timeout = .seconds(10)
+            target.publicHost = publicHost
             options.upstream = target
+            options.sealedPaths = sealedPaths
             options.verifier.bodyLimit = 8 << 20
         }) { server in
             let device = try TestDevice(.ed25519)
@@ -58,7 +62,7 @@ struct GatewayTests {
             request.head.headerFields[HTTPField.Name("Sigil_User_ID")!] = "admin"
             request.head.headerFields[HTTPField.Name("X-Real-IP")!] = "10.0.0.1"
             request.head.headerFields[HTTPField.Name("X-HTTP-Method-Override")!] = "DELETE"
-            let nonce = try request.sign(with: device.signer(clock: server.clock))
+            try request.sign(with: device.signer(clock: server.clock))
             let response = try await request.send(client, to: server)
             #expect(response.status == 200, "\(response.text)")
             let echo = response.json
@@ -80,7 +84,7 @@ struct GatewayTests {
             #expect(response.headers[HTTPField.Name("X-Signature")!] != "forged-by-upstream")
             #expect(response.headers[HTTPField.Name("Sigil-Gateway-Secret")!] == nil)
             try Self.responses(server).verifySigilV1(
-                HTTPResponse(status: .ok, headerFields: response.headers), body: response.body, requestNonce: nonce)
+                HTTPResponse(status: .ok, headerFields: response.headers), body: response.body, answering: request.answered)
             #expect(try await upstream.count() == 1)
         }
     }
@@ -170,12 +174,62 @@ struct GatewayTests {
         }
     }
 
+    @Test("the backend is told a host only from configuration or a covered @authority, never an unsigned Host")
+    func forwardedHost() async throws {
+        try await Self.withGateway { server, _, device, client in
+            // sigil-v1 signs no Host: whatever the client wrote is not passed on as the host it reached.
+            var spoofed = TestRequest(.get, "/reset-link", server: server)
+            spoofed.head.authority = "evil.example"
+            try spoofed.sign(with: device.signer(clock: server.clock))
+            let sent = try await spoofed.send(client, to: server)
+            #expect(sent.status == 200, "\(sent.text)")
+            let headers = sent.json["headers"] as? [String: [String]] ?? [:]
+            #expect(headers["x-forwarded-host"] == nil)
+            #expect(headers["forwarded"]?.first?.contains("evil") == false)
+            #expect(headers["host"]?.first?.contains("evil") == false)
+
+            // rfc9421 covers @authority: the signed authority is passed on.
+            var covered = TestRequest(.get, "/reset-link", server: server)
+            try covered.sign(with: device.signer(.rfc9421, clock: server.clock))
+            let signed = try await covered.send(client, to: server)
+            let signedHeaders = signed.json["headers"] as? [String: [String]] ?? [:]
+            #expect(signedHeaders["x-forwarded-host"] == ["localhost:\(server.port)"])
+        }
+        try await Self.withGateway(publicHost: "api.example.com") { server, _, device, client in
+            var spoofed = TestRequest(.get, "/reset-link", server: server)
+            spoofed.head.authority = "evil.example"
+            try spoofed.sign(with: device.signer(clock: server.clock))
+            let headers = try await spoofed.send(client, to: server).json["headers"] as? [String: [String]] ?? [:]
+            #expect(headers["x-forwarded-host"] == ["api.example.com"])
+            #expect(headers["forwarded"]?.first?.hasSuffix(#";host="api.example.com""#) == true)
+        }
+    }
+
+    @Test("--require-sealed matches the path a router sees: other spellings of a sealed path are refused too")
+    func requireSealedSpellings() async throws {
+        try await Self.withGateway(sealedPaths: ["/api/account"]) { server, upstream, device, client in
+            for spelling in ["/api/account", "/API/Account/", "/api/./account", "/x/../api/account", "/api/account/x",
+                "/api%2Faccount", "/api/%61ccount", "/api%252Faccount"]
+            {
+                var plain = TestRequest(.post, spelling, server: server, json: #"{"a":1}"#)
+                try plain.sign(with: device.signer(clock: server.clock))
+                let refused = try await plain.send(client, to: server)
+                #expect(refused.status == 400, "\(spelling): \(refused.text)")
+                #expect(refused.code == "sealed-body-invalid", "\(spelling)")
+            }
+            var elsewhere = TestRequest(.post, "/api/accounts", server: server, json: #"{"a":1}"#)
+            try elsewhere.sign(with: device.signer(clock: server.clock))
+            #expect(try await elsewhere.send(client, to: server).status == 200)
+            #expect(try await upstream.count() == 1)
+        }
+    }
+
     @Test("a backend that is down gives a signed 502 upstream-unavailable")
     func backendDown() async throws {
         try await Self.withGateway { server, upstream, device, client in
             upstream.stop()
             var request = TestRequest(.post, "/orders", server: server, json: "{}")
-            let nonce = try request.sign(with: device.signer(clock: server.clock))
+            try request.sign(with: device.signer(clock: server.clock))
             let started = ContinuousClock.now
             let response = try await request.send(client, to: server)
             #expect(ContinuousClock.now - started < .seconds(5))
@@ -183,7 +237,7 @@ struct GatewayTests {
             #expect(response.code == "upstream-unavailable")
             try Self.responses(server).verifySigilV1(
                 HTTPResponse(status: .badGateway, headerFields: response.headers), body: response.body,
-                requestNonce: nonce)
+                answering: request.answered)
         }
     }
 }

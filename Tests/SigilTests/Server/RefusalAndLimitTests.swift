@@ -30,18 +30,26 @@ struct RefusalAndLimitTests {
                 let responses = try await Self.responseVerifier(server, client)
                 let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
 
-                let (_, nonce, sent) = try await EndToEndTests.echo(
+                let (_, _, sent) = try await EndToEndTests.echo(
                     "once", signer: device.signer(clock: server.clock), server: server, client: client)
                 let replay = try await sent.send(client, to: server)
                 #expect(replay.code == "replayed-nonce")
                 try responses.verifySigilV1(
                     HTTPResponse(status: .unauthorized, headerFields: replay.headers), body: replay.body,
-                    requestNonce: nonce)
-                // Bound to that nonce: it does not pass as the answer to another request.
-                #expect(throws: SigilError(.invalidSignature, "")) {
-                    try responses.verifySigilV1(
-                        HTTPResponse(status: .unauthorized, headerFields: replay.headers), body: replay.body,
-                        requestNonce: "another-nonce-0000000")
+                    answering: sent.answered)
+                // Bound to that request: it does not pass as the answer to another key's request under
+                // the same nonce, nor to another request.
+                for other in [
+                    SigilV1.AnsweredRequest(
+                        keyID: "attacker-key-0001", nonce: sent.answered.nonce, signature: sent.answered.signature),
+                    SigilV1.AnsweredRequest(
+                        keyID: sent.answered.keyID, nonce: "another-nonce-0000000", signature: sent.answered.signature),
+                ] {
+                    #expect(throws: SigilError(.invalidSignature, "")) {
+                        try responses.verifySigilV1(
+                            HTTPResponse(status: .unauthorized, headerFields: replay.headers), body: replay.body,
+                            answering: other)
+                    }
                 }
 
                 var rfc9421 = TestRequest(.post, "/v1/echo", server: server, json: #"{"a":1}"#)

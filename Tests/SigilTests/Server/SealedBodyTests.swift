@@ -73,15 +73,18 @@ struct SealedBodyTests {
             let signer = device.signer(clock: server.clock)
             let transport = AsyncHTTPClientTransport(client: client)
             // Sealed for one nonce, signed with another: the server opens with the signed one.
-            let cases: [(String, (inout [UInt8]) -> Void, Bool)] = [
-                ("another request's", { _ in }, true),
-                ("another key ID", { $0.replaceSubrange(0..<16, with: Array("0123456789abcdef".utf8)) }, false),
-                ("a flipped bit", { $0[16 + 1120 + 2] ^= 0x04 }, false),
-                ("truncated", { $0.removeLast(3) }, false),
+            // Sealed by another signer under the very nonce this request carries: the victim's body
+            // in the attacker's own request (nonces are unique per key only).
+            let cases: [(String, (inout [UInt8]) -> Void, Bool, String)] = [
+                ("another request's", { _ in }, true, signer.keyID),
+                ("another signer's", { _ in }, false, "victim-key-000001"),
+                ("another key ID", { $0.replaceSubrange(0..<16, with: Array("0123456789abcdef".utf8)) }, false, signer.keyID),
+                ("a flipped bit", { $0[16 + 1120 + 2] ^= 0x04 }, false, signer.keyID),
+                ("truncated", { $0.removeLast(3) }, false, signer.keyID),
             ]
-            for (name, change, otherNonce) in cases {
+            for (name, change, otherNonce, sealedFor) in cases {
                 let nonce = RandomNonceSource().next()
-                var (body, _) = try Sealing.sealRequest(plaintext, to: key, nonce: nonce)
+                var (body, _) = try Sealing.sealRequest(plaintext, to: key, keyID: sealedFor, nonce: nonce)
                 change(&body)
                 var request = SessionTests.echo(server)
                 request.headerFields[.contentEncoding] = Sealing.contentEncoding

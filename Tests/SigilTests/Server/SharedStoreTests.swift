@@ -246,6 +246,52 @@ extension ExternalStoreSuites {
         }
 
         @Test(
+            "a Redis run as managed services do (CONFIG disabled) is read through INFO: an evicting one is refused",
+            .enabled(if: ExternalServers.runRedis), arguments: ["allkeys-lru", "noeviction"])
+        func redisEvictionWithoutConfig(_ policy: String) async throws {
+            let managed = ["--rename-command", "CONFIG", "", "--maxmemory", "64mb", "--maxmemory-policy", policy]
+            try await RedisTestServer.with(persistent: false, arguments: managed) { server in
+                let store = try RedisNonceStore(
+                    try RedisClient.Location(url: server.url), timeout: .seconds(10), clock: ManualUnixClock(Self.now))
+                defer { store.client.close() }
+                // CONFIG is refused here: the policy must come from INFO memory.
+                let plain = try RedisClient(try RedisClient.Location(url: server.url), timeout: .seconds(10))
+                defer { plain.close() }
+                let config = try await plain.send(["CONFIG", "GET", "maxmemory-policy"])
+                guard case .error = config else {
+                    Issue.record("CONFIG answered \(config)")
+                    return
+                }
+                if policy == "noeviction" {
+                    try await store.connect()
+                    #expect(
+                        try await store.insert(
+                            keyID: "k", nonce: "managed-nonce-0001", timestamp: Self.now, expiresAt: Self.now + 360,
+                            now: Self.now))
+                } else {
+                    await #expect(throws: SigilError(.storeUnavailable, "")) { try await store.connect() }
+                    await #expect(throws: SigilError(.storeUnavailable, "")) {
+                        try await store.insert(
+                            keyID: "k", nonce: "managed-nonce-0002", timestamp: Self.now, expiresAt: Self.now + 360,
+                            now: Self.now)
+                    }
+                }
+            }
+        }
+
+        @Test("a cleartext redis:// off loopback is refused unless the link is said to be trusted")
+        func redisCleartextOffLoopback() throws {
+            #expect(throws: SigilInputError.self) {
+                _ = try RedisClient(try RedisClient.Location(url: "redis://10.1.2.3:6379"))
+            }
+            var trusted = try RedisClient.Location(url: "redis://10.1.2.3:6379")
+            trusted.trustsCleartextLink = true
+            try RedisClient(trusted).close()
+            try RedisClient(try RedisClient.Location(url: "rediss://10.1.2.3:6379")).close()
+            try RedisClient(try RedisClient.Location(url: "redis://localhost:6379")).close()
+        }
+
+        @Test(
             "a Redis that lost its data is noticed: requests dated before that moment are refused by time",
             .enabled(if: ExternalServers.runRedis))
         func redisDataLoss() async throws {

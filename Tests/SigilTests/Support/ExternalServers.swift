@@ -257,21 +257,24 @@ final class RedisTestServer: @unchecked Sendable {
     let directory: String
     let port: Int
     private var pid: pid_t?
+    /// More `redis-server` arguments (a managed service's: `--rename-command CONFIG ""`).
+    let arguments: [String]
 
     var url: String { "redis://127.0.0.1:\(port)" }
 
-    private init(directory: String, port: Int) {
+    private init(directory: String, port: Int, arguments: [String]) {
         self.directory = directory
         self.port = port
+        self.arguments = arguments
     }
 
-    static func start(persistent: Bool = true) async throws -> RedisTestServer {
+    static func start(persistent: Bool = true, arguments: [String] = []) async throws -> RedisTestServer {
         guard ExternalServers.redisServer != nil else {
             throw ExternalServers.ServerError("redis-server is not installed (CI installs it with apt-get)")
         }
         let directory = NSTemporaryDirectory() + "sigil-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let server = RedisTestServer(directory: directory, port: try ExternalServers.freePort())
+        let server = RedisTestServer(directory: directory, port: try ExternalServers.freePort(), arguments: arguments)
         try await server.resume(persistent: persistent)
         return server
     }
@@ -284,7 +287,7 @@ final class RedisTestServer: @unchecked Sendable {
             [
                 "--port", String(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
                 "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always", "--protected-mode", "no",
-            ],
+            ] + arguments,
             log: directory + "/redis.log")
         try await ExternalServers.waitForPort(port)
     }
@@ -306,10 +309,10 @@ final class RedisTestServer: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    static func with<Result>(persistent: Bool = true, _ body: (RedisTestServer) async throws -> Result) async throws
-        -> Result
-    {
-        let server = try await start(persistent: persistent)
+    static func with<Result>(
+        persistent: Bool = true, arguments: [String] = [], _ body: (RedisTestServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await start(persistent: persistent, arguments: arguments)
         do {
             let result = try await body(server)
             await server.destroy()

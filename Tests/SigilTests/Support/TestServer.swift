@@ -173,6 +173,9 @@ struct TestRequest: Sendable {
         if json != nil { head.headerFields[.contentType] = "application/json" }
     }
 
+    /// What a sigil-v1 answer to this signed request names of it (PROTOCOL.md section 2.7).
+    var answered: SigilV1.AnsweredRequest { SigilV1.AnsweredRequest(head.headerFields)! }
+
     /// Signs the request; returns the nonce.
     @discardableResult
     mutating func sign(with signer: RequestSigner) throws -> String {

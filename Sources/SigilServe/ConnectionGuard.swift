@@ -1,0 +1,164 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import Metrics
+import NIOCore
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a TLS listener allows a connection before it is a request: the time to finish its handshake,
+/// and how many may be open at once.
+///
+/// Hummingbird's timeouts start once HTTP is negotiated; a connection that opens and sends nothing
+/// (or half a ClientHello) is otherwise kept for ever, and enough of them exhaust the file
+/// descriptors so nobody can connect. These limits apply from the moment the connection is accepted.
+public struct ConnectionLimits: Sendable, Hashable {
+    /// From accepting a connection to its TLS handshake's end (default 10 s); then it is closed.
+    public var handshake: TimeAmount = .seconds(10)
+    /// Connections open at once; one more is closed as soon as it is accepted (default 4,096, or
+    /// fewer when the process may open fewer files).
+    public var maximumConnections = ConnectionLimits.defaultMaximum
+
+    /// The defaults.
+    public init() {}
+
+    /// Creates limits.
+    public init(handshake: TimeAmount, maximumConnections: Int) {
+        self.handshake = handshake
+        self.maximumConnections = maximumConnections
+    }
+
+    /// 4,096, or the process's soft limit on open files less 64 (for stores, logs and the upstream).
+    public static var defaultMaximum: Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+            let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 4096 }
+        return max(16, min(4096, Int(clamping: limit.rlim_cur) - 64))
+    }
+}
+
+extension HTTPServerBuilder {
+    /// Hummingbird's HTTP/1.1 and HTTP/2 over TLS (ALPN), with ``ConnectionLimits`` applied before
+    /// anything else: a connection over the cap is closed at once, and one whose TLS handshake has not
+    /// ended within ``ConnectionLimits/handshake`` is closed then. Counted in
+    /// `sigil_connections_refused_total`, `sigil_handshake_timeouts_total`, and the gauge
+    /// `sigil_connections_open`.
+    public static func sigilTLS(
+        tlsConfiguration: TLSConfiguration,
+        configuration: HTTP2UpgradeChannel.Configuration,
+        limits: ConnectionLimits,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) -> HTTPServerBuilder {
+        let census = ConnectionCensus(limits: limits, factory: metricsFactory)
+        return HTTPServerBuilder { responder in
+            GuardedChannel(
+                inner: try HTTP2UpgradeChannel(
+                    tlsConfiguration: tlsConfiguration, configuration: configuration, responder: responder),
+                census: census)
+        }
+    }
+}
+
+/// The open connections of one listener, and the counters of those it closed.
+final class ConnectionCensus: Sendable {
+    let limits: ConnectionLimits
+    let open = Atomic<Int>(0)
+    let refused: Counter
+    let handshakeTimeouts: Counter
+    let gauge: Gauge
+
+    init(limits: ConnectionLimits, factory: any MetricsFactory) {
+        self.limits = limits
+        refused = Counter(label: "sigil_connections_refused_total", factory: factory)
+        handshakeTimeouts = Counter(label: "sigil_handshake_timeouts_total", factory: factory)
+        gauge = Gauge(label: "sigil_connections_open", factory: factory)
+    }
+}
+
+/// A child channel that puts a ``HandshakeGuard`` right behind the TLS handler its inner channel adds.
+struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+    let inner: Inner
+    let census: ConnectionCensus
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        // Called on the channel's event loop before anything is read: the TLS handler the inner setup
+        // adds synchronously is in the pipeline when the guard goes in behind it.
+        let future = inner.setup(channel: channel, logger: logger)
+        do {
+            let handshakeGuard = HandshakeGuard(census: census)
+            let tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+            try channel.pipeline.syncOperations.addHandler(handshakeGuard, position: .after(tls))
+        } catch {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return future
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Counts its connection against the cap (closing it when over), and closes it when the TLS
+/// handshake has not completed in time.
+final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    let census: ConnectionCensus
+    private var counted = false
+    private var deadline: Scheduled<Void>?
+
+    init(census: ConnectionCensus) { self.census = census }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let open = census.open.add(1, ordering: .relaxed).newValue
+        counted = true
+        census.gauge.record(open)
+        if open > census.limits.maximumConnections {
+            census.refused.increment()
+            context.close(promise: nil)
+            return
+        }
+        let census = census
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: census.limits.handshake) { [context] in
+            census.handshakeTimeouts.increment()
+            context.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        guard counted else { return }
+        counted = false
+        census.gauge.record(census.open.subtract(1, ordering: .relaxed).newValue)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            deadline?.cancel()
+            deadline = nil
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
