@@ -110,6 +110,7 @@ public struct DeviceEnrollment: Sendable {
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         identity.deviceSealingKeyID = sealingKey?.keyID
         identity.secretIssuedAt = secret.map { $0.issuedAt ?? registration.clock.now() }
+        if pins.isEmpty { identity.pinsTakenOnFirstUse = true }
         if let sealingKey { try store.saveSealingKey(sealingKey) }
         try store.save(identity, key: key, secret: secretBytes)
         return identity

@@ -31,6 +31,10 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     public var deviceSealingKeyID: String?
     /// When the HMAC secret was issued (server time), so an older pushed secret is refused.
     public var secretIssuedAt: Int64?
+    /// `true` when ``pins`` were taken on first use: from discovery, which is unsigned, over a
+    /// connection no pin had checked. They then stand on the trust of that first connection alone;
+    /// pin the server out of band (`sigil enroll --pin`) where that matters.
+    public var pinsTakenOnFirstUse: Bool?
 
     /// Creates an identity.
     public init(
@@ -104,12 +108,9 @@ public struct FileDeviceStore: DeviceStore {
 
     func path(_ name: String) -> String { directory + "/" + name }
 
-    func read(_ name: String) throws -> [UInt8]? {
-        guard FileManager.default.fileExists(atPath: path(name)) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path(name)) else {
-            throw SigilInputError("cannot read \(path(name))")
-        }
-        return Array(data)
+    /// Reads a file of the store; key and secret files (`secret`) are refused when others may read them.
+    func read(_ name: String, secret: Bool = false) throws -> [UInt8]? {
+        try SecureFile.read(path(name), secret: secret)
     }
 
     public func identity() throws -> DeviceIdentity? {
@@ -125,12 +126,12 @@ public struct FileDeviceStore: DeviceStore {
 
     /// The stored private key, if any.
     public func privateKey() throws -> SigningKey? {
-        guard let bytes = try read("device-key.pem") else { return nil }
+        guard let bytes = try read("device-key.pem", secret: true) else { return nil }
         return try KeyFile.load(bytes, formats: keyFormats).signingKey
     }
 
     public func secret() throws -> SigningKey? {
-        guard let bytes = try read("secret") else { return nil }
+        guard let bytes = try read("secret", secret: true) else { return nil }
         guard
             let secret = Base64.decode(
                 String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
@@ -141,7 +142,7 @@ public struct FileDeviceStore: DeviceStore {
     }
 
     public func sealingKey() throws -> SealingPrivateKey? {
-        guard let bytes = try read("sealing-key.pem") else { return nil }
+        guard let bytes = try read("sealing-key.pem", secret: true) else { return nil }
         return try Sealing.privateKey(pem: String(decoding: bytes, as: UTF8.self))
     }
 

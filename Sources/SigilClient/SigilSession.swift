@@ -85,6 +85,10 @@ public struct SigilSession: Sendable {
     /// Seal every request body to ``sealingKey`` (PROTOCOL.md section 6); `send(_:body:sealed:)`
     /// decides per request.
     public var sealsBodies = false
+    /// The one origin this session signs for (the server its identity enrolled with): a request to
+    /// any other is refused before it is signed. sigil-v1 covers no authority, so a request signed
+    /// for another server could be replayed by that server to this one within the window.
+    public var origin: Origin?
 
     /// Creates a session.
     ///
@@ -117,6 +121,10 @@ public struct SigilSession: Sendable {
     /// nonce before it is signed, and the sealed answer opened; a successful answer that is not sealed
     /// is refused (`sealed-body-invalid`), so a proxy that strips the coding learns nothing from it.
     public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
+        if let origin, Origin(request) != origin {
+            throw SigilInputError(
+                "this session signs for \(origin) only, not \(request.scheme ?? "?")://\(request.authority ?? "?")")
+        }
         let seal = sealed ?? sealsBodies
         if seal && sealingKey == nil { throw SigilInputError("no sealing key: the server's discovery lists none") }
         var attempts = 0

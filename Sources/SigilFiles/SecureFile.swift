@@ -24,6 +24,26 @@ public enum SecureFile {
         }
     }
 
+    /// Reads a file, or `nil` when it does not exist.
+    ///
+    /// - Parameter secret: refuse the file when its group or others may read or write it, as ssh does
+    ///   (a key or secret others can read is no longer this device's alone).
+    /// - Throws: ``SigilInputError`` naming the path (never the contents).
+    public static func read(_ path: String, secret: Bool) throws -> [UInt8]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if secret {
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw SigilInputError("cannot read \(path)") }
+            guard status.st_mode & 0o077 == 0 else {
+                throw SigilInputError("\(path) is readable by others; run chmod 600 \(path)")
+            }
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SigilInputError("cannot read \(path)")
+        }
+        return Array(data)
+    }
+
     /// Writes `text` as UTF-8; see ``write(_:to:mode:)``.
     public static func write(_ text: String, to path: String, mode: Int = 0o600) throws {
         try write(Array(text.utf8), to: path, mode: mode)

@@ -18,6 +18,10 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         public var audience: String
         /// The `iss` an enrollment JWT must carry.
         public var issuer: String
+        /// Let one enrollment JWT enroll any number of devices until it expires. Off by default: each
+        /// JWT (by its `jti`, else the whole token) enrolls one device, so a token that leaks from a
+        /// log or a proxy enrolls nothing more.
+        public var allowsReuse = false
 
         /// Creates the rules.
         public init(keys: JWTKeyCollection, audience: String, issuer: String) {
@@ -48,10 +52,12 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         self.clock = clock
     }
 
-    /// The claims Sigil reads from an enrollment JWT: `sub`, `exp`, `aud` and `iss` (required), `nbf`.
+    /// The claims Sigil reads from an enrollment JWT: `sub`, `exp`, `aud` and `iss` (required),
+    /// `nbf`, `jti`.
     struct Claims: JWTPayload {
         var sub: SubjectClaim
         var exp: ExpirationClaim
+        var jti: IDClaim?
         var aud: AudienceClaim?
         var iss: IssuerClaim?
         var nbf: NotBeforeClaim?
@@ -97,6 +103,18 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             credential == nil
                 ? "enrollment requires Authorization: Bearer <token>" : "the enrollment token is not valid"
         )
+    }
+
+    /// An enrollment JWT enrolls one device (unless ``JWTRules/allowsReuse``): its `jti`, or the token
+    /// itself when it has none, hashed, is recorded until the JWT expires.
+    public func singleUse(of request: HTTPRequest) async throws -> SingleUseCredential? {
+        guard let jwt, !jwt.allowsReuse, let credential = Self.bearer(request.headerFields[.authorization]),
+            credential.split(separator: ".").count == 3,
+            let claims = try? await jwt.keys.verify(credential, as: Claims.self)
+        else { return nil }
+        let named = claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + credential
+        let digest = SHA256.hash(data: Array(named.utf8)).map { String(format: "%02x", $0) }.joined()
+        return SingleUseCredential(id: digest, expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
     }
 
     static func bearer(_ value: String?) -> String? {

@@ -95,7 +95,7 @@ public final class RedisNonceStore: NonceStore {
 
     /// The `maxmemory_policy` of an `INFO` reply.
     static func evictionPolicy(info: String) -> String? {
-        for line in info.split(whereSeparator: { $0 == "\r" || $0 == "\n" }) where line.hasPrefix("maxmemory_policy:") {
+        for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("maxmemory_policy:") {
             return String(line.dropFirst("maxmemory_policy:".count))
         }
         return nil

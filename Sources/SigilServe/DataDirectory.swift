@@ -41,19 +41,7 @@ public struct DataDirectory: Sendable {
     ///
     /// - Parameter secret: refuse the file when its group or others may read it, as ssh does.
     func read(_ name: String, secret: Bool = false) throws -> [UInt8]? {
-        let path = file(name)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        if secret {
-            var status = stat()
-            guard stat(path, &status) == 0 else { throw SigilInputError("cannot read \(path)") }
-            guard status.st_mode & 0o077 == 0 else {
-                throw SigilInputError("\(path) is readable by others; run chmod 600 \(path)")
-            }
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SigilInputError("cannot read \(path)")
-        }
-        return Array(data)
+        try SecureFile.read(file(name), secret: secret)
     }
 
     /// The master key, made on first use.

@@ -56,6 +56,8 @@ public enum SigilServe {
         public var jwtAudience: String?
         /// The issuer enrollment JWTs must name; required with JWT keys.
         public var jwtIssuer: String?
+        /// Let one enrollment JWT enroll many devices until it expires (each enrolls one by default).
+        public var jwtReuse = false
         /// The verifier's settings: window, body limit, profiles.
         public var verifier = VerifierConfiguration()
         /// How long a device's previous HMAC secret stays valid after a new one is issued, in seconds.
@@ -247,6 +249,7 @@ public enum SigilServe {
                 throw SigilInputError("enrollment JWTs need --jwt-audience and --jwt-issuer")
             }
             jwt = EnrollmentPolicy.JWTRules(keys: jwtKeys, audience: audience, issuer: issuer)
+            jwt?.allowsReuse = options.jwtReuse
         }
         // With JWTs, a bootstrap token would be a second way in: only an explicitly given one is on.
         let token = jwt == nil || options.enrollToken != nil ? try data.enrollToken(given: options.enrollToken) : nil

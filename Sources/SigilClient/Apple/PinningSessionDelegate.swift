@@ -32,7 +32,8 @@
             clientIdentity: SecIdentity? = nil
         ) {
             self.pins = Dictionary(pinSets.map { ($0.host, $0.pins) }, uniquingKeysWith: { $0.union($1) })
-            self.anchors = anchors
+            self.anchors = Dictionary(
+                anchors.map { (PinSet.normalizedHost($0.key), $0.value) }, uniquingKeysWith: { $0 + $1 })
             self.reportOnly = reportOnly
             self.report = report
             self.clientIdentity = clientIdentity
@@ -95,6 +96,7 @@
         /// Evaluates the chain for `host`, then the pins.
         func evaluate(_ trust: SecTrust, host: String) -> Bool {
             SecTrustSetPolicies(trust, SecPolicyCreateSSL(true, host as CFString))
+            let host = PinSet.normalizedHost(host)
             if let hostAnchors = anchors[host] {
                 SecTrustSetAnchorCertificates(trust, hostAnchors as CFArray)
                 SecTrustSetAnchorCertificatesOnly(trust, true)

@@ -1,7 +1,7 @@
 /// The SPKI pins a client accepts for one host: at least two (one a backup, on a key not in use yet)
 /// unless the single pin is explicitly waived through.
 public struct PinSet: Sendable, Hashable {
-    /// The host the pins are for.
+    /// The host the pins are for, normalized (``normalizedHost(_:)``).
     public let host: String
     /// `sha256/<base64 of SHA-256(SPKI DER)>` values.
     public let pins: Set<String>
@@ -21,7 +21,15 @@ public struct PinSet: Sendable, Hashable {
         guard unique.count >= 2 || allowSinglePin else {
             throw SigilInputError("pin \(host) with a backup pin too (a second key), or waive it explicitly")
         }
-        self.host = host
+        self.host = Self.normalizedHost(host)
         self.pins = unique
+    }
+
+    /// A host as pins are looked up by: ASCII lowercased, one trailing `.` removed, so that
+    /// `API.Example.com.` finds the pins of `api.example.com` rather than passing as unpinned.
+    public static func normalizedHost(_ host: String) -> String {
+        var host = host.lowercased()
+        if host.count > 1, host.hasSuffix(".") { host.removeLast() }
+        return host
     }
 }

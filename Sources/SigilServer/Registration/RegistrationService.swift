@@ -148,6 +148,14 @@ public struct RegistrationService: Sendable {
         )
         let verified = try await proof.verify(request, body: body)
         return try await verifiedRequest {
+            // What the registration uses up, now that it is authentic: the attestation's challenge,
+            // a single-use credential.
+            if let evidence = submission.attestation, let attestation {
+                try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
+            }
+            if let credential = try await enrollment.singleUse(of: request) {
+                try await consume(credential)
+            }
             let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
                 DirectoryChange(
@@ -182,8 +190,24 @@ public struct RegistrationService: Sendable {
         return attestation.challenges.issue(now: clock.now())
     }
 
-    /// The key an attestation proves, once its challenge is consumed and every step of Apple's
-    /// validation passed.
+    /// Records a single-use credential, or refuses it when it was used before.
+    ///
+    /// - Throws: `enrollment-refused` when used already, `store-unavailable` when the store does not answer.
+    func consume(_ credential: SingleUseCredential) async throws {
+        let now = clock.now()
+        let isNew: Bool
+        do {
+            isNew = try await nonces.insert(
+                keyID: SingleUseCredential.storeKeyID, nonce: credential.id, timestamp: now,
+                expiresAt: max(credential.expiresAt, now) + 60, now: now)
+        } catch {
+            throw SigilError(.storeUnavailable, "the nonce store did not answer; the enrollment credential is not used")
+        }
+        guard isNew else { throw SigilError(.enrollmentRefused, "this enrollment credential enrolled a device already") }
+    }
+
+    /// The key an attestation proves, once every step of Apple's validation passed (its challenge is
+    /// checked here and consumed after the registration's signature verified).
     func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
         -> (key: VerificationKey, receipt: [UInt8]?)
     {
@@ -198,13 +222,12 @@ public struct RegistrationService: Sendable {
         else {
             throw SigilError(.invalidRegistration, "keyId and attestation must be standard base64")
         }
-        // Cheap checks first (this server's, not expired), then Apple's steps, and only then the
-        // challenge is recorded: anonymous traffic with bad attestations writes nothing.
+        // Cheap checks first (this server's, not expired), then Apple's steps. The challenge is
+        // recorded only once the registration's own signature verified too (``register(_:body:)``):
+        // neither bad attestations nor a copy with a broken signature spend it.
         try attestation.challenges.check(evidence.challenge, now: clock.now())
-        let attested = try await attestation.verifier.attestedKey(
+        return try await attestation.verifier.attestedKey(
             object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
-        try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
-        return attested
     }
 
     /// The verification key of a ``Registration/KeySubmission``.

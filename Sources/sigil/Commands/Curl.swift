@@ -39,7 +39,12 @@ struct Curl: AsyncParsableCommand {
     @Option(name: .customLong("key-id"), help: "The key ID for --key (default: derived).")
     var keyID: String?
 
-    @Option(name: .long, help: "An identity from sigil enroll (default: 'default' when it exists).")
+    @Option(
+        name: .long,
+        help: """
+            An identity from sigil enroll (default: 'default' when it exists, and only for the origin it \
+            enrolled with; naming one signs for any origin).
+            """)
     var identity: String?
 
     @Flag(name: .customLong("use-secret"), help: "Sign with the identity's HMAC secret.")
@@ -93,6 +98,12 @@ struct Curl: AsyncParsableCommand {
         else { throw SigilInputError("expected an https:// URL") }
         let body = try readBody()
         let stored = try storedIdentity()
+        if identity == nil, key == nil, let stored, let enrolled = Origin(url: stored.identity.server),
+            Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority) != enrolled
+        {
+            throw SigilInputError(
+                "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin")
+        }
         let (signingKey, signingKeyID) = try signingKey(stored)
         var options = SigilHTTPClient.Options()
         options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
@@ -152,7 +163,15 @@ struct Curl: AsyncParsableCommand {
             }
             request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
         }
-        var session = SigilSession(transport: connection.transport, signer: signer, clock: clock, responses: responses)
+        let enrolledOrigin = stored.flatMap { Origin(url: $0.identity.server) }
+        let answersFromEnrolled = enrolledOrigin != nil && enrolledOrigin == Origin(request)
+        // The enrolled server's answers are signed with the key the identity holds: an unsigned one is
+        // refused, whatever a proxy in between says.
+        var session = SigilSession(
+            transport: connection.transport, signer: signer, clock: clock, responses: responses,
+            requireSignedResponses: answersFromEnrolled)
+        // The default identity signs for its own server only; a named one where the user says.
+        if identity == nil, key == nil { session.origin = enrolledOrigin }
         if seal {
             session.sealingKey = try sealingKey(stored?.identity)
             session.sealsBodies = true

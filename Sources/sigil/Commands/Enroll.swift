@@ -10,8 +10,16 @@ import SigilServe
 /// Where `sigil enroll` keeps identities: `~/.sigil/identities/NAME`.
 enum Identities {
     static func store(_ name: String) throws -> FileDeviceStore {
-        guard KeyID.isValid(name) else { throw SigilInputError("an identity name matches [A-Za-z0-9._~-]{1,128}") }
+        guard isValidName(name) else {
+            throw SigilInputError("an identity name is one plain path component: [A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}")
+        }
         return FileDeviceStore(directory: DataDirectory.defaultPath + "/identities/" + name, keyFormats: .withRSA)
+    }
+
+    /// A name that stays inside the identities folder: one path component, not starting with `.`
+    /// (so neither `.` nor `..`, nor a hidden file), of the key ID alphabet.
+    static func isValidName(_ name: String) -> Bool {
+        KeyID.isValid(name) && name.utf8.first != UInt8(ascii: ".")
     }
 }
 

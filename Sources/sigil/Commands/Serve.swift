@@ -126,6 +126,11 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "A JWKS file for enrollment JWTs.")
     var jwks: [String] = []
 
+    @Flag(
+        name: .customLong("jwt-reuse"),
+        help: "Let one enrollment JWT enroll any number of devices until it expires (default: one device each).")
+    var jwtReuse = false
+
     @Option(name: .customLong("max-skew"), help: "Seconds a request's timestamp may be from the server's time.")
     var maxSkew: Int64 = 300
 
@@ -259,6 +264,7 @@ struct ServerOptions: ParsableArguments {
             handshake: .seconds(handshakeTimeout), maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximum)
         options.jwtAudience = jwtAudience
         options.jwtIssuer = jwtIssuer
+        options.jwtReuse = jwtReuse
         options.jwksFiles = jwks
         options.verifier.maxSkew = maxSkew
         options.verifier.bodyLimit = bodyLimit

@@ -44,6 +44,9 @@ struct GatewayTests {
         }
     }
 
+    /// `Host`, set by hand: the client then sends it in place of the URL's authority.
+    static let host = HTTPField.Name("Host")!
+
     /// The server's response key, as a client pins it.
     static func responses(_ server: TestServer) throws -> ResponseVerifier {
         let key = try DataDirectory(path: server.options.dataDirectory).responseKey().verificationKey
@@ -179,7 +182,7 @@ struct GatewayTests {
         try await Self.withGateway { server, _, device, client in
             // sigil-v1 signs no Host: whatever the client wrote is not passed on as the host it reached.
             var spoofed = TestRequest(.get, "/reset-link", server: server)
-            spoofed.head.authority = "evil.example"
+            spoofed.head.headerFields[Self.host] = "evil.example"
             try spoofed.sign(with: device.signer(clock: server.clock))
             let sent = try await spoofed.send(client, to: server)
             #expect(sent.status == 200, "\(sent.text)")
@@ -188,7 +191,12 @@ struct GatewayTests {
             #expect(headers["forwarded"]?.first?.contains("evil") == false)
             #expect(headers["host"]?.first?.contains("evil") == false)
 
-            // rfc9421 covers @authority: the signed authority is passed on.
+            // rfc9421 covers @authority: the Host did reach the server (a spoofed one breaks the
+            // signature), and the signed authority is passed on.
+            var spoofedRFC9421 = TestRequest(.get, "/reset-link", server: server)
+            try spoofedRFC9421.sign(with: device.signer(.rfc9421, clock: server.clock))
+            spoofedRFC9421.head.headerFields[Self.host] = "evil.example"
+            #expect(try await spoofedRFC9421.send(client, to: server).code == "invalid-signature")
             var covered = TestRequest(.get, "/reset-link", server: server)
             try covered.sign(with: device.signer(.rfc9421, clock: server.clock))
             let signed = try await covered.send(client, to: server)
@@ -197,7 +205,7 @@ struct GatewayTests {
         }
         try await Self.withGateway(publicHost: "api.example.com") { server, _, device, client in
             var spoofed = TestRequest(.get, "/reset-link", server: server)
-            spoofed.head.authority = "evil.example"
+            spoofed.head.headerFields[Self.host] = "evil.example"
             try spoofed.sign(with: device.signer(clock: server.clock))
             let headers = try await spoofed.send(client, to: server).json["headers"] as? [String: [String]] ?? [:]
             #expect(headers["x-forwarded-host"] == ["api.example.com"])
