@@ -245,11 +245,15 @@ struct AppAttestEnrollmentTests {
                 try await refusal(
                     challenge: try await registration.attestationChallenge().challenge, authority: stranger)
                     == .enrollmentRefused)
-            // The request is signed by another key than the one attested: its proof fails.
-            #expect(
-                try await refusal(
-                    signer: TestAppAttestDevice(), challenge: try await registration.attestationChallenge().challenge)
-                    == .invalidSignature)
+            // The request is signed by another key than the one attested: its proof fails, and the
+            // challenge is not spent (an on-path party cannot burn it with a bad signature).
+            let kept = try await registration.attestationChallenge().challenge
+            let third = TestAppAttestDevice()
+            #expect(try await refusal(third, signer: TestAppAttestDevice(), challenge: kept) == .invalidSignature)
+            _ = try await registration.enroll(
+                attestedBy: third, appAttestKeyID: third.appAttestKeyID,
+                attestation: try Self.attestation(authority, device: third, challenge: kept), challenge: kept,
+                server: verifier)
             // A challenge spent on an attestation that fails is not used up.
             let retried = try await registration.attestationChallenge().challenge
             #expect(try await refusal(challenge: retried, authority: stranger) == .enrollmentRefused)
@@ -261,7 +265,7 @@ struct AppAttestEnrollmentTests {
             let late = try await registration.attestationChallenge().challenge
             server.clock.advance(by: 301)
             #expect(try await refusal(challenge: late) == .enrollmentRefused)
-            #expect(try await server.prepared.directory.keyIDs() == [first.keyID, second.keyID].sorted())
+            #expect(try await server.prepared.directory.keyIDs() == [first.keyID, second.keyID, third.keyID].sorted())
         }
     }
 

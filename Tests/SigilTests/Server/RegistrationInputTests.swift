@@ -16,6 +16,7 @@ struct RegistrationInputTests {
         var exp: ExpirationClaim
         var aud: AudienceClaim? = .init(value: [audience])
         var iss: IssuerClaim? = .init(value: issuer)
+        var jti: IDClaim?
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
@@ -27,14 +28,16 @@ struct RegistrationInputTests {
         subject: String,
         expires: Int64,
         audience: String? = audience,
-        issuer: String? = issuer
+        issuer: String? = issuer,
+        jti: String? = nil
     ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
         return try await keys.sign(
             Claims(
                 sub: .init(value: subject), exp: .init(value: Date(timeIntervalSince1970: TimeInterval(expires))),
-                aud: audience.map { .init(value: [$0]) }, iss: issuer.map { .init(value: $0) })
+                aud: audience.map { .init(value: [$0]) }, iss: issuer.map { .init(value: $0) },
+                jti: jti.map { .init(value: $0) })
         )
     }
 
@@ -218,6 +221,55 @@ struct RegistrationInputTests {
                 #expect(refused.status == 400, "\(refused.text)")
                 #expect(refused.code == "invalid-registration")
                 #expect(try await server.prepared.directory.keyIDs() == [device.keyID])
+            }
+        }
+    }
+
+    @Test(
+        "an enrollment JWT enrolls one device (by jti, else the token), spent only by a registration whose signature verified",
+        arguments: [false, true])
+    func jwtEnrollsOnce(_ reuse: Bool) async throws {
+        let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
+        let secret = (0..<32).map { UInt8($0 &* 7) }
+        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: {
+            $0.jwtSecretFiles = [secretFile]
+            $0.jwtAudience = Self.audience
+            $0.jwtIssuer = Self.issuer
+            $0.jwtReuse = reuse
+        }) { server in
+            try await server.client().using { client in
+                let now = server.clock.now()
+                let token = try await Self.jwt(secret: secret, subject: "alice", expires: now + 600)
+                let (first, second, third) = (try TestDevice(.ed25519), try TestDevice(.ed25519), try TestDevice(.ed25519))
+                // A copy signed by another key fails its signature and spends nothing.
+                let forged = try await Self.registration(
+                    first, server: server, authorization: "Bearer \(token)", signedBy: second
+                ).send(client, to: server)
+                #expect(forged.status == 401 && forged.code != "enrollment-refused", "\(forged.text)")
+                let enrolled = try await Self.registration(
+                    first, server: server, authorization: "Bearer \(token)", signedBy: first
+                ).send(client, to: server)
+                #expect(enrolled.status == 201, "\(enrolled.text)")
+                let again = try await Self.registration(
+                    second, server: server, authorization: "Bearer \(token)", signedBy: second
+                ).send(client, to: server)
+                #expect(again.status == (reuse ? 201 : 401), "\(again.text)")
+                if !reuse { #expect(again.code == "enrollment-refused") }
+                // Two tokens with one jti are one credential.
+                let withID = try await Self.jwt(secret: secret, subject: "bob", expires: now + 600, jti: "enroll-1")
+                let sameID = try await Self.jwt(secret: secret, subject: "bob", expires: now + 601, jti: "enroll-1")
+                #expect(withID != sameID)
+                let byID = try await Self.registration(
+                    third, server: server, authorization: "Bearer \(withID)", signedBy: third
+                ).send(client, to: server)
+                #expect(byID.status == 201, "\(byID.text)")
+                let fourth = try TestDevice(.ed25519)
+                let byCopy = try await Self.registration(
+                    fourth, server: server, authorization: "Bearer \(sameID)", signedBy: fourth
+                ).send(client, to: server)
+                #expect(byCopy.status == (reuse ? 201 : 401), "\(byCopy.text)")
+                #expect(try await server.prepared.directory.keyIDs().count == (reuse ? 4 : 2))
             }
         }
     }

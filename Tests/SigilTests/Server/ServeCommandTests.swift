@@ -105,6 +105,35 @@ struct ServeCommandTests {
             environment: home)
         #expect(sealedHMAC.status == 0, "\(sealedHMAC.error)")
         #expect(sealedHMAC.text.contains("hmac-sha256"))
+        // The default identity signs for the origin it enrolled with only: nothing is sent elsewhere
+        // (sigil-v1 covers no authority, so another server could replay it here).
+        let elsewhere = try await SigilCommand.run(
+            ["curl", "--pin", pins[0], "--pin", backup, "-d", "x", "https://127.0.0.1:\(port)/v1/echo"],
+            environment: home)
+        #expect(elsewhere.status == 2)
+        #expect(elsewhere.error.contains("signs for https://localhost:\(port) only"), "\(elsewhere.error)")
+        // An identity name that is not one plain path component is refused before anything is written.
+        for name in ["..", ".", ".hidden", "a/b"] {
+            let walked = try await SigilCommand.run(
+                [
+                    "enroll", "https://localhost:\(port)", "--token", TestServer.token, "--pin", pins[0], "--pin",
+                    backup, "--identity", name,
+                ],
+                environment: home)
+            #expect(walked.status == 2, "\(name)")
+        }
+        let sigilHome = directory.appendingPathComponent("client-home/.sigil").path
+        #expect(!FileManager.default.fileExists(atPath: sigilHome + "/device-key.pem"))
+        #expect(!FileManager.default.fileExists(atPath: sigilHome + "/identity.json"))
+        // A secret others can read is refused, as ssh refuses such a key.
+        let secretPath = sigilHome + "/identities/sealed/secret"
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: secretPath)
+        let exposed = try await SigilCommand.run(
+            ["curl", "--identity", "sealed", "--use-secret", "-d", "plain", "https://localhost:\(port)/v1/echo"],
+            environment: home)
+        #expect(exposed.status == 2)
+        #expect(exposed.error.contains("readable by others"), "\(exposed.error)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
         // A refusal: exit 1 and the server's code.
         let strangerPath = directory.appendingPathComponent("stranger.pem").path
         _ = try await SigilCommand.run(["keygen", "--alg", "ed25519", "--out", strangerPath])
