@@ -120,11 +120,24 @@ final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     let census: ConnectionCensus
     private var counted = false
+    private var admitted = false
     private var deadline: Scheduled<Void>?
 
     init(census: ConnectionCensus) { self.census = census }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        // An accepted connection is active already; otherwise it is admitted when it becomes so.
+        if context.channel.isActive { admit(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if !admitted { admit(context) }
+        context.fireChannelActive()
+    }
+
+    /// Counts the connection, closes it when over the cap, and starts the handshake's deadline.
+    private func admit(_ context: ChannelHandlerContext) {
+        admitted = true
         let open = census.open.add(1, ordering: .relaxed).newValue
         counted = true
         census.gauge.record(open)
@@ -140,18 +153,20 @@ final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) { release() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    /// Stops the deadline and gives the connection's slot back, once.
+    private func release() {
         deadline?.cancel()
         deadline = nil
         guard counted else { return }
         counted = false
         census.gauge.record(census.open.subtract(1, ordering: .relaxed).newValue)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
-        context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
