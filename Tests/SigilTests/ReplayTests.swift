@@ -69,6 +69,31 @@ struct ReplayTests {
         var oldestAcceptableTimestamp: Int64? { nil }
     }
 
+    /// A store that answers but cannot vouch for anything before a moment (it lost its data).
+    struct HorizonStore: NonceStore {
+        let oldest: Int64
+        func insert(keyID: String, nonce: String, timestamp: Int64, expiresAt: Int64, now: Int64) async throws
+            -> Bool
+        { true }
+        var oldestAcceptableTimestamp: Int64? { oldest }
+    }
+
+    @Test("a store that lost its data refuses by time (signed timestamp-out-of-window), not as unavailable")
+    func storeHorizonRefusesByTime() async throws {
+        let setup = try await SigningSetup(.hmacSHA256)
+        let verifier = RequestVerifier(
+            keys: setup.directory, nonces: HorizonStore(oldest: setup.clock.now() + 1), clock: setup.clock)
+        var (request, body) = SigningSetup.jsonPost()
+        try setup.signer(.sigilV1).sign(&request, body: body)
+        do {
+            _ = try await verifier.verify(request, body: body)
+            Issue.record("accepted")
+        } catch let error as SigilError {
+            #expect(error.code == .timestampOutOfWindow)
+            #expect(error.requestVerified)  // so its refusal is signed, and the client re-syncs
+        }
+    }
+
     @Test func storeFailureRefuses() async throws {
         let setup = try await SigningSetup(.hmacSHA256)
         let verifier = RequestVerifier(keys: setup.directory, nonces: BrokenStore(), clock: setup.clock)

@@ -50,14 +50,16 @@ public struct AttestationChallenges: Sendable {
     /// - Throws: `enrollment-refused` for any other; `store-unavailable` when the store does not answer.
     public func consume(_ challenge: String, nonces: any NonceStore, now: Int64) async throws {
         let expiry = try check(challenge, now: now)
-        let isNew: Bool
-        do {
-            isNew = try await nonces.insert(
-                keyID: Self.storeKeyID, nonce: challenge, timestamp: now, expiresAt: expiry + 60, now: now)
-        } catch {
+        switch await nonces.record(
+            keyID: Self.storeKeyID, nonce: challenge, timestamp: now, expiresAt: expiry + 60, now: now)
+        {
+        case .recorded: return
+        case .unavailable:
             throw SigilError(.storeUnavailable, "the nonce store did not answer; the challenge is not used")
+        case .replayed, .beforeHorizon:
+            // Before the horizon, the store cannot tell whether it was used: refused like a reuse.
+            throw SigilError(.enrollmentRefused, "the attestation challenge was used already")
         }
-        guard isNew else { throw SigilError(.enrollmentRefused, "the attestation challenge was used already") }
     }
 }
 

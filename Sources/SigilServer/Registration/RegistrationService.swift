@@ -195,15 +195,16 @@ public struct RegistrationService: Sendable {
     /// - Throws: `enrollment-refused` when used already, `store-unavailable` when the store does not answer.
     func consume(_ credential: SingleUseCredential) async throws {
         let now = clock.now()
-        let isNew: Bool
-        do {
-            isNew = try await nonces.insert(
-                keyID: SingleUseCredential.storeKeyID, nonce: credential.id, timestamp: now,
-                expiresAt: max(credential.expiresAt, now) + 60, now: now)
-        } catch {
+        switch await nonces.record(
+            keyID: SingleUseCredential.storeKeyID, nonce: credential.id, timestamp: now,
+            expiresAt: max(credential.expiresAt, now) + 60, now: now)
+        {
+        case .recorded: return
+        case .unavailable:
             throw SigilError(.storeUnavailable, "the nonce store did not answer; the enrollment credential is not used")
+        case .replayed, .beforeHorizon:
+            throw SigilError(.enrollmentRefused, "this enrollment credential enrolled a device already")
         }
-        guard isNew else { throw SigilError(.enrollmentRefused, "this enrollment credential enrolled a device already") }
     }
 
     /// The key an attestation proves, once every step of Apple's validation passed (its challenge is

@@ -295,18 +295,13 @@ public struct RequestVerifier: Sendable {
     }
 
     func record(keyID: String, nonce: String, timestamp: Int64, now: Int64) async throws {
-        let isNew: Bool
-        do {
-            isNew = try await nonces.insert(
-                keyID: keyID,
-                nonce: nonce,
-                timestamp: timestamp,
-                expiresAt: timestamp + configuration.maxSkew + configuration.nonceGrace,
-                now: now
-            )
-        } catch {
-            throw SigilError(.storeUnavailable, "the nonce store did not answer; the request is refused")
-        }
-        guard isNew else { throw SigilError(.replayedNonce, "nonce already used with key \(keyID)") }
+        let outcome = await nonces.record(
+            keyID: keyID,
+            nonce: nonce,
+            timestamp: timestamp,
+            expiresAt: timestamp + configuration.maxSkew + configuration.nonceGrace,
+            now: now
+        )
+        if let refusal = outcome.refusal(keyID: keyID) { throw refusal }
     }
 }

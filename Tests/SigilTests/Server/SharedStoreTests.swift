@@ -313,15 +313,21 @@ extension ExternalStoreSuites {
                 // The request whose connection finds the data lost is refused with the rest of its time.
                 var refusedByTime = false
                 for attempt in 0..<100 where !refusedByTime {
-                    do {
-                        _ = try await store.insert(
-                            keyID: "k", nonce: "new-nonce-\(100_000 + attempt)", timestamp: Self.now + 5,
-                            expiresAt: Self.now + 365, now: Self.now + 5)
+                    switch await store.record(
+                        keyID: "k", nonce: "new-nonce-\(100_000 + attempt)", timestamp: Self.now + 5,
+                        expiresAt: Self.now + 365, now: Self.now + 5)
+                    {
+                    case .beforeHorizon(let oldest):
+                        // What a verifier answers: timestamp-out-of-window, not store-unavailable.
+                        #expect(oldest == Self.now + 6)
+                        #expect(
+                            NonceOutcome.beforeHorizon(oldest: oldest).refusal(keyID: "k")?.code
+                                == .timestampOutOfWindow)
+                        refusedByTime = true
+                    case .recorded, .replayed:
                         Issue.record("a request dated before the loss was accepted")
                         return
-                    } catch let error as SigilError where error.code == .timestampOutOfWindow {
-                        refusedByTime = true
-                    } catch {
+                    case .unavailable:
                         try await Task.sleep(for: .milliseconds(100))
                     }
                 }
