@@ -161,6 +161,29 @@ struct CanonicalPathPolicyTests {
             // The nonce was not recorded: the request is still the client's to send.
             _ = try await lenient.verify(request, body: [])
         }
+        // The query: what a router reading the raw query could take for another request is refused.
+        var queries = VerifierConfiguration()
+        queries.requiresUnambiguousSigilV1Query = true
+        let queryVerifier = RequestVerifier(
+            keys: setup.directory, nonces: setup.store, clock: setup.clock, configuration: queries)
+        for (query, unambiguous) in [
+            ("limit=10&cursor=abc", true), ("q=a%2Bb", true), ("q=a%20b", true), ("", true),
+            ("a=1&a=2", false), ("q=a+b", false), ("debug", false), ("a=1&&b=2", false), ("a=1&%61=2", false),
+        ] {
+            var request = HTTPRequest(
+                method: .get, scheme: "https", authority: "api.example.com", path: "/v1/search?" + query)
+            try setup.signer(.sigilV1).sign(&request, body: [])
+            if unambiguous {
+                _ = try await queryVerifier.verify(request, body: [])
+                continue
+            }
+            let error = await #expect(throws: SigilError.self, "\(query)") {
+                try await queryVerifier.verify(request, body: [])
+            }
+            #expect(error?.code == .forbidden)
+            #expect(error?.requestVerified == true)
+            _ = try await lenient.verify(request, body: [])
+        }
         // rfc9421 signs the path exactly: nothing to require.
         var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/v1/Users/Q9")
         try setup.signer(.rfc9421).sign(&request, body: [])

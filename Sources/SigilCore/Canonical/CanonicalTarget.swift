@@ -140,6 +140,24 @@ public enum CanonicalTarget {
         return out
     }
 
+    /// Whether a raw query (without `?`) reads the same to a router as its canonical form (section
+    /// 2.4) says: every piece is `name=value`, none is empty, no name occurs twice, and there is no
+    /// literal `+`. The canonical query sorts pairs and reads `+` as itself, so `a=1&a=2` and
+    /// `a=2&a=1`, or `q=a+b` and `q=a%2Bb`, carry one signature while a router that takes the first
+    /// value, or reads `+` as a space, sees two requests. A server that routes on the raw query can
+    /// require this of sigil-v1 requests.
+    public static func isUnambiguousQuery(_ query: ArraySlice<UInt8>) -> Bool {
+        if query.isEmpty { return true }
+        var names = Set<[UInt8]>()
+        for piece in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
+            guard let equals = piece.firstIndex(of: UInt8(ascii: "=")), !piece.contains(UInt8(ascii: "+")) else {
+                return false
+            }
+            guard names.insert(PercentEncoding.decode(piece[..<equals])).inserted else { return false }
+        }
+        return true
+    }
+
     /// The canonical query of section 2.4 (without the leading `?`).
     public static func canonicalQuery(_ query: ArraySlice<UInt8>) -> [UInt8] {
         var pairs: [(name: [UInt8], value: [UInt8])] = []

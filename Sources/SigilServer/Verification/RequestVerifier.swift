@@ -202,13 +202,8 @@ public struct RequestVerifier: Sendable {
         // From here on the request is authentic: its refusals may be signed for it.
         if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
         // Before the nonce is recorded: the request as the client sent it may still arrive.
-        if configuration.requiresCanonicalSigilV1Path, profile == .sigilV1,
-            !CanonicalTarget.isCanonicalPath(Array((request.path ?? "/").utf8).prefix { $0 != UInt8(ascii: "?") })
-        {
-            throw SigilError(
-                .forbidden,
-                "the path is not in its canonical form (PROTOCOL.md section 2.3), which this server requires of sigil-v1"
-            ).ofVerifiedRequest()
+        if profile == .sigilV1, configuration.requiresCanonicalSigilV1Path || configuration.requiresUnambiguousSigilV1Query {
+            try checkSigilV1Target(request.path ?? "/")
         }
         do {
             try await record(keyID: signature.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
@@ -230,6 +225,26 @@ public struct RequestVerifier: Sendable {
             binding: signature.binding,
             coversAuthority: signature.coversAuthority
         )
+    }
+
+    /// The path and query rules a server that routes on the raw target asks of sigil-v1.
+    func checkSigilV1Target(_ target: String) throws {
+        let bytes = Array(target.utf8)
+        let queryStart = bytes.firstIndex(of: UInt8(ascii: "?"))
+        if configuration.requiresCanonicalSigilV1Path, !CanonicalTarget.isCanonicalPath(bytes[..<(queryStart ?? bytes.endIndex)]) {
+            throw SigilError(
+                .forbidden,
+                "the path is not in its canonical form (PROTOCOL.md section 2.3), which this server requires of sigil-v1"
+            ).ofVerifiedRequest()
+        }
+        if configuration.requiresUnambiguousSigilV1Query, let queryStart,
+            !CanonicalTarget.isUnambiguousQuery(bytes[(queryStart + 1)...])
+        {
+            throw SigilError(
+                .forbidden,
+                "the query has a repeated name, a '+' or a piece without '=', which sigil-v1's signature does not tell apart"
+            ).ofVerifiedRequest()
+        }
     }
 
     // MARK: Shared steps

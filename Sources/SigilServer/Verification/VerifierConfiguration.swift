@@ -25,6 +25,13 @@ public struct VerifierConfiguration: Sendable {
     /// request altered on the way in a way the signature does not see is refused. Off by default, as
     /// the contract and its vectors accept such paths.
     public var requiresCanonicalSigilV1Path = false
+    /// sigil-v1: refuse (403 `forbidden`, signed, the nonce left unused) an authentic request whose
+    /// query a router could read otherwise than its signature does
+    /// (``CanonicalTarget/isUnambiguousQuery(_:)``: a repeated name, a literal `+`, a piece without
+    /// `=`). sigil-v1 signs the sorted canonical query, so a server that reads the raw query (Vapor's
+    /// `req.query`, Hummingbird's `uri.queryParameters`) turns this on with
+    /// ``requiresCanonicalSigilV1Path``.
+    public var requiresUnambiguousSigilV1Query = false
     /// What `apple-appattest` assertions are held to beyond their signature (their App ID, their
     /// counter), as SigilAppAttest's `AppAttestAssertions` checks; without it such keys are refused
     /// (`unsupported-algorithm`).
