@@ -106,12 +106,15 @@ public struct DeviceRegistration: Sendable {
         sealingKey: SealingPublicKey? = nil,
         server: ResponseVerifier
     ) async throws -> Registration.Registered {
-        let nonce = RandomNonceSource().next()
-        let rotation = try Registration.Rotation(from: keyID, to: next, nonce: nonce, sealingKey: sealingKey)
-        let signer = RequestSigner(key: current, keyID: keyID, clock: clock, nonces: OneNonce(value: nonce))
-        return try await call(
-            request(.post, Registration.Path.rotate), body: try json(rotation), signer: signer, server: server,
-            expect: 201)
+        // The proof names the request's nonce: each attempt (the one resend after a signed
+        // timestamp-out-of-window included) builds its body for its own new nonce.
+        try await call(
+            request(.post, Registration.Path.rotate), signer: signer(current, keyID), server: server, expect: 201
+        ) { nonce in
+            try self.json(
+                try Registration.Rotation(
+                    from: keyID, to: next, serverKeyID: server.keyID, nonce: nonce, sealingKey: sealingKey))
+        }
     }
 
     /// Sends a CSR that `key` signs itself (``CSR``) and returns the client certificate.
@@ -150,6 +153,17 @@ public struct DeviceRegistration: Sendable {
         signer: RequestSigner,
         server: ResponseVerifier,
         expect status: Int
+    ) async throws -> Answer {
+        try await call(head, signer: signer, server: server, expect: status) { _ in body }
+    }
+
+    /// ``call(_:body:signer:server:expect:)`` with a body built for each attempt's nonce.
+    func call<Answer: Decodable>(
+        _ head: HTTPRequest,
+        signer: RequestSigner,
+        server: ResponseVerifier,
+        expect status: Int,
+        body: (_ nonce: String) throws -> [UInt8]
     ) async throws -> Answer {
         let session = SigilSession(
             transport: transport, signer: signer, clock: clock, responses: server, requireSignedResponses: false)
@@ -205,10 +219,4 @@ public struct UnexpectedResponse: Error, Sendable, Hashable, CustomStringConvert
     public init(status: Int) { self.status = status }
 
     public var description: String { "the server answered \(status) without a Sigil refusal" }
-}
-
-/// The one nonce a rotation's proof names.
-struct OneNonce: NonceSource {
-    let value: String
-    func next() -> String { value }
 }

@@ -121,6 +121,15 @@ public struct SigilSession: Sendable {
     /// nonce before it is signed, and the sealed answer opened; a successful answer that is not sealed
     /// is refused (`sealed-body-invalid`), so a proxy that strips the coding learns nothing from it.
     public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
+        try await send(request, sealed: sealed) { _ in body }
+    }
+
+    /// ``send(_:body:sealed:)`` with a body made for each attempt's nonce, for a body that names the
+    /// request's nonce (a rotation's proof): the resend after a signed `timestamp-out-of-window` has a
+    /// new nonce (PROTOCOL.md section 2.8), and so a new body.
+    public func send(_ request: HTTPRequest, sealed: Bool? = nil, body makeBody: (_ nonce: String) throws -> [UInt8])
+        async throws -> SigilResponse
+    {
         if let origin, Origin(request) != origin {
             throw SigilInputError(
                 "this session signs for \(origin) only, not \(request.scheme ?? "?")://\(request.authority ?? "?")")
@@ -132,6 +141,7 @@ public struct SigilSession: Sendable {
             attempts += 1
             var signed = request
             let nonce = signer.nonces.next()
+            let body = try makeBody(nonce)
             var sent = body
             var opener: SealedResponseOpener?
             if seal, let sealingKey {

@@ -71,7 +71,9 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
         signed.post(RouterPath(Registration.Path.rotate)) { request, context in
             try await answer(request, context) { identity in
                 try Response.json(
-                    try await service.rotate(try await body(of: request), for: identity.request), status: .created)
+                    try await service.rotate(
+                        try await body(of: request), for: identity.request, serverKeyID: middleware.responseSigner?.keyID),
+                    status: .created)
             }
         }
         signed.delete("/v1/devices/:keyId") { request, context in

@@ -73,7 +73,9 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
         }
         signed.on(.POST, Self.path(Registration.Path.rotate), body: .stream) { request in
             try Self.json(
-                try await service.rotate(try body(of: request), for: try request.sigil.requireIdentity()),
+                try await service.rotate(
+                    try body(of: request), for: try request.sigil.requireIdentity(),
+                    serverKeyID: middleware.responseSigner?.keyID),
                 status: .created)
         }
         signed.on(.DELETE, "v1", "devices", ":keyId", body: .stream) { request in

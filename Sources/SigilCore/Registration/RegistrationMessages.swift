@@ -299,17 +299,19 @@ public enum Registration {
             self.sealingKey = sealingKey
         }
 
-        /// The rotation from `currentKeyID` to `next`, its proof signed by `next` for the request nonce
-        /// `nonce`, and the device's new sealing key if it moves to one.
+        /// The rotation from `currentKeyID` to `next` on the server whose response key is
+        /// `serverKeyID`, its proof signed by `next` for the request nonce `nonce`, and the device's new
+        /// sealing key if it moves to one.
         public init(
-            from currentKeyID: String, to next: any SignatureProvider, nonce: String,
+            from currentKeyID: String, to next: any SignatureProvider, serverKeyID: String, nonce: String,
             sealingKey: SealingPublicKey? = nil
         ) throws {
             guard let key = next.publicKey, let nextID = key.derivedKeyID else {
                 throw SigilInputError("only a key pair can be rotated to")
             }
             let submission = try KeySubmission(key, sealingKey: sealingKey)
-            let message = RotationProof.message(currentKeyID: currentKeyID, newKeyID: nextID, nonce: nonce)
+            let message = RotationProof.message(
+                serverKeyID: serverKeyID, currentKeyID: currentKeyID, newKeyID: nextID, nonce: nonce)
             self.init(
                 alg: submission.alg,
                 publicKey: submission.publicKey,

@@ -387,7 +387,12 @@ public struct RegistrationService: Sendable {
     ///
     /// - Parameter body: a ``Registration/Rotation`` whose proof is the next key's signature over
     ///   ``RotationProof`` for this request's nonce.
-    public func rotate(_ body: [UInt8], for request: VerifiedRequest) async throws -> Registration.Registered {
+    ///
+    /// - Parameter serverKeyID: the key ID of the response key the answer is signed with, which the
+    ///   proof must name (a proof for another server is refused).
+    public func rotate(_ body: [UInt8], for request: VerifiedRequest, serverKeyID: String?) async throws
+        -> Registration.Registered
+    {
         try await verifiedRequest {
             guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "rotation must be signed with the device's current key")
@@ -408,7 +413,11 @@ public struct RegistrationService: Sendable {
                     .invalidRegistration, "this device seals its secrets: the rotation must name a new sealingKey")
             }
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
-            let message = RotationProof.message(currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
+            guard let serverKeyID else {
+                throw SigilError(.forbidden, "this server signs no answers, so a rotation cannot name it")
+            }
+            let message = RotationProof.message(
+                serverKeyID: serverKeyID, currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
                 key.isValidSignature(proof, for: message, profile: .sigilV1)
             else {

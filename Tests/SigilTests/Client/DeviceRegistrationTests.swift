@@ -6,6 +6,7 @@ import SigilCore
 import SigilHTTPClient
 import SigilServe
 import SigilTLS
+import Synchronization
 import Testing
 import X509
 
@@ -53,9 +54,18 @@ struct DeviceRegistrationTests {
                     let certificate = try Certificate(pemEncoded: issued.certificate)
                     #expect(certificate.subject.description.contains(device.keyID))
 
+                    // The server's clock moves on: the rotation is refused by time (signed), and its one
+                    // resend carries a new nonce with a proof made for it.
+                    serverClock.advance(by: 1000)
+                    let recorder = NonceRecorder(inner: AsyncHTTPClientTransport(client: client))
+                    let recorded = DeviceRegistration(
+                        transport: recorder, authority: "localhost:\(server.port)", clock: clock)
                     let next = try SigningKey.generate(.ed25519)
-                    let rotated = try await registration.rotate(
+                    let rotated = try await recorded.rotate(
                         from: device.key, keyID: device.keyID, to: next, server: verifier)
+                    let nonces = recorder.nonces.withLock { $0 }
+                    #expect(nonces.count == 2)
+                    #expect(Set(nonces).count == 2)
                     #expect(rotated.keyId == next.derivedKeyID)
                     #expect(rotated.deviceId == enrolled.deviceId)
 
@@ -118,5 +128,18 @@ struct EnrollmentTests {
             let echo = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
             #expect((echo?["clientCertificate"] as? [String: Any])?["keyId"] as? String == enrolled.keyID)
         }
+    }
+}
+
+/// A transport that keeps the `X-Nonce` of every request it sends.
+final class NonceRecorder: SigilTransport {
+    let inner: any SigilTransport
+    let nonces = Mutex<[String]>([])
+
+    init(inner: any SigilTransport) { self.inner = inner }
+
+    func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
+        nonces.withLock { $0.append(request.headerFields[SigilV1.nonceField] ?? "") }
+        return try await inner.send(request, body: body)
     }
 }

@@ -31,6 +31,21 @@ struct EndToEndTests {
         return (try await request.send(client, to: server), nonce, request)
     }
 
+    @Test("a rotation proof names the server it is for: one made for another server is refused")
+    func rotationNamesItsServer() async throws {
+        try await TestServer.with { server in
+            try await server.client().using { client in
+                let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
+                let next = try TestDevice(.ed25519)
+                let elsewhere = try await Self.rotate(
+                    from: device, to: next, server: server, client: client, serverKeyID: "0123456789abcdef")
+                #expect(elsewhere.status == 400, "\(elsewhere.text)")
+                #expect(elsewhere.code == "invalid-registration")
+                #expect(try await Self.rotate(from: device, to: next, server: server, client: client).status == 201)
+            }
+        }
+    }
+
     @Test("register, echo, replay, tamper, secret, rotation with overlap, revocation")
     func deviceLifecycle() async throws {
         let logs = LogCapture()
@@ -169,12 +184,15 @@ struct EndToEndTests {
         return TestDevice(key: try SigningKey(hmacSecret: secret), keyID: keyID)
     }
 
-    static func rotate(from current: TestDevice, to next: TestDevice, server: TestServer, client: HTTPClient)
-        async throws -> TestResponse
-    {
+    static func rotate(
+        from current: TestDevice, to next: TestDevice, server: TestServer, client: HTTPClient,
+        serverKeyID: String? = nil
+    ) async throws -> TestResponse {
         let nonce = "rotation-nonce-\(UUID().uuidString)"
         let proof = try next.key.signature(
-            for: RotationProof.message(currentKeyID: current.keyID, newKeyID: next.keyID, nonce: nonce),
+            for: RotationProof.message(
+                serverKeyID: serverKeyID ?? server.prepared.responseKeyID, currentKeyID: current.keyID,
+                newKeyID: next.keyID, nonce: nonce),
             profile: .sigilV1)
         let object = [
             "alg": next.key.algorithm.rawValue, "publicKey": try next.publicKeyPEM, "proof": Base64URL.encode(proof),
