@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
         .library(name: "SigilVapor", targets: ["SigilVapor"]),
         .library(name: "SigilOpenAPI", targets: ["SigilOpenAPI"]),
+        .library(name: "SigilOpenAPIClient", targets: ["SigilOpenAPIClient"]),
         .library(name: "SigilAppAttest", targets: ["SigilAppAttest"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
@@ -146,7 +147,6 @@ let package = Package(
             dependencies: [
                 "SigilCore",
                 "SigilRSA",
-                "SigilServer",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -196,8 +196,16 @@ let package = Package(
             name: "SigilOpenAPI",
             dependencies: [
                 "SigilCore",
-                "SigilClient",
                 "SigilServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "SigilOpenAPIClient",
+            dependencies: [
+                "SigilCore",
+                "SigilClient",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -259,7 +267,7 @@ let package = Package(
             name: "SigilTests",
             dependencies: [
                 "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilServe",
-                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", "SigilAppAttest",
+                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", "SigilOpenAPIClient", "SigilAppAttest",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "VaporTesting", package: "vapor"),

@@ -46,7 +46,7 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
             try Response.json(
                 service.discovery(
                     responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins,
-                    sealing: middleware.sealing))
+                    sealing: middleware.exchange.sealing))
         }
         router.post(RouterPath(Registration.Path.devices)) { request, _ in try await register(request) }
         router.post(RouterPath(Registration.Path.attestChallenge)) { request, _ in
@@ -96,25 +96,20 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
         do {
             let (registered, verified) = try await service.register(request.head, body: try await body(of: request))
             let response = try Response.json(registered, status: .created)
-            guard let signer = middleware.responseSigner else { return response }
-            return try await response.signed(with: signer, answering: request.head, verified: verified)
+            let admission = middleware.exchange.admission(of: request.head, verified: verified)
+            return try await middleware.answer(response, for: admission)
         } catch let error as SigilError {
             throw middleware.refusal(error, for: request.head)
         }
     }
 
-    /// Runs a signed route, turning a ``SigilError`` into a refusal (signed: the request verified).
+    /// Runs a signed route with its identity (the middleware refuses, signed, what it throws).
     func answer(
         _ request: Request,
         _ context: Context,
         _ route: (SigilIdentity) async throws -> Response
     ) async throws -> Response {
-        let identity = try context.requireSigilIdentity()
-        do {
-            return try await route(identity)
-        } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head, requestVerified: true)
-        }
+        try await route(try context.requireSigilIdentity())
     }
 
     func body(of request: Request) async throws -> [UInt8] {

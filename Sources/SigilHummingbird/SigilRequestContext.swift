@@ -5,28 +5,6 @@ import SigilCore
 import SigilServer
 import SigilTLS
 
-/// Who sent a verified request: the key and its device and user, how it was signed, and the TLS
-/// client certificate when one was presented.
-public struct SigilIdentity: Sendable, Hashable {
-    /// The verified signature: key ID, algorithm, profile, timestamp, nonce, device and user.
-    public let request: VerifiedRequest
-    /// The client certificate of the TLS connection, if the client presented one.
-    public let clientCertificate: ClientCertificateIdentity?
-
-    /// Creates an identity.
-    public init(request: VerifiedRequest, clientCertificate: ClientCertificateIdentity?) {
-        self.request = request
-        self.clientCertificate = clientCertificate
-    }
-
-    /// The key ID that signed the request.
-    public var keyID: String { request.keyID }
-    /// The device the key belongs to, if registered with one.
-    public var deviceID: String? { request.deviceID }
-    /// The user the device belongs to, if any.
-    public var userID: String? { request.userID }
-}
-
 /// A request context that can carry a ``SigilIdentity``, in the style of hummingbird-auth's
 /// `AuthRequestContext`.
 public protocol SigilRequestContext: RequestContext {

@@ -103,7 +103,7 @@ public struct SigilServerMiddleware: ServerMiddleware {
             return refusal(refused, for: head, requestVerified: true)
         }
         guard let responseSigner else { return (response, responseBody) }
-        let out = try await SigilClientMiddleware.collect(responseBody, upTo: responseLimit)
+        let out = try await BodyReader.collect(responseBody ?? HTTPBody(), declaredLength: nil, limit: responseLimit)
         var signed = response
         try responseSigner.sign(&signed, body: out, answering: head, binding: ResponseBinding(verified))
         return (signed, out.isEmpty && responseBody == nil ? nil : HTTPBody(out))

@@ -117,13 +117,9 @@ struct GatewayRoutes: Sendable {
 
     func forward(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
         let identity = try context.requireSigilIdentity()
-        let target: String
-        do {
-            target = try Self.target(
-                request.head.path ?? "/", profile: identity.request.profile, keepPath: upstream.keepPath)
-        } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head, requestVerified: true)
-        }
+        // A SigilError thrown here is refused by the middleware, signed for the admitted request.
+        let target = try Self.target(
+            request.head.path ?? "/", profile: identity.request.profile, keepPath: upstream.keepPath)
         var outgoing = HTTPClientRequest(url: base + target)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers = forwardedHeaders(request, identity: identity, client: Self.clientAddress(context.channel))
@@ -146,10 +142,10 @@ struct GatewayRoutes: Sendable {
                 throw SigilError(.upstreamUnavailable, "the upstream answered with status \(answer.status.code)")
             }
         } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head, requestVerified: true)
+            throw error
         } catch {
             context.logger.warning("upstream failed", metadata: ["error": "\(String(describing: error))"])
-            throw middleware.refusal(Self.refusal(for: error), for: request.head, requestVerified: true)
+            throw Self.refusal(for: error)
         }
         var headers = HTTPFields()
         let dropped = Self.dropped(connection: answer.headers["connection"].joined(separator: ","))

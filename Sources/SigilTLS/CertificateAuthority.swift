@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import SigilCore
 import SigilRSA
-import SigilServer
 import SwiftASN1
 import X509
 
@@ -151,17 +150,7 @@ public struct CertificateAuthority: Sendable {
     }
 }
 
-/// The identity in a client certificate, as a verified request's context carries it.
-public struct ClientCertificateIdentity: Sendable, Hashable {
-    /// The subject's common name (the key ID for certificates Sigil issued).
-    public let commonName: String?
-    /// The full subject, RFC 4514 style.
-    public let subject: String
-    /// The Sigil key ID from a `urn:sigil:key:` URI, if the certificate carries one.
-    public let sigilKeyID: String?
-    /// The SPKI pin of the certificate's key.
-    public let pin: String
-
+extension ClientCertificateIdentity {
     /// Reads the certificate a TLS peer presented, for a check that must not be skipped.
     ///
     /// - Throws: ``SigilError`` `certificate-mismatch` when it cannot be read (a certificate not read
@@ -177,10 +166,6 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
     /// Reads the identity of a DER certificate.
     public init(der: [UInt8]) throws {
         let certificate = try Certificate(derEncoded: der)
-        subject = certificate.subject.description
-        commonName =
-            certificate.subject.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }?
-            .value.description
         var keyID: String?
         let alternativeNames = (try? certificate.extensions.subjectAlternativeNames).flatMap { $0 }
         for name in alternativeNames.map(Array.init) ?? [] {
@@ -188,8 +173,13 @@ public struct ClientCertificateIdentity: Sendable, Hashable {
                 keyID = String(uri.dropFirst("urn:sigil:key:".count))
             }
         }
-        sigilKeyID = keyID
-        pin = SPKIPin.pin(spkiDER: try Certificates.spkiDER(certificate.publicKey))
+        self.init(
+            commonName: certificate.subject.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }?
+                .value.description,
+            subject: certificate.subject.description,
+            sigilKeyID: keyID,
+            pin: SPKIPin.pin(spkiDER: try Certificates.spkiDER(certificate.publicKey))
+        )
     }
 }
 

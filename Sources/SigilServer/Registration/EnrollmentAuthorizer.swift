@@ -39,33 +39,3 @@ public struct SingleUseCredential: Sendable, Hashable {
     /// The key ID single-use credentials are recorded under in the nonce store.
     public static let storeKeyID = "sigil-enrollment-credential"
 }
-
-/// Issues client certificates from CSRs for ``RegistrationService`` (SigilTLS's `CertificateAuthority`).
-public protocol ClientCertificateIssuer: Sendable {
-    /// Issues a certificate for the PKCS#10 request `csrPEM`, whose key must be the key `keyID`,
-    /// valid from the system's time (the time TLS stacks check certificates against).
-    ///
-    /// - Throws: ``SigilError`` `invalid-registration` for a CSR that does not parse, is not
-    ///   self-signed, or holds another key.
-    func issue(csrPEM: String, keyID: String) throws -> IssuedClientCertificate
-}
-
-/// A client certificate as ``RegistrationService`` records and returns it.
-public struct IssuedClientCertificate: Sendable, Hashable {
-    /// The certificate, PEM.
-    public var certificatePEM: String
-    /// The issuing CA's certificate, PEM.
-    public var caCertificatePEM: String
-    /// The serial number, lowercase hex.
-    public var serial: String
-    /// The end of its validity, in Unix seconds.
-    public var notAfter: Int64
-
-    /// Creates the record.
-    public init(certificatePEM: String, caCertificatePEM: String, serial: String, notAfter: Int64) {
-        self.certificatePEM = certificatePEM
-        self.caCertificatePEM = caCertificatePEM
-        self.serial = serial
-        self.notAfter = notAfter
-    }
-}

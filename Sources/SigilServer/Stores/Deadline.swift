@@ -7,6 +7,7 @@ import Synchronization
 ///
 /// The operation runs in its own task, cancelled when the deadline passes; the caller does not wait
 /// for it to notice.
+@usableFromInline
 package func withDeadline<Result: Sendable>(
     _ timeout: Duration,
     _ failure: @autoclosure () -> SigilError,

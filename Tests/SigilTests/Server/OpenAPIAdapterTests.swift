@@ -7,6 +7,7 @@ import OpenAPIVapor
 import SigilClient
 import SigilCore
 import SigilOpenAPI
+import SigilOpenAPIClient
 import SigilServer
 import Testing
 import Vapor

@@ -3,7 +3,6 @@ import HTTPTypes
 import OpenAPIRuntime
 import SigilClient
 import SigilCore
-import SigilServer
 
 /// Signs each request of a generated OpenAPI client, as a ``SigilSession`` does: the server-corrected
 /// clock dates it, a signed response is checked (and required, with `requireSignedResponses`) and

@@ -1,0 +1,220 @@
+import HTTPTypes
+import SigilCore
+
+/// The server's side of one exchange, written once for every framework: admit a request, then
+/// answer it or refuse it.
+///
+/// ```
+/// admit(head, body chunks, client certificate)    verify ─► open a sealed body ─► bind the client
+///    │                                            certificate ─► Admission (identity, plaintext)
+///    ├─► the route runs ─► answer(response, for: admission)   sealed to the request's context,
+///    │                                                        signed for that one request
+///    └─► refuse(error, admission?)                problem+json, signed exactly when the request's
+///                                                 own signature verified
+/// ```
+///
+/// A framework adapter (Hummingbird's and Vapor's middleware, swift-openapi's server middleware,
+/// `sigil gateway`) only converts its request and response types to swift-http-types and back; what
+/// it would otherwise copy from another adapter lives here.
+public struct Exchange: Sendable {
+    /// Verifies requests.
+    public let verifier: RequestVerifier
+    /// Signs answers and refusals, when set.
+    public let responseSigner: ResponseSigner?
+    /// Opens sealed bodies after verification and seals their answers, when set.
+    public let sealing: SealedBodies?
+    /// Whether refusals carry the server's signature base (for development only).
+    public let includeSignatureBase: Bool
+    /// How long a body may take to arrive whole (then `request-timeout`); `nil` where the transport
+    /// enforces its own limits (Hummingbird's ``RequestTimeouts`` in a channel handler).
+    public let bodyTimeout: Duration?
+
+    /// Creates the exchange.
+    ///
+    /// - Parameters:
+    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
+    ///   - responseSigner: signs answers and refusals (section 2.7, or rfc9421 with `;req`).
+    ///   - sealing: the keys sealed bodies open with; routes then see the plaintext.
+    ///   - includeSignatureBase: put `signatureBase` in refusals.
+    ///     - Warning: for development: it shows a caller what the server expected.
+    ///   - bodyTimeout: how long a body may take to arrive whole, or `nil` when the transport limits it.
+    public init(
+        verifier: RequestVerifier,
+        responseSigner: ResponseSigner? = nil,
+        sealing: SealedBodies? = nil,
+        includeSignatureBase: Bool = false,
+        bodyTimeout: Duration? = .seconds(60)
+    ) {
+        self.verifier = verifier
+        self.responseSigner = responseSigner
+        self.sealing = sealing
+        self.includeSignatureBase = includeSignatureBase
+        self.bodyTimeout = bodyTimeout
+    }
+
+    // MARK: Admit
+
+    /// Admits a request: verifies it (the headers, the window and the key before any body byte is
+    /// read, then at most the body limit), opens a sealed body, and checks that a TLS client
+    /// certificate naming a Sigil key names a key of the signer's device.
+    ///
+    /// - Parameters:
+    ///   - head: the request as signed (method, scheme, authority, path and query, fields).
+    ///   - bodyChunks: the body as it arrives.
+    ///   - limit: the framework's own upload limit, when lower than the verifier's.
+    ///   - clientCertificate: reads the connection's client certificate (`nil` for none); `nil` when
+    ///     the adapter does not read client certificates. One that cannot be read must throw
+    ///     `certificate-mismatch`: a certificate not read is one not checked.
+    /// - Returns: what the route needs.
+    /// - Throws: ``SigilError``, for ``refuse(_:for:admission:)``.
+    @inlinable
+    public func admit<Chunks: AsyncSequence & Sendable>(
+        _ head: HTTPRequest,
+        bodyChunks: Chunks,
+        limit: Int? = nil,
+        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
+    ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
+        let verified: VerifiedRequest
+        let body: [UInt8]
+        if let bodyTimeout {
+            let verifier = self.verifier
+            (verified, body) = try await withDeadline(
+                bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
+            ) { try await verifier.verify(head, bodyChunks: bodyChunks, limit: limit) }
+        } else {
+            (verified, body) = try await verifier.verify(head, bodyChunks: bodyChunks, limit: limit)
+        }
+        return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
+    }
+
+    /// ``admit(_:bodyChunks:limit:clientCertificate:)`` for a body that has been read already.
+    public func admit(
+        _ head: HTTPRequest,
+        body: [UInt8],
+        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
+    ) async throws -> Admission {
+        let verified = try await verifier.verify(head, body: body)
+        return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
+    }
+
+    /// The steps after verification: the sealed body, the client certificate.
+    @usableFromInline
+    func admitted(
+        _ head: HTTPRequest,
+        body: [UInt8],
+        verified: VerifiedRequest,
+        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
+    ) async throws -> Admission {
+        do {
+            let opened = try sealing?.open(head, body: body, verified: verified)
+            let certificate = try await clientCertificate?()
+            if let certificateKeyID = certificate?.sigilKeyID {
+                try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
+            }
+            return Admission(
+                identity: SigilIdentity(request: verified, clientCertificate: certificate, sealedTo: opened?.keyID),
+                request: opened?.request ?? head,
+                body: opened?.body ?? body,
+                signedRequest: head,
+                sealer: opened?.sealer
+            )
+        } catch let error as SigilError {
+            // After the signature verified: the refusal is the request's own, to be signed.
+            throw error.ofVerifiedRequest()
+        }
+    }
+
+    /// The admission of a request a route verified itself (a registration, signed by the key it
+    /// registers), so its answers and refusals are bound to it like any other's. Nothing is sealed.
+    public func admission(of request: HTTPRequest, body: [UInt8] = [], verified: VerifiedRequest) -> Admission {
+        Admission(
+            identity: SigilIdentity(request: verified, clientCertificate: nil), request: request, body: body,
+            signedRequest: request, sealer: nil)
+    }
+
+    // MARK: Answer
+
+    /// The route's answer as sent: sealed to the request's context when the request was sealed,
+    /// signed for that one request when a signer is set; a `HEAD` answer is signed over no body and
+    /// sent with none.
+    ///
+    /// - Throws: when sealing or signing fails (a key that cannot sign).
+    public func answer(_ response: HTTPResponse, body: [UInt8], for admission: Admission) throws
+        -> (head: HTTPResponse, body: [UInt8])
+    {
+        var head = response
+        var body = admission.signedRequest.method == .head ? [] : body
+        if let sealer = admission.sealer {
+            body = try sealer.seal(body)
+            head.headerFields[.contentEncoding] = Sealing.contentEncoding
+            if head.headerFields[.contentLength] != nil { head.headerFields[.contentLength] = String(body.count) }
+        }
+        try responseSigner?.sign(
+            &head, body: body, answering: admission.signedRequest, binding: admission.identity.request.binding)
+        return (head, body)
+    }
+
+    /// Whether ``answer(_:body:for:)`` changes anything, so an adapter can pass a response through
+    /// untouched (and unread) when it does not.
+    public func answersChange(_ admission: Admission) -> Bool {
+        responseSigner != nil || admission.sealer != nil
+    }
+
+    // MARK: Refuse
+
+    /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4), with
+    /// `Accept-Signature` unless the request used sigil-v1.
+    ///
+    /// It is signed exactly when the request's own signature verified: when an `admission` is given
+    /// (a route refusing an admitted request), or when admission itself found the signature valid
+    /// before refusing (a replay, an authentic request out of the window). A refusal of a request
+    /// whose signature did not verify is never signed: anyone can copy a nonce onto a forgery.
+    public func refuse(_ error: SigilError, for request: HTTPRequest, admission: Admission? = nil)
+        -> (head: HTTPResponse, body: [UInt8])
+    {
+        let refused = admission == nil ? error : error.ofVerifiedRequest()
+        return verifier.refusal(
+            refused, for: admission?.signedRequest ?? request, signer: responseSigner,
+            includeSignatureBase: includeSignatureBase)
+    }
+}
+
+/// A request the exchange admitted: who sent it, and the request and body its route reads.
+public struct Admission: Sendable {
+    /// Who signed it, with the client certificate and the key its body was sealed to.
+    public let identity: SigilIdentity
+    /// The request as its route reads it: without the `sigil-hpke` coding when its body was sealed.
+    public let request: HTTPRequest
+    /// The body as its route reads it: the plaintext of a sealed body.
+    public let body: [UInt8]
+    /// The request as signed, which answers are bound to.
+    public let signedRequest: HTTPRequest
+    /// Seals the answer, when the request was sealed.
+    let sealer: SealedResponseSealer?
+}
+
+/// Who sent a verified request: the key and its device and user, how it was signed, the TLS client
+/// certificate when one was presented, and the key its body was sealed to. The one identity every
+/// adapter hands its routes.
+public struct SigilIdentity: Sendable, Hashable {
+    /// The verified signature: key ID, algorithm, profile, timestamp, nonce, device and user.
+    public let request: VerifiedRequest
+    /// The client certificate of the TLS connection, if the client presented one and the adapter reads them.
+    public let clientCertificate: ClientCertificateIdentity?
+    /// The server sealing key the request's body was sealed to, when it was sealed.
+    public let sealedTo: String?
+
+    /// Creates an identity.
+    public init(request: VerifiedRequest, clientCertificate: ClientCertificateIdentity?, sealedTo: String? = nil) {
+        self.request = request
+        self.clientCertificate = clientCertificate
+        self.sealedTo = sealedTo
+    }
+
+    /// The key ID that signed the request.
+    public var keyID: String { request.keyID }
+    /// The device the key belongs to, if registered with one.
+    public var deviceID: String? { request.deviceID }
+    /// The user the device belongs to, if any.
+    public var userID: String? { request.userID }
+}
