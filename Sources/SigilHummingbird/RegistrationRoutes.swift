@@ -40,90 +40,50 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
         self.backupPins = backupPins
     }
 
-    /// Adds the routes to `router` (or a group of it).
+    /// Adds the routes to `router` (or a group of it): the one table of
+    /// ``RegistrationService/routes(exchange:pins:backupPins:)``, the admitted ones behind the middleware.
     public func add(to router: some RouterMethods<Context>) {
-        router.get(RouterPath(Registration.Path.discovery)) { _, _ in
-            try Response.json(
-                service.discovery(
-                    responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins,
-                    sealing: middleware.exchange.sealing))
-        }
-        router.post(RouterPath(Registration.Path.devices)) { request, _ in try await register(request) }
-        router.post(RouterPath(Registration.Path.attestChallenge)) { request, _ in
-            do {
-                var response = try Response.json(try service.attestationChallenge())
-                response.headers[.cacheControl] = "no-store"
-                return response
-            } catch let error as SigilError {
-                throw middleware.refusal(error, for: request.head)
-            }
-        }
         let signed = router.group().add(middleware: middleware)
-        signed.post("/v1/devices/:keyId/secret") { request, context in
-            try await answer(request, context) { identity in
-                var response = try Response.json(
-                    try await service.issueSecret(toDeviceOf: try keyID(context), for: identity.request),
-                    status: .created)
-                response.headers[.cacheControl] = "no-store"
-                return response
-            }
-        }
-        signed.post(RouterPath(Registration.Path.rotate)) { request, context in
-            try await answer(request, context) { identity in
-                try Response.json(
-                    try await service.rotate(
-                        try await body(of: request), for: identity.request, serverKeyID: middleware.responseSigner?.keyID),
-                    status: .created)
-            }
-        }
-        signed.delete("/v1/devices/:keyId") { request, context in
-            try await answer(request, context) { identity in
-                try await service.revoke(deviceOf: try keyID(context), for: identity.request)
-                return Response(status: .noContent)
-            }
-        }
-        signed.post(RouterPath(Registration.Path.certificates)) { request, context in
-            try await answer(request, context) { identity in
-                try Response.json(
-                    try await service.issueCertificate(try await body(of: request), for: identity.request),
-                    status: .created)
+        for route in service.routes(exchange: middleware.exchange, pins: pins, backupPins: backupPins) {
+            let path = RouterPath(route.colonPath)
+            let method = route.method
+            switch route.access {
+            case .admitted:
+                signed.on(path, method: method) { request, context in
+                    let identity = try context.requireSigilIdentity()
+                    // The middleware read the body (the plaintext of a sealed one) and refuses, signed,
+                    // what the route throws.
+                    let answer = try await route.handle(
+                        RegistrationCall(
+                            request: request.head, body: try await body(of: request, limit: Int.max),
+                            keyID: context.parameters.get("keyId"), identity: identity))
+                    return Response(
+                        status: answer.head.status, headers: answer.head.headerFields,
+                        body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+                }
+            case .open, .selfSigned:
+                router.on(path, method: method) { request, context in
+                    let call: RegistrationCall
+                    do {
+                        call = RegistrationCall(
+                            request: request.head,
+                            body: try await body(of: request, limit: service.configuration.bodyLimit),
+                            keyID: context.parameters.get("keyId"), identity: nil)
+                    } catch let error as SigilError {
+                        throw middleware.refusal(error, for: request.head)
+                    }
+                    let (head, body) = await middleware.exchange.run(route, call)
+                    return Response(
+                        status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+                }
             }
         }
     }
 
-    /// `POST /v1/devices`: not behind the middleware, since the key that signs it is the one it registers.
-    func register(_ request: Request) async throws -> Response {
-        do {
-            let (registered, verified) = try await service.register(request.head, body: try await body(of: request))
-            let response = try Response.json(registered, status: .created)
-            let admission = middleware.exchange.admission(of: request.head, verified: verified)
-            return try await middleware.answer(response, for: admission)
-        } catch let error as SigilError {
-            throw middleware.refusal(error, for: request.head)
-        }
-    }
-
-    /// Runs a signed route with its identity (the middleware refuses, signed, what it throws).
-    func answer(
-        _ request: Request,
-        _ context: Context,
-        _ route: (SigilIdentity) async throws -> Response
-    ) async throws -> Response {
-        try await route(try context.requireSigilIdentity())
-    }
-
-    func body(of request: Request) async throws -> [UInt8] {
-        try await BodyReader.collect(
-            request.body.map { $0.readableBytesView },
-            declaredLength: request.headers[.contentLength].flatMap(Int.init),
-            limit: service.configuration.bodyLimit)
-    }
-
-    func keyID(_ context: Context) throws -> String {
-        guard let keyID = context.parameters.get("keyId") else {
-            throw SigilError(.forbidden, "the route names no key")
-        }
-        return keyID
+    func body(of request: Request, limit: Int) async throws -> [UInt8] {
+        try await middleware.exchange.readBody(
+            BodyChunks(body: request.body), declaredLength: request.headers[.contentLength].flatMap(Int.init),
+            limit: limit)
     }
 }
 

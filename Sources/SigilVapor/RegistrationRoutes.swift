@@ -32,105 +32,54 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
         backupPins: [String] = []
     ) {
         self.service = service
-        self.middleware = SigilMiddleware(
-            verifier: middleware.verifier,
-            responseSigner: middleware.responseSigner,
-            includeSignatureBase: middleware.includeSignatureBase,
-            readsClientCertificate: middleware.readsClientCertificate,
-            bodyLimit: service.configuration.bodyLimit,
-            bodyTimeout: middleware.bodyTimeout,
-            errorMiddleware: middleware.errorMiddleware
-        )
+        self.middleware = middleware.reading(upTo: service.configuration.bodyLimit)
         self.pins = pins
         self.backupPins = backupPins
     }
 
+    /// Mounts the one table of ``RegistrationService/routes(exchange:pins:backupPins:)``, the
+    /// admitted routes behind the middleware.
     public func boot(routes: any RoutesBuilder) throws {
-        routes.get(Self.path(Registration.Path.discovery)) { _ in
-            try Self.json(
-                service.discovery(responseSigner: middleware.responseSigner, pins: pins, backupPins: backupPins))
-        }
-        routes.on(.POST, Self.path(Registration.Path.devices), body: .stream) { request in try await register(request) }
-        routes.post(Self.path(Registration.Path.attestChallenge)) { request in
-            do {
-                let response = try Self.json(try service.attestationChallenge())
-                response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-                return response
-            } catch let error as SigilError {
-                let head =
-                    (try? SigilMiddleware.head(of: request))
-                    ?? HTTPRequest(method: .post, scheme: nil, authority: nil, path: Registration.Path.attestChallenge)
-                return middleware.refusal(error, for: head)
+        let signed = routes.grouped(middleware)
+        let exchange = middleware.exchange
+        let limit = service.configuration.bodyLimit
+        for route in service.routes(exchange: exchange, pins: pins, backupPins: backupPins) {
+            let method = HTTPMethod(rawValue: route.method.rawValue)
+            let path = Self.path(route.colonPath)
+            switch route.access {
+            case .admitted:
+                signed.on(method, path, body: .stream) { request in
+                    // The middleware collected the body (the plaintext of a sealed one) and refuses,
+                    // signed, what the route throws.
+                    let answer = try await route.handle(
+                        RegistrationCall(
+                            request: try SigilMiddleware.head(of: request),
+                            body: request.body.data.map { Array(buffer: $0) } ?? [],
+                            keyID: request.parameters.get("keyId"), identity: try request.sigil.requireIdentity()))
+                    return Response(answer.head, body: answer.body)
+                }
+            case .open, .selfSigned:
+                routes.on(method, path, body: .stream) { request in
+                    var head = HTTPRequest(method: .post, scheme: nil, authority: nil, path: route.colonPath)
+                    let call: RegistrationCall
+                    do {
+                        head = try SigilMiddleware.head(of: request)
+                        call = RegistrationCall(
+                            request: head,
+                            body: try await exchange.readBody(
+                                CollectedBody(request: request, limit: limit), declaredLength: nil, limit: limit),
+                            keyID: request.parameters.get("keyId"), identity: nil)
+                    } catch let error as SigilError {
+                        return middleware.refusal(error, for: head)
+                    }
+                    let (answeredHead, body) = await exchange.run(route, call)
+                    return Response(answeredHead, body: body)
+                }
             }
         }
-        let signed = routes.grouped(middleware)
-        signed.on(.POST, "v1", "devices", ":keyId", "secret", body: .stream) { request in
-            let response = try Self.json(
-                try await service.issueSecret(toDeviceOf: try keyID(request), for: try request.sigil.requireIdentity()),
-                status: .created)
-            response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-            return response
-        }
-        signed.on(.POST, Self.path(Registration.Path.rotate), body: .stream) { request in
-            try Self.json(
-                try await service.rotate(
-                    try body(of: request), for: try request.sigil.requireIdentity(),
-                    serverKeyID: middleware.responseSigner?.keyID),
-                status: .created)
-        }
-        signed.on(.DELETE, "v1", "devices", ":keyId", body: .stream) { request in
-            try await service.revoke(deviceOf: try keyID(request), for: try request.sigil.requireIdentity())
-            return Response(status: .noContent)
-        }
-        signed.on(.POST, Self.path(Registration.Path.certificates), body: .stream) { request in
-            try Self.json(
-                try await service.issueCertificate(try body(of: request), for: try request.sigil.requireIdentity()),
-                status: .created)
-        }
-    }
-
-    /// `POST /v1/devices`: not behind the middleware, since the key that signs it is the one it registers.
-    func register(_ request: Request) async throws -> Response {
-        var head = HTTPRequest(method: .post, scheme: nil, authority: nil, path: Registration.Path.devices)
-        do {
-            head = try SigilMiddleware.head(of: request)
-            let body = try await CollectedBody(
-                request: request, limit: service.configuration.bodyLimit, timeout: middleware.bodyTimeout
-            )
-            .reduce(into: [UInt8]()) { $0 += $1 }
-            try BodyReader.check(body.count, limit: service.configuration.bodyLimit)
-            let (registered, verified) = try await service.register(head, body: body)
-            let response = try Self.json(registered, status: .created)
-            guard let signer = middleware.responseSigner else { return response }
-            return try await SigilMiddleware.signed(
-                response, with: signer, answering: head, verified: verified, on: request)
-        } catch let error as SigilError {
-            return middleware.refusal(error, for: head)
-        }
-    }
-
-    /// The body the middleware collected, held to the service's limit.
-    func body(of request: Request) throws -> [UInt8] {
-        let body = request.body.data.map { Array(buffer: $0) } ?? []
-        try BodyReader.check(body.count, limit: service.configuration.bodyLimit)
-        return body
-    }
-
-    func keyID(_ request: Request) throws -> String {
-        guard let keyID = request.parameters.get("keyId") else {
-            throw SigilError(.forbidden, "the route names no key")
-        }
-        return keyID
     }
 
     static func path(_ path: String) -> [PathComponent] {
         path.split(separator: "/").map { PathComponent(stringLiteral: String($0)) }
-    }
-
-    static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) throws -> Response {
-        Response(
-            status: status,
-            headers: ["Content-Type": "application/json"],
-            body: .init(buffer: ByteBuffer(bytes: try Registration.json(value))))
     }
 }

@@ -34,24 +34,22 @@ import Vapor
 /// }
 /// ```
 public struct SigilMiddleware: AsyncMiddleware {
-    /// The verifier.
-    public let verifier: RequestVerifier
-    /// Signs responses to verified requests, when set.
-    public let responseSigner: ResponseSigner?
-    /// Whether refusals carry the server's signature base (for development only).
-    public let includeSignatureBase: Bool
-    /// Whether to read the TLS client certificate into ``SigilRequest/clientCertificate`` and check
-    /// that it names the signer's device. Vapor keeps the chain only when the server's TLS
-    /// configuration has a `customCertificateVerifyCallbackWithMetadata`.
+    /// The server's side of each exchange: admission, answers, refusals.
+    public let exchange: Exchange
+    /// Whether to read the TLS client certificate into the identity and check that it names the
+    /// signer's device. Vapor keeps the chain only when the server's TLS configuration has a
+    /// `customCertificateVerifyCallbackWithMetadata`.
     public let readsClientCertificate: Bool
     /// The most body read, when lower than the verifier's limit; `nil` for the application's
     /// `routes.defaultMaxBodySize`.
-    public let bodyLimit: Int?
-    /// How long the body may take to arrive whole (Vapor has no such limit of its own); then
-    /// `request-timeout` (408).
-    public let bodyTimeout: Duration
+    public private(set) var bodyLimit: Int?
     /// Turns a route's errors into the responses that are signed; `nil` for Vapor's default.
     public let errorMiddleware: ErrorMiddleware?
+
+    /// The verifier.
+    public var verifier: RequestVerifier { exchange.verifier }
+    /// Signs responses to verified requests, when set.
+    public var responseSigner: ResponseSigner? { exchange.responseSigner }
 
     /// Creates the middleware.
     ///
@@ -62,8 +60,10 @@ public struct SigilMiddleware: AsyncMiddleware {
     ///     - Warning: for development: it shows a caller what the server expected.
     ///   - readsClientCertificate: read the TLS client certificate, and refuse one naming a key of
     ///     another device.
+    ///   - sealing: the keys sealed bodies open with; routes then read the plaintext and the answer
+    ///     to a sealed request is sealed.
     ///   - bodyLimit: the most body to read; `nil` for the application's `routes.defaultMaxBodySize`.
-    ///   - bodyTimeout: how long the body may take to arrive whole.
+    ///   - bodyTimeout: how long the body may take to arrive whole (Vapor has no such limit of its own).
     ///   - errorMiddleware: makes responses of a route's errors (other than ``SigilError``) to be
     ///     signed: your app's own, or `nil` for `ErrorMiddleware.default` in the app's environment
     ///     (which shows an error's description outside production).
@@ -72,103 +72,108 @@ public struct SigilMiddleware: AsyncMiddleware {
         responseSigner: ResponseSigner? = nil,
         includeSignatureBase: Bool = false,
         readsClientCertificate: Bool = false,
+        sealing: SealedBodies? = nil,
         bodyLimit: Int? = nil,
         bodyTimeout: Duration = .seconds(60),
         errorMiddleware: ErrorMiddleware? = nil
     ) {
-        self.bodyTimeout = bodyTimeout
+        self.exchange = Exchange(
+            verifier: verifier, responseSigner: responseSigner, sealing: sealing,
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout)
         self.errorMiddleware = errorMiddleware
-        self.verifier = verifier
-        self.responseSigner = responseSigner
-        self.includeSignatureBase = includeSignatureBase
         self.readsClientCertificate = readsClientCertificate
         self.bodyLimit = bodyLimit
     }
 
+    /// This middleware reading bodies up to `bodyLimit` (the registration routes', whatever the
+    /// application's default).
+    func reading(upTo bodyLimit: Int) -> SigilMiddleware {
+        var copy = self
+        copy.bodyLimit = bodyLimit
+        return copy
+    }
+
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         var head = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
-        let verified: VerifiedRequest
+        let admission: Admission
         do {
             head = try Self.head(of: request)
-            verified = try await verify(request, head: head)
+            admission = try await admit(request, head: head)
         } catch let error as SigilError {
             request.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
             return refusal(error, for: head)
         }
-        request.logger[metadataKey: "sigil.key-id"] = "\(verified.keyID)"
+        request.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID)"
         let response: Response
         do {
             response = try await next.respond(to: request)
         } catch let error as SigilError {
-            return refusal(error, for: head, requestVerified: true)
+            return refusal(error, for: head, admission: admission)
         } catch {
-            guard responseSigner != nil else { throw error }
+            guard exchange.answersChange(admission) else { throw error }
             response = try await
                 (errorMiddleware ?? ErrorMiddleware.default(environment: request.application.environment))
                 .respond(to: request, chainingTo: Failing(error: error)).get()
         }
-        guard let responseSigner else { return response }
-        return try await Self.signed(response, with: responseSigner, answering: head, verified: verified, on: request)
+        guard exchange.answersChange(admission) else { return response }
+        return try await answer(response, for: admission, on: request)
     }
 
-    /// Verifies `request` and records who sent it.
-    func verify(_ request: Request, head: HTTPRequest) async throws -> VerifiedRequest {
+    /// Admits `request`, records who sent it, and hands the route the plaintext of a sealed body.
+    func admit(_ request: Request, head: HTTPRequest) async throws -> Admission {
         let limit = min(
             bodyLimit ?? request.application.routes.defaultMaxBodySize.value, verifier.configuration.bodyLimit)
-        let (verified, _) = try await verifier.verify(
-            head, bodyChunks: CollectedBody(request: request, limit: limit, timeout: bodyTimeout), limit: limit)
-        var certificate: ClientCertificateIdentity?
-        let server = request.application.http.server.configuration
-        if readsClientCertificate, server.tlsConfiguration != nil,
-            server.customCertificateVerifyCallbackWithMetadata == nil || request.version.major >= 2
-        {
-            // Vapor keeps the chain only then: a certificate it does not show is one not checked.
-            throw SigilError(
-                .certificateMismatch,
-                "the client certificate cannot be checked: Vapor keeps it only over HTTP/1.1, with customCertificateVerifyCallbackWithMetadata"
-            ).ofVerifiedRequest()
-        }
-        if readsClientCertificate, let leaf = request.peerCertificateChain?.leaf {
-            var serializer = DER.Serializer()
-            // Bytes that do not serialize read as no certificate, which is refused.
-            let der = (try? serializer.serialize(leaf)) != nil ? serializer.serializedBytes : []
-            certificate = try ClientCertificateIdentity(readingPeer: der)
-            if let certificateKeyID = certificate?.sigilKeyID {
-                try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
+        var readCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
+        if readsClientCertificate {
+            let server = request.application.http.server.configuration
+            let shown = server.tlsConfiguration == nil || (
+                server.customCertificateVerifyCallbackWithMetadata != nil && request.version.major < 2)
+            let leaf = request.peerCertificateChain?.leaf
+            readCertificate = {
+                // Vapor keeps the chain only then: a certificate it does not show is one not checked.
+                guard shown else {
+                    throw SigilError(
+                        .certificateMismatch,
+                        "the client certificate cannot be checked: Vapor keeps it only over HTTP/1.1, with customCertificateVerifyCallbackWithMetadata"
+                    )
+                }
+                guard let leaf else { return nil }
+                var serializer = DER.Serializer()
+                // Bytes that do not serialize read as no certificate, which is refused.
+                let der = (try? serializer.serialize(leaf)) != nil ? serializer.serializedBytes : []
+                return try ClientCertificateIdentity(readingPeer: der)
             }
         }
-        request.sigil.store(verified, clientCertificate: certificate)
-        return verified
+        let admission = try await exchange.admit(
+            head, bodyChunks: CollectedBody(request: request, limit: limit), limit: limit,
+            clientCertificate: readCertificate)
+        if admission.request.headerFields != head.headerFields {
+            // A sealed body: the route reads the plaintext, under its own type and length.
+            request.headers = HTTPHeaders(admission.request.headerFields)
+            try request.content.encode(Plaintext(), using: PlaintextEncoder(bytes: admission.body))
+        }
+        request.sigil.store(admission.identity)
+        return admission
     }
 
     /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,
-    /// signed for the request when a response signer is set and the request's signature verified.
-    ///
-    /// - Parameter requestVerified: the request passed this middleware (a route refusing a verified
-    ///   request), so the refusal may be signed whatever `error` says.
-    public func refusal(_ error: SigilError, for request: HTTPRequest, requestVerified: Bool = false) -> Response {
-        let refused = requestVerified ? error.ofVerifiedRequest() : error
-        let (head, body) = verifier.refusal(
-            refused, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
+    /// signed for the request exactly when its signature verified (during admission, or `admission`
+    /// given: a route refusing an admitted request).
+    public func refusal(_ error: SigilError, for request: HTTPRequest, admission: Admission? = nil) -> Response {
+        let (head, body) = exchange.refuse(error, for: request, admission: admission)
         return Response(head, body: body)
     }
 
-    /// `response` signed for the verified request it answers (its body collected to be signed).
-    static func signed(
-        _ response: Response,
-        with signer: ResponseSigner,
-        answering request: HTTPRequest,
-        verified: VerifiedRequest,
-        on vaporRequest: Request
-    ) async throws -> Response {
-        // Vapor sends no body in answer to HEAD: the signature covers none.
+    /// `response` as the exchange answers it: sealed and signed for the admitted request (its body
+    /// collected to be signed).
+    func answer(_ response: Response, for admission: Admission, on request: Request) async throws -> Response {
         let body =
-            request.method == .head
-            ? [] : try await response.body.collect(on: vaporRequest.eventLoop).get().map { Array(buffer: $0) } ?? []
+            admission.signedRequest.method == .head
+            ? [] : try await response.body.collect(on: request.eventLoop).get().map { Array(buffer: $0) } ?? []
         var head = HTTPResponse(status: .init(code: Int(response.status.code)))
         head.headerFields = try HTTPFields(checking: response.headers)
-        try signer.sign(&head, body: body, answering: request, binding: ResponseBinding(verified))
-        return Response(head, body: body)
+        let (answered, answeredBody) = try exchange.answer(head, body: body, for: admission)
+        return Response(answered, body: answeredBody)
     }
 
     /// The request as the verifier reads it: method, the scheme of the server, the `Host` field as
@@ -195,6 +200,18 @@ public struct SigilMiddleware: AsyncMiddleware {
     }
 }
 
+/// Nothing: what ``PlaintextEncoder`` is asked to encode.
+struct Plaintext: Encodable {}
+
+/// Writes given bytes as a request's collected body, through Vapor's public content API.
+struct PlaintextEncoder: ContentEncoder {
+    let bytes: [UInt8]
+
+    func encode<E: Encodable>(_ encodable: E, to body: inout ByteBuffer, headers: inout HTTPHeaders) throws {
+        body.writeBytes(bytes)
+    }
+}
+
 /// A responder that fails with `error`, for Vapor's `ErrorMiddleware` to turn into a response.
 struct Failing: Responder {
     let error: any Error
@@ -207,7 +224,6 @@ struct Failing: Responder {
 struct CollectedBody: AsyncSequence, Sendable {
     let request: Request
     let limit: Int
-    let timeout: Duration
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let body: CollectedBody
@@ -219,9 +235,7 @@ struct CollectedBody: AsyncSequence, Sendable {
             let (request, limit) = (body.request, body.limit)
             do {
                 // Vapor refuses a body of `max` bytes already; the verifier holds it to `limit` exactly.
-                let collected = try await withDeadline(
-                    body.timeout, SigilError(.requestTimeout, "the body did not arrive in time")
-                ) { try await request.body.collect(max: limit + 1).get() }
+                let collected = try await request.body.collect(max: limit + 1).get()
                 return collected?.readableBytesView ?? ByteBuffer().readableBytesView
             } catch let abort as Abort where abort.status == .payloadTooLarge {
                 throw SigilError(.bodyTooLarge, "the body is larger than \(limit) bytes")

@@ -7,28 +7,26 @@ import Vapor
 public struct SigilRequest: Sendable {
     let request: Request
 
-    /// The verified signature (key ID, algorithm, profile, timestamp, nonce, device and user); `nil`
-    /// before the middleware ran or when the route is not behind it.
-    public var identity: VerifiedRequest? { request.storage[Stored.self]?.identity }
+    /// Who signed the request (the verified signature, the client certificate, the key its body was
+    /// sealed to); `nil` before the middleware ran or when the route is not behind it.
+    public var identity: SigilIdentity? { request.storage[Stored.self] }
 
     /// The TLS client certificate of the connection, when the middleware reads it and the client
     /// presented one.
-    public var clientCertificate: ClientCertificateIdentity? { request.storage[Stored.self]?.clientCertificate }
+    public var clientCertificate: ClientCertificateIdentity? { identity?.clientCertificate }
 
     /// The identity, or a `missing-signature` error when the route was reached without the middleware.
-    public func requireIdentity() throws -> VerifiedRequest {
+    public func requireIdentity() throws -> SigilIdentity {
         guard let identity else { throw SigilError(.missingSignature, "the route requires a signed request") }
         return identity
     }
 
-    func store(_ identity: VerifiedRequest, clientCertificate: ClientCertificateIdentity?) {
-        request.storage[Stored.self] = Stored(identity: identity, clientCertificate: clientCertificate)
+    func store(_ identity: SigilIdentity) {
+        request.storage[Stored.self] = identity
     }
 
     struct Stored: StorageKey, Sendable {
-        typealias Value = Stored
-        let identity: VerifiedRequest
-        let clientCertificate: ClientCertificateIdentity?
+        typealias Value = SigilIdentity
     }
 }
 
