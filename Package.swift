@@ -16,7 +16,7 @@ let package = Package(
         .library(name: "SigilRedis", targets: ["SigilRedis"]),
         .library(name: "SigilJWT", targets: ["SigilJWT"]),
         .library(name: "SigilTLS", targets: ["SigilTLS"]),
-        .library(name: "SigilServe", targets: ["SigilServe"]),
+        .library(name: "SigilStandalone", targets: ["SigilStandalone"]),
         .library(name: "SigilHTTPClient", targets: ["SigilHTTPClient"]),
         .library(name: "SigilVapor", targets: ["SigilVapor"]),
         .library(name: "SigilOpenAPI", targets: ["SigilOpenAPI"]),
@@ -211,7 +211,7 @@ let package = Package(
             ]
         ),
         .target(
-            name: "SigilServe",
+            name: "SigilStandalone",
             dependencies: [
                 "SigilServer",
                 "SigilJWT",
@@ -243,7 +243,7 @@ let package = Package(
                 "SigilFiles",
                 "SigilClient",
                 "SigilServer",
-                "SigilServe",
+                "SigilStandalone",
                 "SigilTLS",
                 "SigilHTTPClient",
                 "SigilHummingbird",
@@ -266,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: [
-                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilServe",
+                "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilStandalone",
                 "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", "SigilOpenAPIClient", "SigilAppAttest",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),

@@ -9,7 +9,7 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
-import SigilServe
+import SigilStandalone
 import SigilTLS
 
 /// `sigil bench gateway`: the same client straight to an upstream, and through `sigil gateway` in
@@ -66,10 +66,10 @@ struct GatewayBench: AsyncParsableCommand {
         guard let upstreamPort = URLComponents(string: upstreamURL)?.port, upstreamURL.hasPrefix("http://") else {
             throw SigilInputError("--upstream must be http://host:port")
         }
-        var options = SigilServe.Options()
+        var options = SigilStandalone.Options()
         options.dataDirectory = root
         options.port = 0
-        options.upstream = SigilServe.Upstream(url: upstreamURL)
+        options.upstream = SigilStandalone.Upstream(url: upstreamURL)
         let (gateway, group, gatewayPort) = try await HTTPBench.start(options, logger: logger)
         services.append(group)
 
@@ -94,7 +94,7 @@ struct GatewayBench: AsyncParsableCommand {
     }
 
     func measure(
-        client: HTTPClient, gateway: SigilServe.Prepared, gatewayPort: Int, upstreamPort: Int, upstreamTLSPort: Int?
+        client: HTTPClient, gateway: SigilStandalone.Prepared, gatewayPort: Int, upstreamPort: Int, upstreamTLSPort: Int?
     ) async throws -> [(String, Double)] {
         var bench = HTTPBench()
         bench.load = load

@@ -8,7 +8,7 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
-import SigilServe
+import SigilStandalone
 
 /// `sigil bench http`: `sigil serve` and an AsyncHTTPClient client in one process over loopback TLS
 /// (TLS 1.3, X25519MLKEM768, HTTP/2), verified requests against unverified ones.
@@ -58,10 +58,10 @@ struct HTTPBench: AsyncParsableCommand {
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         // Two servers: one signs its responses (as `sigil serve` does), one does not.
-        var servers: [(SigilServe.Prepared, ServiceGroup)] = []
+        var servers: [(SigilStandalone.Prepared, ServiceGroup)] = []
         var ports: [Int] = []
         for signs in [true, false] {
-            var options = SigilServe.Options()
+            var options = SigilStandalone.Options()
             options.dataDirectory = root + (signs ? "/signing" : "/plain")
             options.port = 0
             options.signsResponses = signs
@@ -89,11 +89,11 @@ struct HTTPBench: AsyncParsableCommand {
     }
 
     /// Starts `sigil serve` with `options` in this process; returns it, its group and its port.
-    static func start(_ options: SigilServe.Options, logger: Logger) async throws
-        -> (SigilServe.Prepared, ServiceGroup, Int)
+    static func start(_ options: SigilStandalone.Options, logger: Logger) async throws
+        -> (SigilStandalone.Prepared, ServiceGroup, Int)
     {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+        let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
             continuation.yield(port)
             continuation.finish()
         }
@@ -108,7 +108,7 @@ struct HTTPBench: AsyncParsableCommand {
         return (prepared, group, port)
     }
 
-    func measure(client: HTTPClient, servers: [SigilServe.Prepared], ports: [Int]) async throws -> [(String, Double)] {
+    func measure(client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int]) async throws -> [(String, Double)] {
         var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
         for (index, port) in ports.enumerated() {
             let suffix = index == 0 ? ", response signed" : ""

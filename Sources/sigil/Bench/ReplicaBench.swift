@@ -5,7 +5,7 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
-import SigilServe
+import SigilStandalone
 import SigilServer
 
 /// `sigil bench http --replicas N --store postgres://…`: replicas sharing one store, in this process.
@@ -22,7 +22,7 @@ extension HTTPBench {
         }
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
-        var servers: [(SigilServe.Prepared, ServiceGroup)] = []
+        var servers: [(SigilStandalone.Prepared, ServiceGroup)] = []
         var ports: [Int] = []
         func stopAll() async {
             for (prepared, group) in servers {
@@ -33,7 +33,7 @@ extension HTTPBench {
         // One data directory (master key, TLS identity, response key) and one store, as replicas share them.
         do {
             for _ in 0..<replicas {
-                var options = SigilServe.Options()
+                var options = SigilStandalone.Options()
                 options.dataDirectory = root
                 options.port = 0
                 options.benchmarkRoute = true
@@ -66,7 +66,7 @@ extension HTTPBench {
     }
 
     /// HMAC-verified requests per second sent to the first replica alone, then spread over all.
-    func measureReplicas(client: HTTPClient, first: SigilServe.Prepared, ports: [Int]) async throws -> [Double] {
+    func measureReplicas(client: HTTPClient, first: SigilStandalone.Prepared, ports: [Int]) async throws -> [Double] {
         let device = try SigningKey.generate(.ecdsaP256SHA256)
         let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
         try await register(device, token: first.enrollToken ?? "", client: client, port: ports[0])
@@ -88,7 +88,7 @@ extension HTTPBench {
 
     /// Milliseconds from a revocation on `prepared`'s replica to the first refusal by the replica at
     /// `port`, which had just accepted (and cached) the device's key, for each trial.
-    func measureRevocation(client: HTTPClient, on prepared: SigilServe.Prepared, seenBy port: Int, trials: Int)
+    func measureRevocation(client: HTTPClient, on prepared: SigilStandalone.Prepared, seenBy port: Int, trials: Int)
         async throws -> [Double]
     {
         var times: [Double] = []

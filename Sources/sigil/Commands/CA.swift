@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SigilCore
 import SigilFiles
-import SigilServe
+import SigilStandalone
 import SigilTLS
 import X509
 

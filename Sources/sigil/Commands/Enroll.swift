@@ -5,7 +5,7 @@ import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilRSA
-import SigilServe
+import SigilStandalone
 
 /// Where `sigil enroll` keeps identities: `~/.sigil/identities/NAME`.
 enum Identities {

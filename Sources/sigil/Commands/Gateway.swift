@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SigilServe
+import SigilStandalone
 
 /// `sigil gateway`: what `sigil serve` does on the way in, then the verified request forwarded to a
 /// backend in any language, whose answer comes back signed.
@@ -51,14 +51,14 @@ struct Gateway: AsyncParsableCommand {
         guard upstream.hasPrefix("http://") || upstream.hasPrefix("https://") else {
             throw ValidationError("--upstream is an http:// or https:// URL")
         }
-        if let publicHost, SigilServe.Upstream.plainAuthority(publicHost) == nil {
+        if let publicHost, SigilStandalone.Upstream.plainAuthority(publicHost) == nil {
             throw ValidationError("--public-host is host[:port]")
         }
     }
 
     func run() async throws {
         var options = try server.options()
-        var target = SigilServe.Upstream(url: upstream)
+        var target = SigilStandalone.Upstream(url: upstream)
         target.keepPath = keepPath
         target.timeout = .seconds(upstreamTimeout)
         target.responseLimit = responseLimit

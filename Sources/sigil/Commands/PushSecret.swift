@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import SigilCore
 import SigilSQLite
-import SigilServe
+import SigilStandalone
 import SigilServer
 
 /// `sigil push-secret --device dev-…`: a new HMAC secret for a device of the data directory's

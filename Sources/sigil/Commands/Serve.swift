@@ -6,7 +6,7 @@ import ServiceLifecycle
 import SigilAppAttest
 import SigilCore
 import SigilHummingbird
-import SigilServe
+import SigilStandalone
 
 /// `sigil serve`: the protected server with its registration API, ready with no arguments.
 struct Serve: AsyncParsableCommand {
@@ -25,13 +25,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Runs the server `options` describe until SIGTERM or SIGINT, printing the banner once it listens.
-    static func run(_ options: SigilServe.Options, name: String) async throws {
+    static func run(_ options: SigilStandalone.Options, name: String) async throws {
         var logger = Logger(label: name.replacingOccurrences(of: " ", with: "."))
         logger.logLevel =
             ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         let banner = Banner()
-        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+        let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
             await banner.print(port: port)
         }
         await banner.set { port in
@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
         try await group.run()
     }
 
-    static func banner(_ prepared: SigilServe.Prepared, options: SigilServe.Options, url: String, name: String)
+    static func banner(_ prepared: SigilStandalone.Prepared, options: SigilStandalone.Options, url: String, name: String)
         -> String
     {
         var banner = ["\(name): listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
@@ -229,14 +229,14 @@ struct ServerOptions: ParsableArguments {
     }
 
     /// `--store`: the URL is checked here, but never echoed (it may carry a password).
-    static func keyStore(_ value: String) throws -> SigilServe.KeyStore {
+    static func keyStore(_ value: String) throws -> SigilStandalone.KeyStore {
         if value == "sqlite" { return .dataDirectory }
         if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") { return .postgres(url: value) }
         throw ValidationError("--store is sqlite or a postgres:// URL")
     }
 
     /// `--nonces`.
-    static func nonceStorage(_ value: String) throws -> SigilServe.NonceStorage {
+    static func nonceStorage(_ value: String) throws -> SigilStandalone.NonceStorage {
         switch value {
         case "store": return .withKeys
         case "memory": return .memory
@@ -245,8 +245,8 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    func options() throws -> SigilServe.Options {
-        var options = SigilServe.Options()
+    func options() throws -> SigilStandalone.Options {
+        var options = SigilStandalone.Options()
         options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
         options.host = host
         options.port = port

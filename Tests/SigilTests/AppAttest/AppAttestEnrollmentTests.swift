@@ -6,7 +6,7 @@ import SigilAppAttest
 import SigilClient
 import SigilCore
 import SigilHTTPClient
-import SigilServe
+import SigilStandalone
 import SigilServer
 import SigilTLS
 import Synchronization

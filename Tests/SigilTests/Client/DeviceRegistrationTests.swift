@@ -4,7 +4,7 @@ import HTTPTypes
 import SigilClient
 import SigilCore
 import SigilHTTPClient
-import SigilServe
+import SigilStandalone
 import SigilTLS
 import Synchronization
 import Testing

@@ -6,7 +6,7 @@ import SigilClient
 import SigilCore
 import SigilFiles
 import SigilHTTPClient
-import SigilServe
+import SigilStandalone
 import SigilServer
 import SigilTLS
 import Synchronization
@@ -33,7 +33,7 @@ struct SessionTests {
     /// A server whose clock is the real one (its `Date` headers agree with it), a registered device,
     /// and a client trusting the server.
     static func withDevice(
-        configure: (inout SigilServe.Options) -> Void = { _ in },
+        configure: (inout SigilStandalone.Options) -> Void = { _ in },
         _ body: (TestServer, TestDevice, HTTPClient) async throws -> Void
     ) async throws {
         let clock = ManualUnixClock(SystemUnixClock().now())

@@ -5,7 +5,7 @@ import NIOPosix
 import NIOTLS
 import Testing
 
-@testable import SigilServe
+@testable import SigilStandalone
 
 /// Connections that never finish a TLS handshake, and more connections than the cap: closed and
 /// counted before Hummingbird's own timeouts (which start at HTTP) could apply.

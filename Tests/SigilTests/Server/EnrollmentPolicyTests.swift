@@ -4,7 +4,7 @@ import HTTPTypes
 import JWTKit
 import SigilCore
 import SigilJWT
-import SigilServe
+import SigilStandalone
 import Testing
 
 /// Enrollment credentials: ES256 keys and JWKS files, open enrollment, nothing configured.

@@ -8,7 +8,7 @@ import SigilCore
 import SigilServer
 import Testing
 
-@testable import SigilServe
+@testable import SigilStandalone
 
 /// `sigil gateway` in front of a backend no one here wrote: Python's standard library HTTP server
 /// (`Tests/Upstream/echo_upstream.py`), over loopback.
@@ -24,7 +24,7 @@ struct GatewayTests {
         let upstream = try await PythonUpstream.start()
         defer { upstream.stop() }
         try await TestServer.with(configure: { options in
-            var target = SigilServe.Upstream(url: "http://127.0.0.1:\(upstream.port)")
+            var target = SigilStandalone.Upstream(url: "http://127.0.0.1:\(upstream.port)")
             target.keepPath = keepPath
             target.secret = "gateway-secret-for-tests"
             target.timeout = .seconds(10)

@@ -5,7 +5,7 @@ import HTTPTypes
 import JWTKit
 import NIOCore
 import SigilCore
-import SigilServe
+import SigilStandalone
 import Testing
 
 /// Bad registration input gets problem+json with a PROTOCOL.md code and leaves the directory unchanged.
@@ -67,7 +67,7 @@ struct RegistrationInputTests {
         let secretFile = dataDirectory + "-jwt-secret"
         try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
         _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
-        let jwtOptions: (inout SigilServe.Options) -> Void = {
+        let jwtOptions: (inout SigilStandalone.Options) -> Void = {
             $0.jwtSecretFiles = [secretFile]
             $0.jwtAudience = Self.audience
             $0.jwtIssuer = Self.issuer

@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import SigilCore
 import SigilPostgres
-import SigilServe
+import SigilStandalone
 import SigilServer
 import Synchronization
 import Testing
@@ -33,7 +33,7 @@ extension ExternalStoreSuites {
                 defer { if let redis { Task { await redis.destroy() } } }
                 let directory = TestServer.temporaryDirectory()
                 let clock = ManualUnixClock(Int64(Date().timeIntervalSince1970))
-                let configure: @Sendable (inout SigilServe.Options) -> Void = { options in
+                let configure: @Sendable (inout SigilStandalone.Options) -> Void = { options in
                     options.keyStore = .postgres(url: postgres.url)
                     if let redis { options.nonceStorage = .redis(url: redis.url) }
                     options.storeTimeout = storeTimeout

@@ -5,7 +5,7 @@ import SQLiteNIO
 import SigilCore
 import SigilPostgres
 import SigilSQLite
-import SigilServe
+import SigilStandalone
 import SigilServer
 import Testing
 

@@ -5,7 +5,7 @@ import SigilClient
 import SigilCore
 import SigilFiles
 import SigilHTTPClient
-import SigilServe
+import SigilStandalone
 import SigilServer
 import SigilTLS
 import Testing

@@ -8,7 +8,7 @@ import SigilCore
 import SigilHTTPClient
 import SigilPostgres
 import SigilSQLite
-import SigilServe
+import SigilStandalone
 import SigilServer
 import SigilTLS
 import Testing

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SigilCore
-import SigilServe
+import SigilStandalone
 import SigilServer
 import Testing
 
@@ -16,14 +16,14 @@ struct StoreServiceTests {
 
     @Test("the stores close when the group stops on another service's error, and closing twice is harmless")
     func storesCloseWhenTheGroupFails() async throws {
-        var options = SigilServe.Options()
+        var options = SigilStandalone.Options()
         options.dataDirectory = TestServer.temporaryDirectory()
         options.host = "127.0.0.1"
         options.port = 0
         options.enrollToken = TestServer.token
         var logger = Logger(label: "sigil.test")
         logger.logLevel = .critical
-        let prepared = try await SigilServe.prepare(options, logger: logger)
+        let prepared = try await SigilStandalone.prepare(options, logger: logger)
         #expect(try await prepared.directory.key(for: "nobody") == nil)
         let group = ServiceGroup(
             services: prepared.stores.services + [Failing()], gracefulShutdownSignals: [], logger: logger)

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import NIOSSL
 import SigilCore
-import SigilServe
+import SigilStandalone
 import SigilTLS
 import Testing
 import X509

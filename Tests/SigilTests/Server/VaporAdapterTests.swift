@@ -7,7 +7,7 @@ import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilJWT
-import SigilServe
+import SigilStandalone
 import SigilServer
 import SigilTLS
 import SigilVapor

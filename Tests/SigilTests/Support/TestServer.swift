@@ -10,15 +10,15 @@ import SigilClient
 import SigilCore
 import SigilRSA
 import SigilSQLite
-import SigilServe
+import SigilStandalone
 import SigilServer
 import Synchronization
 
 /// A `sigil serve` started in-process on a free loopback port, with a manual clock and its own data directory.
 struct TestServer: Sendable {
     let port: Int
-    let prepared: SigilServe.Prepared
-    let options: SigilServe.Options
+    let prepared: SigilStandalone.Prepared
+    let options: SigilStandalone.Options
     let clock: ManualUnixClock
 
     var baseURL: String { "https://localhost:\(port)" }
@@ -33,11 +33,11 @@ struct TestServer: Sendable {
     static func with<Result: Sendable>(
         dataDirectory: String = temporaryDirectory(),
         clock: ManualUnixClock = ManualUnixClock(SigningSetup.start),
-        configure: (inout SigilServe.Options) -> Void = { _ in },
+        configure: (inout SigilStandalone.Options) -> Void = { _ in },
         logs: LogCapture? = nil,
         _ body: (TestServer) async throws -> Result
     ) async throws -> Result {
-        var options = SigilServe.Options()
+        var options = SigilStandalone.Options()
         options.dataDirectory = dataDirectory
         options.host = "127.0.0.1"
         options.port = 0
@@ -47,7 +47,7 @@ struct TestServer: Sendable {
         var logger = logs.map { capture in Logger(label: "sigil.test") { _ in capture } } ?? Logger(label: "sigil.test")
         logger.logLevel = logs == nil ? .critical : .trace
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let prepared = try await SigilServe.prepare(options, logger: logger) { port in
+        let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
             portContinuation.yield(port)
             portContinuation.finish()
         }

@@ -22,7 +22,7 @@ import X509
 /// What `sigil serve` runs: the registration API and the echo route over HTTPS (TLS 1.3, hybrid
 /// post-quantum key exchange, HTTP/2 and HTTP/1.1), with a SQLite key directory and a nonce store
 /// that survives restarts, all kept in one data directory.
-public enum SigilServe {
+public enum SigilStandalone {
     /// The options of `sigil serve`.
     public struct Options: Sendable {
         /// The data directory.

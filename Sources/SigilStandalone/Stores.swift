@@ -17,7 +17,7 @@ public protocol ServedKeyRegistry: KeyRegistry {
 extension SQLiteKeyDirectory: ServedKeyRegistry {}
 extension PostgresKeyDirectory: ServedKeyRegistry {}
 
-extension SigilServe {
+extension SigilStandalone {
     /// Where devices and keys are kept.
     public enum KeyStore: Sendable, Equatable {
         /// SQLite in the data directory: one server.

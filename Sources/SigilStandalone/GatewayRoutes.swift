@@ -16,7 +16,7 @@ extension UInt8 {
     }
 }
 
-extension SigilServe {
+extension SigilStandalone {
     /// Where `sigil gateway` forwards the requests it verified, and how.
     public struct Upstream: Sendable {
         /// The upstream's base URL, `http://host:port` (or `https://`), optionally with a path prefix.
@@ -60,14 +60,14 @@ extension SigilServe {
 /// covers it), each within its limit.
 struct GatewayRoutes: Sendable {
     let middleware: SigilMiddleware<SigilBasicRequestContext>
-    let upstream: SigilServe.Upstream
+    let upstream: SigilStandalone.Upstream
     let client: HTTPClient
     let bodyLimit: Int
     /// `scheme://host:port/prefix`, without a trailing `/`.
     let base: String
 
     init(
-        middleware: SigilMiddleware<SigilBasicRequestContext>, upstream: SigilServe.Upstream, client: HTTPClient,
+        middleware: SigilMiddleware<SigilBasicRequestContext>, upstream: SigilStandalone.Upstream, client: HTTPClient,
         bodyLimit: Int
     ) throws {
         guard let components = URLComponents(string: upstream.url), let scheme = components.scheme?.lowercased(),
@@ -215,7 +215,7 @@ struct GatewayRoutes: Sendable {
         // Configured, or covered by the signature; never an unsigned Host.
         let authority =
             upstream.publicHost
-            ?? (identity.request.coversAuthority ? request.head.authority.flatMap(SigilServe.Upstream.plainAuthority) : nil)
+            ?? (identity.request.coversAuthority ? request.head.authority.flatMap(SigilStandalone.Upstream.plainAuthority) : nil)
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)
             let node = client.contains(":") ? "\"[\(client)]\"" : client
