@@ -217,7 +217,8 @@ public struct SigilSession: Sendable {
         // response that is not bound to the nonce is held to the window instead.
         let signature =
             if let answered {
-                try responses.verifySigilV1(response.head, body: response.body, answering: answered, checkingWindow: false)
+                try responses.verifySigilV1(
+                    response.head, body: response.body, answering: answered, checkingWindow: false)
             } else {
                 try responses.verifyRFC9421(
                     response.head, body: response.body, answering: request, checkingWindow: false)

@@ -74,7 +74,8 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
                     }
                     let (head, body) = await middleware.exchange.run(route, call)
                     return Response(
-                        status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+                        status: head.status, headers: head.headerFields,
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
                 }
             }
         }

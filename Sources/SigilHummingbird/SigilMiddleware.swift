@@ -116,7 +116,8 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         let (head, body) = try exchange.answer(
             HTTPResponse(status: response.status, headerFields: response.headers), body: collector.bytes,
             for: admission)
-        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(
+            status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// The problem+json refusal for `error`, with `Accept-Signature` unless the request used sigil-v1,

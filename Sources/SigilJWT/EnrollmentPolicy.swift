@@ -112,7 +112,8 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             credential.split(separator: ".").count == 3,
             let claims = try? await jwt.keys.verify(credential, as: Claims.self)
         else { return nil }
-        let named = claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + credential
+        let named =
+            claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + credential
         let digest = SHA256.hash(data: Array(named.utf8)).map { String(format: "%02x", $0) }.joined()
         return SingleUseCredential(id: digest, expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
     }

@@ -215,7 +215,8 @@ struct GatewayRoutes: Sendable {
         // Configured, or covered by the signature; never an unsigned Host.
         let authority =
             upstream.publicHost
-            ?? (identity.request.coversAuthority ? request.head.authority.flatMap(SigilStandalone.Upstream.plainAuthority) : nil)
+            ?? (identity.request.coversAuthority
+                ? request.head.authority.flatMap(SigilStandalone.Upstream.plainAuthority) : nil)
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)
             let node = client.contains(":") ? "\"[\(client)]\"" : client

@@ -126,8 +126,9 @@ public struct SigilMiddleware: AsyncMiddleware {
         var readCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
         if readsClientCertificate {
             let server = request.application.http.server.configuration
-            let shown = server.tlsConfiguration == nil || (
-                server.customCertificateVerifyCallbackWithMetadata != nil && request.version.major < 2)
+            let shown =
+                server.tlsConfiguration == nil
+                || (server.customCertificateVerifyCallbackWithMetadata != nil && request.version.major < 2)
             let leaf = request.peerCertificateChain?.leaf
             readCertificate = {
                 // Vapor keeps the chain only then: a certificate it does not show is one not checked.

@@ -32,23 +32,30 @@ struct SealingTests {
             Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-b", nonce: "nonce-1") }
                 == .sealedBodyInvalid)
         // Another request's answer does not open with this request's opener.
-        let (_, otherOpener) = try Sealing.sealRequest(plaintext, to: server.publicKey, keyID: "key-a", nonce: "nonce-1")
+        let (_, otherOpener) = try Sealing.sealRequest(
+            plaintext, to: server.publicKey, keyID: "key-a", nonce: "nonce-1")
         #expect(Self.code { try otherOpener.open(sealedAnswer) } == .sealedBodyInvalid)
         // Truncated, bit-flipped, another key ID, no key at all.
         #expect(
-            Self.code { try Sealing.openRequest(Array(body.dropLast()), with: [server], keyID: "key-a", nonce: "nonce-1") }
+            Self.code {
+                try Sealing.openRequest(Array(body.dropLast()), with: [server], keyID: "key-a", nonce: "nonce-1")
+            }
                 == .sealedBodyInvalid)
         for index in [0, 20, 16 + 1120 + 3, body.count - 1] {
             var flipped = body
             flipped[index] ^= 0x01
             #expect(
-                Self.code { try Sealing.openRequest(flipped, with: [server], keyID: "key-a", nonce: "nonce-1") } == .sealedBodyInvalid)
+                Self.code { try Sealing.openRequest(flipped, with: [server], keyID: "key-a", nonce: "nonce-1") }
+                    == .sealedBodyInvalid)
         }
         #expect(
-            Self.code { try Sealing.openRequest(Array(body.prefix(40)), with: [server], keyID: "key-a", nonce: "nonce-1") }
+            Self.code {
+                try Sealing.openRequest(Array(body.prefix(40)), with: [server], keyID: "key-a", nonce: "nonce-1")
+            }
                 == .sealedBodyInvalid)
         #expect(
-            Self.code { try Sealing.openRequest(body, with: [try .generate()], keyID: "key-a", nonce: "nonce-1") } == .sealedBodyInvalid
+            Self.code { try Sealing.openRequest(body, with: [try .generate()], keyID: "key-a", nonce: "nonce-1") }
+                == .sealedBodyInvalid
         )
         var flippedAnswer = sealedAnswer
         flippedAnswer[40] ^= 0x80
@@ -60,8 +67,11 @@ struct SealingTests {
         let previous = try SealingPrivateKey.generate()
         let current = try SealingPrivateKey.generate()
         let (body, _) = try Sealing.sealRequest([1, 2, 3], to: previous.publicKey, keyID: "key-a", nonce: "n")
-        #expect(try Sealing.openRequest(body, with: [current, previous], keyID: "key-a", nonce: "n").plaintext == [1, 2, 3])
-        #expect(Self.code { try Sealing.openRequest(body, with: [current], keyID: "key-a", nonce: "n") } == .sealedBodyInvalid)
+        #expect(
+            try Sealing.openRequest(body, with: [current, previous], keyID: "key-a", nonce: "n").plaintext == [1, 2, 3])
+        #expect(
+            Self.code { try Sealing.openRequest(body, with: [current], keyID: "key-a", nonce: "n") }
+                == .sealedBodyInvalid)
     }
 
     @Test("a secret sealed to a device opens only with its key and for its key ID")
@@ -96,7 +106,8 @@ struct SealingTests {
         let server = try SealingPrivateKey.generate()
         let plaintext = Array(#"{"from":"python","amount":"25.00"}"#.utf8)
         let body = try PythonHPKE.seal(plaintext, to: server.publicKey, keyID: "key-a", nonce: "py-nonce-1")
-        #expect(try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "py-nonce-1").plaintext == plaintext)
+        #expect(
+            try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "py-nonce-1").plaintext == plaintext)
         #expect(
             Self.code { try Sealing.openRequest(body, with: [server], keyID: "key-a", nonce: "py-nonce-2") }
                 == .sealedBodyInvalid)

@@ -13,7 +13,8 @@ public enum BodyHash {
         canonicalJSON: Bool = true
     ) -> String {
         String(
-            decoding: bytes(body, contentType: contentType, contentEncoding: contentEncoding, canonicalJSON: canonicalJSON),
+            decoding: bytes(
+                body, contentType: contentType, contentEncoding: contentEncoding, canonicalJSON: canonicalJSON),
             as: UTF8.self)
     }
 

@@ -6,8 +6,7 @@
 /// (signed by a device key two servers both know) could be replayed to the other server.
 public enum RotationProof {
     /// The message the new key signs.
-    public static func message(serverKeyID: String, currentKeyID: String, newKeyID: String, nonce: String) -> [UInt8]
-    {
+    public static func message(serverKeyID: String, currentKeyID: String, newKeyID: String, nonce: String) -> [UInt8] {
         Array("sigil-rotate-v2\n\(serverKeyID)\n\(currentKeyID)\n\(newKeyID)\n\(nonce)".utf8)
     }
 }

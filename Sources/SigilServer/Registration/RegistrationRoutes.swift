@@ -36,12 +36,13 @@ public struct RegistrationRoute: Sendable {
 
     /// The path with `:keyId` for the parameter, as Hummingbird and Vapor write route parameters.
     public var colonPath: String {
-        "/" + components.map { component in
-            switch component {
-            case .literal(let segment): return segment
-            case .keyID: return ":keyId"
-            }
-        }.joined(separator: "/")
+        "/"
+            + components.map { component in
+                switch component {
+                case .literal(let segment): return segment
+                case .keyID: return ":keyId"
+                }
+            }.joined(separator: "/")
     }
 }
 

@@ -93,7 +93,8 @@ struct SigilV1Format: ProfileFormat {
         guard let answered = binding.answered else {
             throw SigilInputError("a sigil-v1 answer needs the request's X-Signature")
         }
-        response.headerFields.append(contentsOf: try signer.sigilV1Fields(for: response, body: body, answering: answered))
+        response.headerFields.append(
+            contentsOf: try signer.sigilV1Fields(for: response, body: body, answering: answered))
     }
 
     var keyID: String { headers.keyID }

@@ -202,7 +202,9 @@ public struct RequestVerifier: Sendable {
         // From here on the request is authentic: its refusals may be signed for it.
         if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
         // Before the nonce is recorded: the request as the client sent it may still arrive.
-        if profile == .sigilV1, configuration.requiresCanonicalSigilV1Path || configuration.requiresUnambiguousSigilV1Query {
+        if profile == .sigilV1,
+            configuration.requiresCanonicalSigilV1Path || configuration.requiresUnambiguousSigilV1Query
+        {
             try checkSigilV1Target(request.path ?? "/")
         }
         do {
@@ -231,7 +233,9 @@ public struct RequestVerifier: Sendable {
     func checkSigilV1Target(_ target: String) throws {
         let bytes = Array(target.utf8)
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?"))
-        if configuration.requiresCanonicalSigilV1Path, !CanonicalTarget.isCanonicalPath(bytes[..<(queryStart ?? bytes.endIndex)]) {
+        if configuration.requiresCanonicalSigilV1Path,
+            !CanonicalTarget.isCanonicalPath(bytes[..<(queryStart ?? bytes.endIndex)])
+        {
             throw SigilError(
                 .forbidden,
                 "the path is not in its canonical form (PROTOCOL.md section 2.3), which this server requires of sigil-v1"

@@ -94,7 +94,8 @@ struct GatewayBench: AsyncParsableCommand {
     }
 
     func measure(
-        client: HTTPClient, gateway: SigilStandalone.Prepared, gatewayPort: Int, upstreamPort: Int, upstreamTLSPort: Int?
+        client: HTTPClient, gateway: SigilStandalone.Prepared, gatewayPort: Int, upstreamPort: Int,
+        upstreamTLSPort: Int?
     ) async throws -> [(String, Double)] {
         var bench = HTTPBench()
         bench.load = load

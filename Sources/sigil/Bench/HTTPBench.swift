@@ -108,7 +108,9 @@ struct HTTPBench: AsyncParsableCommand {
         return (prepared, group, port)
     }
 
-    func measure(client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int]) async throws -> [(String, Double)] {
+    func measure(client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int]) async throws -> [(
+        String, Double
+    )] {
         var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
         for (index, port) in ports.enumerated() {
             let suffix = index == 0 ? ", response signed" : ""

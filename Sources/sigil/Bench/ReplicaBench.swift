@@ -5,8 +5,8 @@ import NIOSSL
 import ServiceLifecycle
 import SigilClient
 import SigilCore
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 
 /// `sigil bench http --replicas N --store postgres://…`: replicas sharing one store, in this process.
 extension HTTPBench {

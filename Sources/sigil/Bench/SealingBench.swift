@@ -25,19 +25,26 @@ enum SealingBench {
             rows.append(
                 try alternate(
                     "seal \(label)", seconds: seconds,
-                    sigil: { _ = try Sealing.sealRequest(body, to: key.publicKey, keyID: "bench-key", nonce: "nonce-0123456789abcdef") },
+                    sigil: {
+                        _ = try Sealing.sealRequest(
+                            body, to: key.publicKey, keyID: "bench-key", nonce: "nonce-0123456789abcdef")
+                    },
                     raw: {
                         var sender = try HPKE.Sender(recipientKey: raw.publicKey, ciphersuite: suite, info: info)
                         _ = try sender.seal(body)
                     }))
-            let (sealed, _) = try Sealing.sealRequest(body, to: key.publicKey, keyID: "bench-key", nonce: "nonce-0123456789abcdef")
+            let (sealed, _) = try Sealing.sealRequest(
+                body, to: key.publicKey, keyID: "bench-key", nonce: "nonce-0123456789abcdef")
             var sender = try HPKE.Sender(recipientKey: raw.publicKey, ciphersuite: suite, info: info)
             let ciphertext = try sender.seal(body)
             let encapsulated = sender.encapsulatedKey
             rows.append(
                 try alternate(
                     "open \(label)", seconds: seconds,
-                    sigil: { _ = try Sealing.openRequest(sealed, with: [key], keyID: "bench-key", nonce: "nonce-0123456789abcdef") },
+                    sigil: {
+                        _ = try Sealing.openRequest(
+                            sealed, with: [key], keyID: "bench-key", nonce: "nonce-0123456789abcdef")
+                    },
                     raw: {
                         var recipient = try HPKE.Recipient(
                             privateKey: raw, ciphersuite: suite, info: info, encapsulatedKey: encapsulated)

@@ -102,7 +102,8 @@ struct Curl: AsyncParsableCommand {
             Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority) != enrolled
         {
             throw SigilInputError(
-                "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin")
+                "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin"
+            )
         }
         let (signingKey, signingKeyID) = try signingKey(stored)
         var options = SigilHTTPClient.Options()

@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import SigilCore
 import SigilSQLite
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 
 /// `sigil push-secret --device dev-…`: a new HMAC secret for a device of the data directory's
 /// registry, sealed to the device's X-Wing key and signed with the response key, written as an APNs

@@ -46,7 +46,9 @@ struct Serve: AsyncParsableCommand {
         try await group.run()
     }
 
-    static func banner(_ prepared: SigilStandalone.Prepared, options: SigilStandalone.Options, url: String, name: String)
+    static func banner(
+        _ prepared: SigilStandalone.Prepared, options: SigilStandalone.Options, url: String, name: String
+    )
         -> String
     {
         var banner = ["\(name): listening on \(url) (TLS 1.3, HTTP/2 and HTTP/1.1)"]
@@ -261,7 +263,8 @@ struct ServerOptions: ParsableArguments {
         options.timeouts = RequestTimeouts(
             header: .seconds(headerTimeout), bodyIdle: .seconds(bodyTimeout), request: .seconds(requestTimeout))
         options.connectionLimits = ConnectionLimits(
-            handshake: .seconds(handshakeTimeout), maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximum)
+            handshake: .seconds(handshakeTimeout), maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximum
+        )
         options.jwtAudience = jwtAudience
         options.jwtIssuer = jwtIssuer
         options.jwtReuse = jwtReuse

@@ -6,8 +6,8 @@ import SigilAppAttest
 import SigilClient
 import SigilCore
 import SigilHTTPClient
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import SigilTLS
 import Synchronization
 import Testing

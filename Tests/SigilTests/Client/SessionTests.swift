@@ -6,8 +6,8 @@ import SigilClient
 import SigilCore
 import SigilFiles
 import SigilHTTPClient
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import SigilTLS
 import Synchronization
 import Testing
@@ -145,8 +145,8 @@ struct SessionTests {
                 body = Array(#"{"code":"timestamp-out-of-window","status":401,"serverTime":\#(tomorrow)}"#.utf8)
                 head.headerFields.append(
                     contentsOf: (try? impostor.sigilV1Fields(
-                            for: head, body: body,
-                            answering: SigilV1.AnsweredRequest(keyID: "unknown", nonce: "unknown", signature: "x"))) ?? [:])
+                        for: head, body: body,
+                        answering: SigilV1.AnsweredRequest(keyID: "unknown", nonce: "unknown", signature: "x"))) ?? [:])
             }
             let impostorSession = SigilSession(
                 transport: signedByOther, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),

@@ -84,7 +84,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
 
     /// Runs `body` with a transport to the adapter's routes: `POST /api/echo`, `GET`/`HEAD /api/hello`
     /// and `POST /api/forbidden` (a route throwing `SigilError(.forbidden)`).
-    func withTransport(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void) async throws {
+    func withTransport(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
+        async throws
+    {
         switch self {
         case .hummingbird: try await Self.hummingbird(setup, body)
         case .vapor: try await Self.vapor(setup, body)
@@ -92,7 +94,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
-    static func hummingbird(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void) async throws {
+    static func hummingbird(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
+        async throws
+    {
         let middleware = SigilHummingbird.SigilMiddleware<SigilBasicRequestContext>(
             verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
             bodyTimeout: .seconds(10))
@@ -124,7 +128,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
-    static func vapor(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void) async throws {
+    static func vapor(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
+        async throws
+    {
         let app = try await Vapor.Application.make(.testing)
         do {
             let sigil = SigilVapor.SigilMiddleware(
@@ -155,7 +161,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                         body: ByteBuffer(bytes: bytes))
                     var head = HTTPResponse(status: .init(code: Int(response.status.code)))
                     for (name, value) in response.headers {
-                        if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
+                        if let name = HTTPField.Name(name) {
+                            head.headerFields.append(HTTPField(name: name, value: value))
+                        }
                     }
                     return (head, Array(buffer: response.body))
                 })
@@ -166,29 +174,30 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
-    static func openAPI(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void) async throws {
+    static func openAPI(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
+        async throws
+    {
         let middleware = SigilServerMiddleware(
             verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
             bodyTimeout: .seconds(10))
         // The generated server's handlers, called through the middleware as swift-openapi-runtime does.
-        let handlers:
-            [String: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody?)] = [
-                "POST /api/echo": { request, body in
-                    let bytes = try await [UInt8](collecting: body ?? HTTPBody(), upTo: 1 << 20)
-                    var response = HTTPResponse(status: .ok)
-                    response.headerFields[.contentType] = "application/json"
-                    return (
-                        response,
-                        HTTPBody(
-                            ParitySetup.echo(
-                                keyID: try SigilServerMiddleware.requireIdentity().keyID, body: bytes,
-                                coding: request.headerFields[.contentEncoding]))
-                    )
-                },
-                "GET /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
-                "HEAD /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
-                "POST /api/forbidden": { _, _ in throw SigilError(.forbidden, "not for this key") },
-            ]
+        let handlers: [String: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody?)] = [
+            "POST /api/echo": { request, body in
+                let bytes = try await [UInt8](collecting: body ?? HTTPBody(), upTo: 1 << 20)
+                var response = HTTPResponse(status: .ok)
+                response.headerFields[.contentType] = "application/json"
+                return (
+                    response,
+                    HTTPBody(
+                        ParitySetup.echo(
+                            keyID: try SigilServerMiddleware.requireIdentity().keyID, body: bytes,
+                            coding: request.headerFields[.contentEncoding]))
+                )
+            },
+            "GET /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
+            "HEAD /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
+            "POST /api/forbidden": { _, _ in throw SigilError(.forbidden, "not for this key") },
+        ]
         try await body(
             ClosureTransport { request, bytes in
                 guard let handler = handlers["\(request.method.rawValue) \(request.path ?? "/")"] else {
@@ -362,14 +371,17 @@ struct ExchangeTests {
         let other = try SigningKey.generate(.ed25519)
         let otherKeyID = try #require(try other.verificationKey.derivedKeyID)
         try await setup.directory.apply(
-            DirectoryChange(added: [RegisteredKey(keyID: otherKeyID, key: try other.verificationKey, deviceID: "dev-b")]))
+            DirectoryChange(added: [RegisteredKey(keyID: otherKeyID, key: try other.verificationKey, deviceID: "dev-b")]
+            ))
         let exchange = Exchange(verifier: setup.verifier, responseSigner: setup.responseSigner)
         @Sendable func certificate(naming keyID: String?) -> ClientCertificateIdentity {
-            ClientCertificateIdentity(commonName: keyID, subject: "CN=\(keyID ?? "x")", sigilKeyID: keyID, pin: "sha256/x")
+            ClientCertificateIdentity(
+                commonName: keyID, subject: "CN=\(keyID ?? "x")", sigilKeyID: keyID, pin: "sha256/x")
         }
         let body = Array("{}".utf8)
         let mine = try await exchange.admit(
-            try Self.signed(setup, body: body), body: body, clientCertificate: { certificate(naming: setup.deviceKeyID) })
+            try Self.signed(setup, body: body), body: body,
+            clientCertificate: { certificate(naming: setup.deviceKeyID) })
         #expect(mine.identity.clientCertificate?.sigilKeyID == setup.deviceKeyID)
         let request = try Self.signed(setup, body: body)
         do {

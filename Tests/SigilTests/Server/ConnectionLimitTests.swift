@@ -81,7 +81,8 @@ struct ConnectionLimitTests {
             if !closed { try await channel.close() }
             #expect(closed)
             try await server.client().using { client in
-                let discovery = try await TestRequest(.get, "/.well-known/sigil", server: server).send(client, to: server)
+                let discovery = try await TestRequest(.get, "/.well-known/sigil", server: server).send(
+                    client, to: server)
                 #expect(discovery.status == 200)
             }
         }

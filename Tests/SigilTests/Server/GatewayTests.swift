@@ -87,7 +87,8 @@ struct GatewayTests {
             #expect(response.headers[HTTPField.Name("X-Signature")!] != "forged-by-upstream")
             #expect(response.headers[HTTPField.Name("Sigil-Gateway-Secret")!] == nil)
             try Self.responses(server).verifySigilV1(
-                HTTPResponse(status: .ok, headerFields: response.headers), body: response.body, answering: request.answered)
+                HTTPResponse(status: .ok, headerFields: response.headers), body: response.body,
+                answering: request.answered)
             #expect(try await upstream.count() == 1)
         }
     }
@@ -216,9 +217,10 @@ struct GatewayTests {
     @Test("--require-sealed matches the path a router sees: other spellings of a sealed path are refused too")
     func requireSealedSpellings() async throws {
         try await Self.withGateway(sealedPaths: ["/api/account"]) { server, upstream, device, client in
-            for spelling in ["/api/account", "/API/Account/", "/api/./account", "/x/../api/account", "/api/account/x",
-                "/api%2Faccount", "/api/%61ccount", "/api%252Faccount"]
-            {
+            for spelling in [
+                "/api/account", "/API/Account/", "/api/./account", "/x/../api/account", "/api/account/x",
+                "/api%2Faccount", "/api/%61ccount", "/api%252Faccount",
+            ] {
                 var plain = TestRequest(.post, spelling, server: server, json: #"{"a":1}"#)
                 try plain.sign(with: device.signer(clock: server.clock))
                 let refused = try await plain.send(client, to: server)

@@ -241,7 +241,9 @@ struct RegistrationInputTests {
             try await server.client().using { client in
                 let now = server.clock.now()
                 let token = try await Self.jwt(secret: secret, subject: "alice", expires: now + 600)
-                let (first, second, third) = (try TestDevice(.ed25519), try TestDevice(.ed25519), try TestDevice(.ed25519))
+                let (first, second, third) = (
+                    try TestDevice(.ed25519), try TestDevice(.ed25519), try TestDevice(.ed25519)
+                )
                 // A copy signed by another key fails its signature and spends nothing.
                 let forged = try await Self.registration(
                     first, server: server, authorization: "Bearer \(token)", signedBy: second

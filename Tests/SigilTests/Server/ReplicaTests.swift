@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import SigilCore
 import SigilPostgres
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import Synchronization
 import Testing
 

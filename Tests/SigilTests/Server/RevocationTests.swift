@@ -5,8 +5,8 @@ import SQLiteNIO
 import SigilCore
 import SigilPostgres
 import SigilSQLite
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import Testing
 
 /// Revoked stays revoked, and only a device's active key manages it: in both directories, inside

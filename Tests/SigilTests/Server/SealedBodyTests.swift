@@ -5,8 +5,8 @@ import SigilClient
 import SigilCore
 import SigilFiles
 import SigilHTTPClient
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import SigilTLS
 import Testing
 
@@ -78,7 +78,10 @@ struct SealedBodyTests {
             let cases: [(String, (inout [UInt8]) -> Void, Bool, String)] = [
                 ("another request's", { _ in }, true, signer.keyID),
                 ("another signer's", { _ in }, false, "victim-key-000001"),
-                ("another key ID", { $0.replaceSubrange(0..<16, with: Array("0123456789abcdef".utf8)) }, false, signer.keyID),
+                (
+                    "another key ID", { $0.replaceSubrange(0..<16, with: Array("0123456789abcdef".utf8)) }, false,
+                    signer.keyID
+                ),
                 ("a flipped bit", { $0[16 + 1120 + 2] ^= 0x04 }, false, signer.keyID),
                 ("truncated", { $0.removeLast(3) }, false, signer.keyID),
             ]

@@ -8,8 +8,8 @@ import SigilCore
 import SigilHTTPClient
 import SigilPostgres
 import SigilSQLite
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import SigilTLS
 import Testing
 

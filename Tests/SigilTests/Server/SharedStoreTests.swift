@@ -252,7 +252,8 @@ extension ExternalStoreSuites {
             let managed = ["--rename-command", "CONFIG", "", "--maxmemory", "64mb", "--maxmemory-policy", policy]
             try await RedisTestServer.with(persistent: false, arguments: managed) { server in
                 let store = try RedisNonceStore(
-                    try RedisClient.Location(url: server.url), timeout: .seconds(10), clock: ManualUnixClock(Self.now - 10))
+                    try RedisClient.Location(url: server.url), timeout: .seconds(10),
+                    clock: ManualUnixClock(Self.now - 10))
                 defer { store.client.close() }
                 // CONFIG is refused here: the policy must come from INFO memory.
                 let plain = try RedisClient(try RedisClient.Location(url: server.url), timeout: .seconds(10))

@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SigilCore
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import Testing
 
 @Suite("Stores as services")

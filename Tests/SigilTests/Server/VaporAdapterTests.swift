@@ -7,8 +7,8 @@ import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilJWT
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import SigilTLS
 import SigilVapor
 import Testing

@@ -10,8 +10,8 @@ import SigilClient
 import SigilCore
 import SigilRSA
 import SigilSQLite
-import SigilStandalone
 import SigilServer
+import SigilStandalone
 import Synchronization
 
 /// A `sigil serve` started in-process on a free loopback port, with a manual clock and its own data directory.
