@@ -42,6 +42,8 @@ struct HTTPBench: AsyncParsableCommand {
         let server: Int
         /// `http` for a server without TLS (the gateway bench's upstream).
         var scheme = "https"
+        /// Seal each body to this key (PROTOCOL.md section 6): the answer comes back sealed too.
+        var sealingKey: SealingPublicKey?
     }
 
     func run() async throws {
@@ -120,6 +122,13 @@ struct HTTPBench: AsyncParsableCommand {
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
+            if index == 0 {
+                var sealed = Mode(
+                    name: "hmac-sha256 verified, sealed (HPKE X-Wing), answer sealed and signed", path: "/v1/echo",
+                    signer: hmac, server: index)
+                sealed.sealingKey = try await sealingKey(client: client, port: port)
+                modes.append(sealed)
+            }
         }
         return try await measure(modes, ports: ports, client: client)
     }
@@ -159,7 +168,7 @@ struct HTTPBench: AsyncParsableCommand {
                     while DispatchTime.now().uptimeNanoseconds < deadline {
                         let response = try await Self.send(
                             .post, mode.path, scheme: mode.scheme, port: port, body: body, signer: mode.signer,
-                            client: client)
+                            sealingTo: mode.sealingKey, client: client)
                         guard response.status == 200 else {
                             throw SigilInputError("\(mode.name): status \(response.status) \(response.text)")
                         }
@@ -197,6 +206,7 @@ struct HTTPBench: AsyncParsableCommand {
         body: [UInt8],
         headers: HTTPFields = [:],
         signer: RequestSigner?,
+        sealingTo sealingKey: SealingPublicKey? = nil,
         client: HTTPClient
     ) async throws -> Reply {
         var head = HTTPRequest(method: method, scheme: scheme, authority: "localhost:\(port)", path: path)
@@ -204,7 +214,15 @@ struct HTTPBench: AsyncParsableCommand {
         if !body.isEmpty && head.headerFields[.contentType] == nil {
             head.headerFields[.contentType] = "application/json"
         }
-        try signer?.sign(&head, body: body)
+        var body = body
+        if let signer, let sealingKey {
+            let nonce = signer.nonces.next()
+            body = try Sealing.sealRequest(body, to: sealingKey, keyID: signer.keyID, nonce: nonce).body
+            head.headerFields[.contentEncoding] = Sealing.contentEncoding
+            try signer.sign(&head, body: body, nonce: nonce)
+        } else {
+            try signer?.sign(&head, body: body)
+        }
         var request = HTTPClientRequest(url: "\(scheme)://localhost:\(port)\(path)")
         request.method = .init(rawValue: method.rawValue)
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
@@ -222,6 +240,16 @@ struct HTTPBench: AsyncParsableCommand {
             .post, "/v1/devices", port: port, body: Array(body), headers: [.authorization: "Bearer \(token)"],
             signer: signer, client: client)
         guard reply.status == 201 else { throw SigilInputError("registration failed: \(reply.text)") }
+    }
+
+    /// The server's current sealing key, from its discovery.
+    func sealingKey(client: HTTPClient, port: Int) async throws -> SealingPublicKey {
+        let reply = try await Self.send(.get, "/.well-known/sigil", port: port, body: [], signer: nil, client: client)
+        let discovery = try JSONDecoder().decode(Registration.Discovery.self, from: Data(reply.body))
+        guard let key = try discovery.sealingKeys?.first?.key() else {
+            throw SigilInputError("the server lists no sealing key")
+        }
+        return key
     }
 
     func secret(for signer: RequestSigner, client: HTTPClient, port: Int) async throws -> RequestSigner {
