@@ -1,3 +1,4 @@
+import Foundation
 import SigilCore
 
 /// Enrolls a device with any key over any transport: reads discovery, registers the key (which signs
@@ -25,6 +26,10 @@ public struct DeviceEnrollment: Sendable {
     /// session reads it, and it can be pushed later (``receivePushedSecret(_:store:keyFormats:)``). The store
     /// keeps it.
     public var sealingKey: SealingPrivateKey?
+    /// The user the device must be enrolled for; `nil` takes the `sub` of an enrollment JWT given as
+    /// the token. An answer naming another user is refused, and nothing is stored: a server (or
+    /// whoever answers in its place) must not tie the device to someone else's account.
+    public var expectedUserID: String?
 
     /// Creates an enrollment: secret fetched, no certificate.
     public init(fetchSecret: Bool = true, requestCertificate: Bool = false, pins: [String] = []) {
@@ -45,8 +50,15 @@ public struct DeviceEnrollment: Sendable {
         with registration: DeviceRegistration,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
-        try await enroll(key, with: registration, store: store) { server in
-            try await registration.enroll(key, token: token, sealingKey: sealingKey?.publicKey, server: server)
+        let expected = expectedUserID ?? token.flatMap(Self.subject(ofJWT:))
+        return try await enroll(key, with: registration, store: store) { server in
+            let registered = try await registration.enroll(
+                key, token: token, sealingKey: sealingKey?.publicKey, server: server)
+            if let expected, registered.userId != expected {
+                throw SigilError(
+                    .enrollmentRefused, "the server enrolled the device for another user than the token's")
+            }
+            return registered
         }
     }
 
@@ -74,6 +86,16 @@ public struct DeviceEnrollment: Sendable {
                 attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),
                 challenge: challenge, server: server)
         }
+    }
+
+    /// The `sub` of a compact JWT, read without verifying it (the client's own token; the server
+    /// verifies it), or `nil` for anything else.
+    static func subject(ofJWT token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+        else { return nil }
+        return object["sub"] as? String
     }
 
     /// Discovery, `register`, then the secret and certificate asked for, saved in `store`.
