@@ -75,7 +75,10 @@ public struct DataDirectory: Sendable {
         return (token, true)
     }
 
-    /// The response-signing key, made on first use.
+    /// The response-signing key, made on first use: Ed25519, whose signatures are deterministic (no
+    /// random nonce to draw, or to get wrong, for each answer), short (64 bytes) and the cheapest to
+    /// make of the algorithms every client verifies. A `response-key.pem` of another algorithm (an
+    /// older data directory's ECDSA P-256 key, or one you place there) is used as it is.
     public func responseKey() throws -> SigningKey {
         if let pem = try read("response-key.pem", secret: true) {
             guard let key = try KeyFile.load(pem, formats: .withRSA).signingKey else {
@@ -83,7 +86,7 @@ public struct DataDirectory: Sendable {
             }
             return key
         }
-        let key = try SigningKey.generate(.ecdsaP256SHA256)
+        let key = try SigningKey.generate(.ed25519)
         try SecureFile.write(try KeyFile.privateKeyFile(for: key), to: file("response-key.pem"))
         return key
     }
