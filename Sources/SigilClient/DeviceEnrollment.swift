@@ -54,10 +54,7 @@ public struct DeviceEnrollment: Sendable {
         return try await enroll(key, with: registration, store: store) { server in
             let registered = try await registration.enroll(
                 key, token: token, sealingKey: sealingKey?.publicKey, server: server)
-            if let expected, registered.userId != expected {
-                throw SigilError(
-                    .enrollmentRefused, "the server enrolled the device for another user than the token's")
-            }
+            try Self.check(registered, expected: expected)
             return registered
         }
     }
@@ -80,11 +77,24 @@ public struct DeviceEnrollment: Sendable {
     ) async throws -> DeviceIdentity {
         var enrollment = self
         enrollment.fetchSecret = false
+        let expected = expectedUserID
         return try await enrollment.enroll(signer, with: registration, store: store) { server in
             let challenge = try await registration.attestationChallenge().challenge
-            return try await registration.enroll(
+            let registered = try await registration.enroll(
                 attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),
                 challenge: challenge, server: server)
+            // Enrolled with no credential: for no user, unless one is expected.
+            if registered.userId != expected {
+                throw SigilError(.enrollmentRefused, "the server enrolled the device for a user it did not expect")
+            }
+            return registered
+        }
+    }
+
+    /// Refuses an answer naming another user than `expected`, when one is expected.
+    static func check(_ registered: Registration.Registered, expected: String?) throws {
+        if let expected, registered.userId != expected {
+            throw SigilError(.enrollmentRefused, "the server enrolled the device for another user than the token's")
         }
     }
 

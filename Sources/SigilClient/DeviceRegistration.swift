@@ -47,8 +47,14 @@ public struct DeviceRegistration: Sendable {
             throw SigilInputError("only a key pair can be enrolled")
         }
         var head = request(.post, Registration.Path.devices)
-        if let token { head.headerFields[.authorization] = "Bearer \(token)" }
-        let body = try json(try Registration.KeySubmission(publicKey, sealingKey: sealingKey))
+        var submission = try Registration.KeySubmission(publicKey, sealingKey: sealingKey)
+        if let token {
+            let authorization = "Bearer \(token)"
+            head.headerFields[.authorization] = authorization
+            // Signed with the body: the server refuses the registration under any other credential.
+            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
+        }
+        let body = try json(submission)
         return try await call(head, body: body, signer: signer(key, keyID), server: server, expect: 201)
     }
 

@@ -26,8 +26,15 @@ public struct SigilResponse: Sendable {
     public var answerSealed = false
     /// The body as sent, when it was sealed (what the request's signature covers).
     public var sentSealedBody: [UInt8]?
+    /// Whether the clock was set from this answer's signed time (a bound signature, a round trip of
+    /// at most ``ServerClock/maximumRoundTrip``).
+    var synchronizedClock = false
 
     /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows.
+    ///
+    /// - Warning: `replayed-nonce` says the server had seen this request's nonce before: an earlier
+    ///   copy of the request (one a proxy passed on while dropping its answer) may have been carried
+    ///   out. Never take it for "not done, send again".
     public var problemCode: SigilError.Code? { refusal?.code }
 
     /// The refusal as an error (the server's code and detail), if this is a problem+json refusal
@@ -130,6 +137,11 @@ public struct SigilSession: Sendable {
     public func send(_ request: HTTPRequest, sealed: Bool? = nil, body makeBody: (_ nonce: String) throws -> [UInt8])
         async throws -> SigilResponse
     {
+        // Origin-form targets only: a transport joins the path to the authority, so `@evil.example/…`
+        // would go elsewhere than the origin checked here, signed for a path the server accepts.
+        guard request.path?.utf8.first == UInt8(ascii: "/") else {
+            throw SigilInputError("the request's path must start with /")
+        }
         if let origin, Origin(request) != origin {
             throw SigilInputError(
                 "this session signs for \(origin) only, not \(request.scheme ?? "?")://\(request.authority ?? "?")")
@@ -161,7 +173,10 @@ public struct SigilSession: Sendable {
                 response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
                 response.sentSealedBody = sent
             }
-            if attempts == 1, response.signatureVerified, head.status.code == 401,
+            // Resent only when the refusal's signed time was just learnt: an answer held back by a
+            // proxy (a round trip over the limit) says nothing about this moment, and the request it
+            // refuses may be a replay of one that ran.
+            if attempts == 1, response.signatureVerified, response.synchronizedClock, head.status.code == 401,
                 response.problemCode == .timestampOutOfWindow
             {
                 continue
@@ -175,7 +190,7 @@ public struct SigilSession: Sendable {
         -> SigilResponse
     {
         var head = response.head
-        let codings = head.headerFields[values: .contentEncoding]
+        let codings = Sealing.codings(head.headerFields)
         guard codings == [Sealing.contentEncoding] else {
             // Only a refusal may come back in the clear (the server refused before opening).
             if (200..<300).contains(head.status.code) {
@@ -191,6 +206,7 @@ public struct SigilSession: Sendable {
             attempts: response.attempts, sentRequest: response.sentRequest)
         opened.sealedTo = keyID
         opened.answerSealed = true
+        opened.synchronizedClock = response.synchronizedClock
         return opened
     }
 
@@ -223,12 +239,14 @@ public struct SigilSession: Sendable {
                 try responses.verifyRFC9421(
                     response.head, body: response.body, answering: request, checkingWindow: false)
             }
-        if signature.isBoundToRequestNonce {
-            clock.synchronize(
+        let synchronized =
+            signature.isBoundToRequestNonce
+            && clock.synchronize(
                 serverTime: signature.timestamp, sentAt: roundTrip.sentAt, receivedAt: roundTrip.receivedAt)
-        }
-        return SigilResponse(
+        var verified = SigilResponse(
             head: response.head, body: response.body, signatureVerified: true, attempts: response.attempts,
             sentRequest: response.sentRequest)
+        verified.synchronizedClock = synchronized
+        return verified
     }
 }

@@ -112,8 +112,11 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             credential.split(separator: ".").count == 3,
             let claims = try? await jwt.keys.verify(credential, as: Claims.self)
         else { return nil }
+        // The signed part only: a signature has other spellings (base64url's unused low bits, ECDSA's
+        // (r, n − s)) that verify as well, and each would otherwise count as a new token.
+        let signed = credential.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".")
         let named =
-            claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + credential
+            claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + signed
         let digest = SHA256.hash(data: Array(named.utf8)).map { String(format: "%02x", $0) }.joined()
         return SingleUseCredential(id: digest, expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
     }

@@ -29,7 +29,14 @@ public final class RedisClient: Sendable {
         /// Whether the host is loopback (`localhost`, `127.0.0.0/8`, `::1`).
         public var isLoopback: Bool {
             let host = host.lowercased()
-            return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+            if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+            // An IPv4 literal in 127.0.0.0/8: four decimal numbers, not a name such as 127.evil.example.
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0] == "127"
+                && parts.allSatisfy { part in
+                    !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                        && (Int(part) ?? 256) <= 255
+                }
         }
         /// `host:port/database`, for logs and errors: never the password.
         public var description: String { "\(host):\(port)/\(database)" }

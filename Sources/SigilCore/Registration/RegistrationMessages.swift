@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The registration API's wire messages (README, "Registration API"), declared once for both ends: the
@@ -164,6 +165,16 @@ public enum Registration {
         /// The device's own X-Wing key, in the shape of a discovery entry: the device's HMAC secrets
         /// then come back sealed to it (PROTOCOL.md section 6.4), never in the clear.
         public var sealingKey: Discovery.SealingKey?
+        /// Lowercase hex of SHA-256 over the request's `Authorization` value as sent: the body is
+        /// signed and that field is not (sigil-v1 cannot cover it), so this binds the credential to
+        /// the registration. A proxy that puts its own enrollment JWT in place of the device's (to tie
+        /// the device to its account) no longer matches.
+        public var credential: String?
+
+        /// The `credential` of an `Authorization` value.
+        public static func credentialHash(of authorization: String) -> String {
+            Hex.encode(Array(SHA256.hash(data: Array(authorization.utf8))))
+        }
 
         /// Creates a submission.
         public init(alg: String, publicKey: String, sealingKey: Discovery.SealingKey? = nil) {

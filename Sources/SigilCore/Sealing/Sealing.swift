@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 
 /// Sealed bodies and secrets (PROTOCOL.md section 6): HPKE (RFC 9180) base mode with the X-Wing KEM
 /// (X25519 and ML-KEM-768), HKDF-SHA256 and AES-256-GCM, empty AAD, what a message is bound to in
@@ -24,6 +25,18 @@ public enum Sealing {
     static let requestLabel = Array("sigil sealed request v1".utf8)
     static let responseLabel = Array("sigil sealed response v1".utf8)
     static let secretLabel = Array("sigil sealed secret v1".utf8)
+
+    /// The content codings of a message, read as its signature covers them (section 2.5: all
+    /// `Content-Encoding` values joined, ASCII lowercased, spaces and tabs removed), one per entry:
+    /// `sigil-h pke` is `sigil-hpke` here too, so no spelling the signature accepts reads otherwise.
+    public static func codings(_ fields: HTTPFields) -> [String] {
+        let values = fields[values: .contentEncoding]
+        guard !values.isEmpty else { return [] }
+        let label = BodyHash.codingLabel(values.joined(separator: ","))
+        return label.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
 
     /// `label || 0x00 || value || 0x00 || …`: an `info` of section 6.
     static func info(_ label: [UInt8], _ values: String...) -> [UInt8] {

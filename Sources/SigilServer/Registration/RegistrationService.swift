@@ -123,6 +123,7 @@ public struct RegistrationService: Sendable {
     {
         try BodyReader.check(body.count, limit: configuration.bodyLimit)
         let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
+        try Self.checkCredential(submission, request: request)
         let userID: String?
         let key: VerificationKey
         var receipt: [UInt8]?
@@ -188,6 +189,26 @@ public struct RegistrationService: Sendable {
     public func attestationChallenge() throws -> Registration.AttestationChallenge {
         guard let attestation else { throw SigilError(.forbidden, "this server does not enroll by App Attest") }
         return attestation.challenges.issue(now: clock.now())
+    }
+
+    /// The credential the signed body names must be the request's `Authorization`, which no
+    /// signature covers. A body that names none may come with a credential only when it registers a
+    /// key by itself (an older client); an attested registration, which needs no credential, takes
+    /// one only bound, so a proxy cannot add its own JWT to tie the device to its account.
+    ///
+    /// - Throws: `enrollment-refused`.
+    static func checkCredential(_ submission: Registration.KeySubmission, request: HTTPRequest) throws {
+        let authorization = request.headerFields[.authorization]
+        if let credential = submission.credential {
+            guard let authorization,
+                credential.lowercased() == Registration.KeySubmission.credentialHash(of: authorization)
+            else {
+                throw SigilError(.enrollmentRefused, "the Authorization field is not the credential the body names")
+            }
+        } else if authorization != nil, submission.attestation != nil {
+            throw SigilError(
+                .enrollmentRefused, "a credential sent with an attestation must be named in the body (credential)")
+        }
     }
 
     /// Records a single-use credential, or refuses it when it was used before.

@@ -54,7 +54,8 @@ extension RequestVerifier {
     /// A request whose signature did not verify gets an unsigned refusal even when its nonce parsed:
     /// anyone can copy a client's nonce onto a tampered request, and a refusal signed for it would
     /// tell that client its request was not carried out (and, for `timestamp-out-of-window`, to send
-    /// it again).
+    /// it again). A signed `replayed-nonce` says only that the nonce was seen: an earlier copy may
+    /// have been carried out.
     ///
     /// - Parameter includeSignatureBase: the debug option: the body carries the server's base.
     public func refusal(

@@ -41,17 +41,31 @@ public struct SealedBodies: Sendable {
         }
     }
 
-    /// A path (query and fragment dropped) canonicalized, decoded and canonicalized again until stable.
+    /// A path (query and fragment dropped) canonicalized, decoded and canonicalized again until stable,
+    /// with empty segments and `;` path parameters dropped, as routers and servers do
+    /// (`/api//account`, `/api/account;x`).
     static func comparable(_ path: String) -> [UInt8] {
         let raw = Array(path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
-        var current = CanonicalTarget.canonicalPath(raw[...])
+        var current = simplified(CanonicalTarget.canonicalPath(raw[...]))
         for _ in 0..<8 {
             let decoded = PercentEncoding.decode(current[...])
-            let next = CanonicalTarget.canonicalPath(decoded[...])
+            let next = simplified(CanonicalTarget.canonicalPath(decoded[...]))
             if next == current { break }
             current = next
         }
         return current
+    }
+
+    /// `path` without empty segments and without each segment's `;` parameters.
+    static func simplified(_ path: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let kept = segment.prefix { $0 != UInt8(ascii: ";") }
+            guard !kept.isEmpty else { continue }
+            out.append(UInt8(ascii: "/"))
+            out += kept
+        }
+        return out.isEmpty ? [UInt8(ascii: "/")] : out
     }
 
     /// The entries discovery publishes, the current key first.
@@ -86,9 +100,7 @@ public struct SealedBodies: Sendable {
     ///   signed) when the body does not open, names a key this server does not hold, is sealed under
     ///   another coding too, or is not sealed under one of ``sealedPaths``.
     public func open(_ request: HTTPRequest, body: [UInt8], verified: VerifiedRequest) throws -> Opened {
-        let codings = request.headerFields[values: .contentEncoding]
-            .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let codings = Sealing.codings(request.headerFields)
         do {
             guard codings.contains(Sealing.contentEncoding) else {
                 if !body.isEmpty && requiresSealed(request.path ?? "/") {

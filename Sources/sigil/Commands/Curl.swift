@@ -98,12 +98,16 @@ struct Curl: AsyncParsableCommand {
         else { throw SigilInputError("expected an https:// URL") }
         let body = try readBody()
         let stored = try storedIdentity()
-        if identity == nil, key == nil, let stored, let enrolled = Origin(url: stored.identity.server),
-            Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority) != enrolled
-        {
-            throw SigilInputError(
-                "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin"
-            )
+        if identity == nil, key == nil, let stored {
+            // An identity whose server does not read as an origin signs for none.
+            guard let enrolled = Origin(url: stored.identity.server) else {
+                throw SigilInputError("the default identity names no origin it enrolled with; enroll again")
+            }
+            guard Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority) == enrolled else {
+                throw SigilInputError(
+                    "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin"
+                )
+            }
         }
         let (signingKey, signingKeyID) = try signingKey(stored)
         var options = SigilHTTPClient.Options()

@@ -50,6 +50,43 @@ struct ClientHardeningTests {
         let home = HTTPRequest(method: .get, scheme: "https", authority: "API.example.com.", path: "/v1/me")
         _ = try await session.send(home)
         #expect(sent.withLock { $0 } == 1)
+        // A path a transport would join into another authority is refused too.
+        let joined = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "@evil.example/x")
+        await #expect(throws: SigilInputError.self) { _ = try await session.send(joined) }
+        #expect(sent.withLock { $0 } == 1)
+    }
+
+    @Test(
+        "a signed timestamp-out-of-window is resent only when its round trip taught the clock: a held-back answer is not",
+        arguments: [false, true])
+    func resendOnlyWhenSynchronized(_ heldBack: Bool) async throws {
+        let local = ManualUnixClock(1_000_000)
+        let serverKey = try SigningKey.generate(.ed25519)
+        let serverKeyID = try #require(try serverKey.verificationKey.derivedKeyID)
+        let signer = ResponseSigner(signer: serverKey, keyID: serverKeyID, clock: ManualUnixClock(1_000_900))
+        let sent = Mutex(0)
+        let transport = ClosureTransport { request, _ in
+            sent.withLock { $0 += 1 }
+            // A proxy holds the answer back past the round-trip limit.
+            if heldBack { local.advance(by: 200) }
+            var head = HTTPResponse(status: .unauthorized)
+            head.headerFields[.contentType] = "application/problem+json"
+            let body = Array(#"{"code":"timestamp-out-of-window","status":401,"serverTime":1000900}"#.utf8)
+            let answered = try #require(SigilV1.AnsweredRequest(request.headerFields))
+            head.headerFields.append(contentsOf: try signer.sigilV1Fields(for: head, body: body, answering: answered))
+            return (head, body)
+        }
+        let clock = ServerClock(local: local)
+        let session = SigilSession(
+            transport: transport,
+            signer: RequestSigner(key: try SigningKey.generate(.ed25519), keyID: "k-0000000000000001", clock: clock),
+            clock: clock,
+            responses: ResponseVerifier(key: try serverKey.verificationKey, keyID: serverKeyID, clock: local),
+            requireSignedResponses: true)
+        let answer = try await session.send(
+            HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/pay"), body: [1])
+        #expect(answer.signatureVerified)
+        #expect(sent.withLock { $0 } == (heldBack ? 1 : 2))
     }
 
     @Test("a device enrolled for another user than it expects stores nothing; pins taken from discovery say so")

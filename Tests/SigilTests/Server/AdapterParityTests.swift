@@ -355,6 +355,26 @@ struct ExchangeTests {
         return request
     }
 
+    @Test("a coding respelled within what the signature covers (case, spaces) still reads as sealed")
+    func respelledCoding() async throws {
+        let setup = try await ParitySetup()
+        let exchange = Exchange(verifier: setup.verifier, sealing: setup.sealedBodies)
+        let plaintext = Array(#"{"secret":1}"#.utf8)
+        let signer = RequestSigner(key: setup.device, keyID: setup.deviceKeyID, clock: setup.clock)
+        let nonce = signer.nonces.next()
+        let sealed = try Sealing.sealRequest(
+            plaintext, to: setup.sealing.publicKey, keyID: setup.deviceKeyID, nonce: nonce
+        ).body
+        var request = AdapterParityTests.echo()
+        request.headerFields[.contentEncoding] = Sealing.contentEncoding
+        try signer.sign(&request, body: sealed, nonce: nonce)
+        request.headerFields[.contentEncoding] = "Sigil-H PKE"  // the same coding to the signature
+        let admission = try await exchange.admit(request, body: sealed)
+        #expect(admission.body == plaintext)
+        #expect(admission.identity.sealedTo == setup.sealing.keyID)
+        #expect(admission.request.headerFields[.contentEncoding] == nil)
+    }
+
     @Test("a body that stalls is request-timeout once the deadline passes")
     func bodyDeadline() async throws {
         let setup = try await ParitySetup()

@@ -219,7 +219,8 @@ struct GatewayTests {
         try await Self.withGateway(sealedPaths: ["/api/account"]) { server, upstream, device, client in
             for spelling in [
                 "/api/account", "/API/Account/", "/api/./account", "/x/../api/account", "/api/account/x",
-                "/api%2Faccount", "/api/%61ccount", "/api%252Faccount",
+                "/api%2Faccount", "/api/%61ccount", "/api%252Faccount", "/api//account", "/api/account;x",
+                "//api/account",
             ] {
                 var plain = TestRequest(.post, spelling, server: server, json: #"{"a":1}"#)
                 try plain.sign(with: device.signer(clock: server.clock))

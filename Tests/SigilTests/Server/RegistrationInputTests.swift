@@ -276,6 +276,51 @@ struct RegistrationInputTests {
         }
     }
 
+    @Test("the credential the signed body names must be the Authorization sent: a proxy's own JWT is refused")
+    func credentialBound() async throws {
+        let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
+        let secret = (0..<32).map { UInt8($0 &* 5) }
+        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: {
+            $0.jwtSecretFiles = [secretFile]
+            $0.jwtAudience = Self.audience
+            $0.jwtIssuer = Self.issuer
+        }) { server in
+            try await server.client().using { client in
+                let now = server.clock.now()
+                let alice = try await Self.jwt(secret: secret, subject: "alice", expires: now + 600)
+                let mallory = try await Self.jwt(secret: secret, subject: "mallory", expires: now + 600)
+                let device = try TestDevice(.ed25519)
+                func body(binding authorization: String?) throws -> [UInt8] {
+                    var object =
+                        try JSONSerialization.jsonObject(with: Data(try device.registration)) as? [String: Any] ?? [:]
+                    object["credential"] = authorization.map(Registration.KeySubmission.credentialHash(of:))
+                    return Array(try JSONSerialization.data(withJSONObject: object))
+                }
+                // The device bound alice's token; a proxy sends mallory's in its place.
+                let swapped = try await Self.registration(
+                    device, server: server, body: try body(binding: "Bearer \(alice)"),
+                    authorization: "Bearer \(mallory)", signedBy: device
+                ).send(client, to: server)
+                #expect(swapped.status == 401)
+                #expect(swapped.code == "enrollment-refused")
+                #expect(try await server.prepared.directory.keyIDs().isEmpty)
+                let bound = try await Self.registration(
+                    device, server: server, body: try body(binding: "Bearer \(alice)"),
+                    authorization: "Bearer \(alice)", signedBy: device
+                ).send(client, to: server)
+                #expect(bound.status == 201, "\(bound.text)")
+                #expect(bound.json["userId"] as? String == "alice")
+                // One JWT, one device, whatever spelling of its signature is sent.
+                let other = try TestDevice(.ed25519)
+                let respelled = try await Self.registration(
+                    other, server: server, authorization: "Bearer \(alice)==", signedBy: other
+                ).send(client, to: server)
+                #expect(respelled.status != 201)
+            }
+        }
+    }
+
     @Test("JWT keys need an audience and an issuer; with JWTs the bootstrap token is off unless given")
     func jwtConfiguration() async throws {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"

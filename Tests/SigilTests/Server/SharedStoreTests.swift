@@ -282,8 +282,10 @@ extension ExternalStoreSuites {
 
         @Test("a cleartext redis:// off loopback is refused unless the link is said to be trusted")
         func redisCleartextOffLoopback() throws {
-            #expect(throws: SigilInputError.self) {
-                _ = try RedisClient(try RedisClient.Location(url: "redis://10.1.2.3:6379"))
+            for offLoopback in ["redis://10.1.2.3:6379", "redis://127.evil.example:6379", "redis://127.0.0.1.nip.io"] {
+                #expect(throws: SigilInputError.self, "\(offLoopback)") {
+                    _ = try RedisClient(try RedisClient.Location(url: offLoopback))
+                }
             }
             var trusted = try RedisClient.Location(url: "redis://10.1.2.3:6379")
             trusted.trustsCleartextLink = true
