@@ -23,8 +23,9 @@ import Synchronization
 public struct ConnectionLimits: Sendable, Hashable {
     /// From accepting a connection to its TLS handshake's end (default 10 s); then it is closed.
     public var handshake: TimeAmount = .seconds(10)
-    /// Connections open at once; one more is closed as soon as it is accepted (default 4,096, or
-    /// fewer when the process may open fewer files).
+    /// Connections open at once (default 4,096, or fewer when the process may open fewer files). At
+    /// the cap, a newcomer makes room by closing the connection longest in its TLS handshake; when
+    /// every open connection finished its handshake, the newcomer is closed as it is accepted.
     public var maximumConnections = ConnectionLimits.defaultMaximum
 
     /// The defaults.
@@ -71,19 +72,52 @@ extension HTTPServerBuilder {
     }
 }
 
-/// The open connections of one listener, and the counters of those it closed.
+/// The open connections of one listener, the ones still in their handshake (oldest first), and the
+/// counters of those it closed.
 final class ConnectionCensus: Sendable {
     let limits: ConnectionLimits
     let open = Atomic<Int>(0)
+    /// Connections whose handshake has not ended, in the order they were accepted.
+    private let pending = Mutex<(next: UInt64, channels: [UInt64: any Channel])>((0, [:]))
     let refused: Counter
+    let evicted: Counter
     let handshakeTimeouts: Counter
     let gauge: Gauge
 
     init(limits: ConnectionLimits, factory: any MetricsFactory) {
         self.limits = limits
         refused = Counter(label: "sigil_connections_refused_total", factory: factory)
+        evicted = Counter(label: "sigil_connections_evicted_total", factory: factory)
         handshakeTimeouts = Counter(label: "sigil_handshake_timeouts_total", factory: factory)
         gauge = Gauge(label: "sigil_connections_open", factory: factory)
+    }
+
+    /// Records `channel` as in its handshake; returns its ticket.
+    func startHandshake(_ channel: any Channel) -> UInt64 {
+        pending.withLock { state in
+            defer { state.next += 1 }
+            state.channels[state.next] = channel
+            return state.next
+        }
+    }
+
+    /// The handshake of `ticket` ended (or its connection closed).
+    func endHandshake(_ ticket: UInt64) {
+        _ = pending.withLock { $0.channels.removeValue(forKey: ticket) }
+    }
+
+    /// Closes the connection longest in its handshake, to make room for a newcomer at the cap: a
+    /// flood of connections that never finish a handshake then pushes out its own oldest, not the
+    /// clients that do finish (theirs take milliseconds). Returns whether there was one.
+    func evictOldestHandshake() -> Bool {
+        let oldest = pending.withLock { state -> (any Channel)? in
+            guard let ticket = state.channels.keys.min() else { return nil }
+            return state.channels.removeValue(forKey: ticket)
+        }
+        guard let oldest else { return false }
+        evicted.increment()
+        oldest.close(promise: nil)
+        return true
     }
 }
 
@@ -113,14 +147,16 @@ struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     }
 }
 
-/// Counts its connection against the cap (closing it when over), and closes it when the TLS
-/// handshake has not completed in time.
+/// Counts its connection against the cap (at the cap, the connection longest in its handshake is
+/// closed to make room, or, when every connection finished its handshake, this one), and closes it
+/// when the TLS handshake has not completed in time.
 final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     let census: ConnectionCensus
     private var counted = false
     private var admitted = false
+    private var ticket: UInt64?
     private var deadline: Scheduled<Void>?
 
     init(census: ConnectionCensus) { self.census = census }
@@ -141,11 +177,13 @@ final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
         let open = census.open.add(1, ordering: .relaxed).newValue
         counted = true
         census.gauge.record(open)
-        if open > census.limits.maximumConnections {
+        // At the cap, the connection longest in its handshake makes room; with none, the newcomer goes.
+        if open > census.limits.maximumConnections && !census.evictOldestHandshake() {
             census.refused.increment()
             context.close(promise: nil)
             return
         }
+        ticket = census.startHandshake(context.channel)
         let census = census
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: census.limits.handshake) { [context] in
             census.handshakeTimeouts.increment()
@@ -160,10 +198,16 @@ final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    private func endHandshake() {
+        if let ticket { census.endHandshake(ticket) }
+        ticket = nil
+    }
+
     /// Stops the deadline and gives the connection's slot back, once.
     private func release() {
         deadline?.cancel()
         deadline = nil
+        endHandshake()
         guard counted else { return }
         counted = false
         census.gauge.record(census.open.subtract(1, ordering: .relaxed).newValue)
@@ -173,6 +217,7 @@ final class HandshakeGuard: ChannelInboundHandler, RemovableChannelHandler {
         if case .handshakeCompleted = event as? TLSUserEvent {
             deadline?.cancel()
             deadline = nil
+            endHandshake()
         }
         context.fireUserInboundEventTriggered(event)
     }

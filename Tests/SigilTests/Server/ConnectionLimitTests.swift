@@ -39,21 +39,33 @@ struct ConnectionLimitTests {
         #expect(census.open.load(ordering: .relaxed) == 0)
     }
 
-    @Test("connections over the cap are closed as they are accepted, and counted; a slot freed is usable again")
+    @Test(
+        "at the cap the connection longest in its handshake makes room; with every handshake finished, the newcomer is closed"
+    )
     func cap() throws {
         let metrics = TestMetrics()
         let census = ConnectionCensus(
             limits: ConnectionLimits(handshake: .seconds(10), maximumConnections: 2), factory: metrics)
-        let first = try Self.guarded(census)
-        let second = try Self.guarded(census)
-        let third = try Self.guarded(census)
-        #expect(first.isActive && second.isActive)
-        #expect(!third.isActive)
+        // A flood that never finishes its handshake pushes out its own oldest, not the newcomer.
+        let stalled = try Self.guarded(census)
+        let client = try Self.guarded(census)
+        let newcomer = try Self.guarded(census)
+        #expect(!stalled.isActive)
+        #expect(client.isActive && newcomer.isActive)
+        #expect(try metrics.expectCounter("sigil_connections_evicted_total").totalValue == 1)
+        #expect(census.open.load(ordering: .relaxed) == 2)
+        // Every open connection finished its handshake: one more is closed as it is accepted.
+        for channel in [client, newcomer] {
+            channel.pipeline.fireUserInboundEventTriggered(TLSUserEvent.handshakeCompleted(negotiatedProtocol: "h2"))
+        }
+        let refused = try Self.guarded(census)
+        #expect(!refused.isActive)
+        #expect(client.isActive && newcomer.isActive)
         #expect(try metrics.expectCounter("sigil_connections_refused_total").totalValue == 1)
         #expect(census.open.load(ordering: .relaxed) == 2)
-        _ = try first.finish()
-        let fourth = try Self.guarded(census)
-        #expect(fourth.isActive)
+        _ = try client.finish()
+        let next = try Self.guarded(census)
+        #expect(next.isActive)
         #expect(census.open.load(ordering: .relaxed) == 2)
     }
 
