@@ -103,9 +103,14 @@ public struct SigilServerMiddleware: ServerMiddleware {
                 try await next(routed, body == nil ? nil : HTTPBody(admission.body), metadata)
             }
         } catch {
-            guard let refused = (error as? SigilError) ?? ((error as? ServerError)?.underlyingError as? SigilError)
-            else { throw error }
-            return refusal(refused, for: head, admission: admission)
+            if let refused = (error as? SigilError) ?? ((error as? ServerError)?.underlyingError as? SigilError) {
+                return refusal(refused, for: head, admission: admission)
+            }
+            // Any other failure of the handler: a 500 signed for the request, as the other adapters answer.
+            guard exchange.answersChange(admission) else { throw error }
+            let (failed, failedBody) = try exchange.answer(
+                HTTPResponse(status: .internalServerError), body: [], for: admission)
+            return (failed, failedBody.isEmpty ? nil : HTTPBody(failedBody))
         }
         guard exchange.answersChange(admission) else { return (response, responseBody) }
         let out = try await BodyReader.collect(responseBody ?? HTTPBody(), declaredLength: nil, limit: responseLimit)

@@ -74,6 +74,7 @@ public struct Exchange: Sendable {
         limit: Int? = nil,
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
+        try Self.checkHost(head)
         let verified: VerifiedRequest
         let body: [UInt8]
         if let bodyTimeout {
@@ -93,9 +94,22 @@ public struct Exchange: Sendable {
         body: [UInt8],
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission {
+        try Self.checkHost(head)
         let verified = try await verifier.verify(head, body: body)
         return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
     }
+
+    /// Refuses a request whose `Host` fields say more than its authority: two of them, or one that
+    /// differs from the authority verified (a route reading the field would see another host).
+    @usableFromInline
+    static func checkHost(_ head: HTTPRequest) throws {
+        let hosts = head.headerFields[values: hostField]
+        guard hosts.count <= 1, hosts.first.map({ $0 == head.authority }) ?? true else {
+            throw SigilError(.forbidden, "the request names more than one host")
+        }
+    }
+
+    @usableFromInline static let hostField = HTTPField.Name("Host")!
 
     /// The steps after verification: the sealed body, the client certificate.
     @usableFromInline

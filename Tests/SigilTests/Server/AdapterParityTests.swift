@@ -116,6 +116,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
             api.on("hello", method: method) { _, _ in "hello" }
         }
         api.post("forbidden") { _, _ -> String in throw SigilError(.forbidden, "not for this key") }
+        api.post("boom") { _, _ -> String in throw ParityFailure() }
         let app = Hummingbird.Application(router: router)
         try await app.test(.router) { client in
             try await body(
@@ -150,6 +151,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
             api.on(.GET, "hello") { _ in "hello" }
             api.on(.HEAD, "hello") { _ in "hello" }
             api.on(.POST, "forbidden") { _ -> String in throw SigilError(.forbidden, "not for this key") }
+            api.on(.POST, "boom") { _ -> String in throw ParityFailure() }
             let tester = try app.testing()
             try await body(
                 ClosureTransport { request, bytes in
@@ -197,6 +199,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
             "GET /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
             "HEAD /api/hello": { _, _ in (HTTPResponse(status: .ok), HTTPBody("hello")) },
             "POST /api/forbidden": { _, _ in throw SigilError(.forbidden, "not for this key") },
+            "POST /api/boom": { _, _ in throw ParityFailure() },
         ]
         try await body(
             ClosureTransport { request, bytes in
@@ -210,6 +213,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
             })
     }
 }
+
+/// What a route throws that is no SigilError.
+struct ParityFailure: Error {}
 
 /// A transport made of a closure.
 struct ClosureTransport: SigilTransport {
@@ -280,6 +286,17 @@ struct AdapterParityTests {
             #expect(refused.head.status.code == 403, "\(adapter)")
             #expect(refused.problemCode == .forbidden, "\(adapter)")
             #expect(refused.signatureVerified, "\(adapter)")
+        }
+    }
+
+    @Test("any other error a route throws is a 500 signed for the request", arguments: Adapter.allCases)
+    func otherRouteErrors(_ adapter: Adapter) async throws {
+        let setup = try await ParitySetup()
+        try await adapter.withTransport(setup) { transport in
+            let session = try setup.session(transport, profile: .sigilV1)
+            let failed = try await session.send(Self.echo("/api/boom"), body: Array("{}".utf8))
+            #expect(failed.head.status.code == 500, "\(adapter)")
+            #expect(failed.signatureVerified, "\(adapter)")
         }
     }
 
@@ -373,6 +390,23 @@ struct ExchangeTests {
         #expect(admission.body == plaintext)
         #expect(admission.identity.sealedTo == setup.sealing.keyID)
         #expect(admission.request.headerFields[.contentEncoding] == nil)
+    }
+
+    @Test("a request naming two hosts, or a Host field other than its authority, is refused")
+    func hosts() async throws {
+        let setup = try await ParitySetup()
+        let exchange = Exchange(verifier: setup.verifier)
+        let body = Array("{}".utf8)
+        var two = try Self.signed(setup, body: body)
+        two.headerFields.append(HTTPField(name: GatewayTests.host, value: "localhost"))
+        two.headerFields.append(HTTPField(name: GatewayTests.host, value: "evil.example"))
+        await #expect(throws: SigilError(.forbidden, "")) { _ = try await exchange.admit(two, body: body) }
+        var other = try Self.signed(setup, body: body)
+        other.headerFields.append(HTTPField(name: GatewayTests.host, value: "evil.example"))
+        await #expect(throws: SigilError(.forbidden, "")) { _ = try await exchange.admit(other, body: body) }
+        var same = try Self.signed(setup, body: body)
+        same.headerFields.append(HTTPField(name: GatewayTests.host, value: "localhost"))
+        _ = try await exchange.admit(same, body: body)
     }
 
     @Test("a body that stalls is request-timeout once the deadline passes")
