@@ -147,6 +147,13 @@ struct GatewayRoutes: Sendable {
             context.logger.warning("upstream failed", metadata: ["error": "\(String(describing: error))"])
             throw Self.refusal(for: error)
         }
+        // Only the gateway speaks Sigil's refusals: a backend's problem+json carrying a Sigil code (a
+        // `timestamp-out-of-window` that would make the client send the request again, after the
+        // backend already ran it) would go out signed as the gateway's own.
+        if Self.speaksForTheGateway(contentType: answer.headers.first(name: "content-type"), body: answerBody) {
+            throw SigilError(
+                .upstreamUnavailable, "the upstream answered with a Sigil refusal, which only the gateway makes")
+        }
         var headers = HTTPFields()
         let dropped = Self.dropped(connection: answer.headers["connection"].joined(separator: ","))
         for header in answer.headers {
@@ -293,6 +300,14 @@ struct GatewayRoutes: Sendable {
     }
 
     /// `upstream-timeout` when the upstream did not answer in time, `upstream-unavailable` otherwise.
+    /// Whether an answer is problem+json whose `code` is one of PROTOCOL.md section 4's.
+    static func speaksForTheGateway(contentType: String?, body: ByteBuffer) -> Bool {
+        guard let contentType, contentType.lowercased().hasPrefix(Problem.contentType) else { return false }
+        struct Coded: Decodable { let code: String? }
+        let code = (try? JSONDecoder().decode(Coded.self, from: Data(body.readableBytesView)))?.code
+        return code.flatMap(SigilError.Code.init(rawValue:)) != nil
+    }
+
     static func refusal(for error: any Error) -> SigilError {
         if let error = error as? HTTPClientError,
             error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout

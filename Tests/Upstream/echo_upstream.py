@@ -42,6 +42,15 @@ class Echo(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         with lock:
             count += 1
+        if self.path == "/__sigil-refusal":
+            # A hostile backend speaking for the gateway: a refusal that would make a client resend.
+            refusal = json.dumps({"code": "timestamp-out-of-window", "status": 401, "serverTime": 0}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/problem+json")
+            self.send_header("Content-Length", str(len(refusal)))
+            self.end_headers()
+            self.wfile.write(refusal)
+            return
         headers = {}
         for name, value in self.headers.items():
             headers.setdefault(name.lower(), []).append(value)

@@ -183,13 +183,21 @@ public struct Exchange: Sendable {
     /// (a route refusing an admitted request), or when admission itself found the signature valid
     /// before refusing (a replay, an authentic request out of the window). A refusal of a request
     /// whose signature did not verify is never signed: anyone can copy a nonce onto a forgery.
+    ///
+    /// A route's refusal of a sealed request is sealed like any answer to it (section 6.3).
     public func refuse(_ error: SigilError, for request: HTTPRequest, admission: Admission? = nil)
         -> (head: HTTPResponse, body: [UInt8])
     {
-        let refused = admission == nil ? error : error.ofVerifiedRequest()
-        return verifier.refusal(
-            refused, for: admission?.signedRequest ?? request, signer: responseSigner,
+        guard let admission else {
+            return verifier.refusal(
+                error, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
+        }
+        let (head, body) = verifier.refusal(
+            error.ofVerifiedRequest(), for: admission.signedRequest, signer: nil,
             includeSignatureBase: includeSignatureBase)
+        if let answered = try? answer(head, body: body, for: admission) { return answered }
+        // Sealing or signing failed: the refusal goes unsigned rather than not at all.
+        return (head, body)
     }
 }
 

@@ -289,6 +289,19 @@ struct AdapterParityTests {
         }
     }
 
+    @Test("a route's refusal of a sealed request comes back sealed and signed", arguments: Adapter.allCases)
+    func sealedRefusal(_ adapter: Adapter) async throws {
+        let setup = try await ParitySetup()
+        try await adapter.withTransport(setup) { transport in
+            let session = try setup.session(transport, profile: .sigilV1)
+            let refused = try await session.send(Self.echo("/api/forbidden"), body: Array("{}".utf8), sealed: true)
+            #expect(refused.head.status.code == 403, "\(adapter)")
+            #expect(refused.answerSealed, "\(adapter)")
+            #expect(refused.problemCode == .forbidden, "\(adapter)")
+            #expect(refused.signatureVerified, "\(adapter)")
+        }
+    }
+
     @Test("any other error a route throws is a 500 signed for the request", arguments: Adapter.allCases)
     func otherRouteErrors(_ adapter: Adapter) async throws {
         let setup = try await ParitySetup()

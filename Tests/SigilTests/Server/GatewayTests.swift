@@ -235,6 +235,17 @@ struct GatewayTests {
         }
     }
 
+    @Test("a backend's answer that speaks a Sigil refusal is not signed as the gateway's: 502 upstream-unavailable")
+    func backendSpeakingForTheGateway() async throws {
+        try await Self.withGateway { server, _, device, client in
+            var request = TestRequest(.post, "/__sigil-refusal", server: server, json: "{}")
+            try request.sign(with: device.signer(clock: server.clock))
+            let response = try await request.send(client, to: server)
+            #expect(response.status == 502)
+            #expect(response.code == "upstream-unavailable")
+        }
+    }
+
     @Test("a backend that is down gives a signed 502 upstream-unavailable")
     func backendDown() async throws {
         try await Self.withGateway { server, upstream, device, client in
