@@ -117,6 +117,27 @@ public struct SigilSession: Sendable {
         self.requireSignedResponses = requireSignedResponses && responses != nil
     }
 
+    /// A session for a stored identity: one identity, one origin. It signs for the server the identity
+    /// enrolled with only (``origin``), requires every answer signed by the response key it pinned
+    /// at enrollment, and seals to the sealing key discovery gave then.
+    ///
+    /// - Throws: ``SigilInputError`` when the identity's server or response key does not read.
+    public init(
+        identity: DeviceIdentity, transport: any SigilTransport, signer: RequestSigner, clock: ServerClock,
+        keyFormats: KeyFormats = .builtIn
+    ) throws {
+        guard let origin = Origin(url: identity.server) else {
+            throw SigilInputError("the identity names no origin it enrolled with")
+        }
+        let key = try KeyFile.load(Array(identity.responseKey.utf8), formats: keyFormats).verificationKey
+        self.init(
+            transport: transport, signer: signer, clock: clock,
+            responses: ResponseVerifier(key: key, keyID: identity.responseKeyID, clock: clock),
+            requireSignedResponses: true)
+        self.origin = origin
+        self.sealingKey = try identity.sealingKey?.key()
+    }
+
     /// Signs and sends `request`. A response whose signature verifies and covers the request's nonce
     /// sets the clock's offset from its signed time; when it is a `timestamp-out-of-window` refusal,
     /// the request is sent once more with a new nonce and timestamp, never more.

@@ -117,6 +117,21 @@ struct ClientHardeningTests {
                         try SigningKey.generate(.ed25519), token: TestServer.token, with: registration, store: store)
                     #expect(identity.pinsTakenOnFirstUse == true)
                     #expect(identity.pins == server.prepared.pins)
+                    // A session made from the identity signs for its server only, answers required signed.
+                    let clock = ServerClock(local: serverClock)
+                    let session = try SigilSession(
+                        identity: identity, transport: AsyncHTTPClientTransport(client: client),
+                        signer: RequestSigner(
+                            key: try #require(try store.privateKey()), keyID: identity.keyID, clock: clock),
+                        clock: clock)
+                    let echoed = try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
+                    #expect(echoed.head.status == .ok)
+                    #expect(echoed.signatureVerified)
+                    var elsewhere = SessionTests.echo(server)
+                    elsewhere.authority = "127.0.0.1:\(server.port)"
+                    await #expect(throws: SigilInputError.self) {
+                        _ = try await session.send(elsewhere, body: Array("{}".utf8))
+                    }
                     let pinned = try await DeviceEnrollment(fetchSecret: false, pins: server.prepared.pins).enroll(
                         try SigningKey.generate(.ed25519), token: TestServer.token, with: registration,
                         store: FileDeviceStore(directory: TestServer.temporaryDirectory()))
