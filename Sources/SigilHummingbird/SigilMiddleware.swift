@@ -100,9 +100,10 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
             guard exchange.answersChange(admission) else { throw error }
             return try await answer(try error.response(from: routed, context: context), for: admission)
         } catch {
-            guard exchange.answersChange(admission) else { throw error }
             context.logger.error("route failed", metadata: ["error": "\(type(of: error))"])
-            return try await answer(Response(status: .internalServerError), for: admission)
+            guard let (head, body) = try exchange.failure(error, for: admission) else { throw error }
+            return Response(
+                status: head.status, headers: head.headerFields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         guard exchange.answersChange(admission) else { return response }
         return try await answer(response, for: admission)

@@ -107,9 +107,7 @@ public struct SigilServerMiddleware: ServerMiddleware {
                 return refusal(refused, for: head, admission: admission)
             }
             // Any other failure of the handler: a 500 signed for the request, as the other adapters answer.
-            guard exchange.answersChange(admission) else { throw error }
-            let (failed, failedBody) = try exchange.answer(
-                HTTPResponse(status: .internalServerError), body: [], for: admission)
+            guard let (failed, failedBody) = try exchange.failure(error, for: admission) else { throw error }
             return (failed, failedBody.isEmpty ? nil : HTTPBody(failedBody))
         }
         guard exchange.answersChange(admission) else { return (response, responseBody) }

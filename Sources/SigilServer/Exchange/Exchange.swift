@@ -174,6 +174,17 @@ public struct Exchange: Sendable {
         responseSigner != nil || admission.sealer != nil
     }
 
+    /// What a route's failure becomes: a ``SigilError`` its refusal, signed for the admitted request;
+    /// any other error a 500 signed for it. `nil` when answers pass through untouched (no signer, no
+    /// sealing), so the framework's own error handling runs.
+    public func failure(_ error: any Error, for admission: Admission) throws -> (head: HTTPResponse, body: [UInt8])? {
+        if let refused = error as? SigilError {
+            return refuse(refused, for: admission.signedRequest, admission: admission)
+        }
+        guard answersChange(admission) else { return nil }
+        return try answer(HTTPResponse(status: .internalServerError), body: [], for: admission)
+    }
+
     // MARK: Refuse
 
     /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4), with
