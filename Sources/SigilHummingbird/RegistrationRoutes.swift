@@ -56,7 +56,8 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
                     let answer = try await route.handle(
                         RegistrationCall(
                             request: request.head, body: try await body(of: request, limit: Int.max),
-                            keyID: context.parameters.get("keyId"), identity: identity))
+                            keyID: context.parameters.get("keyId"), identity: identity,
+                            clientAddress: context.clientAddress))
                     return Response(
                         status: answer.head.status, headers: answer.head.headerFields,
                         body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
@@ -68,7 +69,7 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
                         call = RegistrationCall(
                             request: request.head,
                             body: try await body(of: request, limit: service.configuration.bodyLimit),
-                            keyID: context.parameters.get("keyId"), identity: nil)
+                            keyID: context.parameters.get("keyId"), identity: nil, clientAddress: context.clientAddress)
                     } catch let error as SigilError {
                         throw middleware.refusal(error, for: request.head)
                     }
@@ -97,4 +98,9 @@ extension Response {
             body: .init(byteBuffer: ByteBuffer(bytes: try Registration.json(value)))
         )
     }
+}
+
+extension SigilRequestContext {
+    /// The client's IP address, for the audit trail.
+    var clientAddress: String? { channel?.remoteAddress?.ipAddress }
 }

@@ -20,11 +20,11 @@ import Synchronization
 /// the bound when a notification is lost (a listening connection that broke clears the cache when
 /// it is back).
 public final class PostgresKeyDirectory: KeyRegistry {
-    private let store: PostgresStore
-    private let secrets: SecretSeal
-    private let clock: any UnixClock
+    let store: PostgresStore
+    let secrets: SecretSeal
+    let clock: any UnixClock
     private let keyFormats: KeyFormats
-    private let cache = CacheBox()
+    let cache = CacheBox()
     private let listener: Task<Void, Never>?
 
     /// How long a looked-up key is trusted before it is read again, in seconds.
@@ -294,13 +294,32 @@ public final class PostgresKeyDirectory: KeyRegistry {
             ).collect()
             guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
         }
-        for device in change.revokedDevices {
+        var devicesOfUsers: [String: [String]] = [:]
+        for user in change.revokedUsers {
+            let devices = try await connection.query(
+                "SELECT device_id FROM sigil_devices WHERE user_id = \(user) ORDER BY device_id", logger: logger
+            ).collect().map { try $0.decode(String.self) }
+            guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
+            devicesOfUsers[user] = devices
+        }
+        for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
+            let found = try await connection.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = \(device)", logger: logger
+            ).collect()
+            guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
             try await connection.query(
                 "UPDATE sigil_devices SET revoked_at = \(now) WHERE device_id = \(device) AND revoked_at IS NULL",
                 logger: logger)
             try await connection.query(
                 "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device)", logger: logger)
         }
+        for keyID in change.revokedKeys {
+            let updated = try await connection.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = \(keyID) RETURNING 1", logger: logger
+            ).collect()
+            guard !updated.isEmpty else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+        }
+        try await Self.insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers), on: connection, logger: logger)
         for certificate in change.certificates {
             try await connection.query(
                 """

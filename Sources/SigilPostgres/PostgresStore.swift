@@ -233,6 +233,34 @@ public final class PostgresStore: Sendable {
         ],
         ["ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT"],
         ["CREATE TABLE sigil_appattest (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL, receipt BYTEA)"],
+        [
+            "ALTER TABLE sigil_keys ADD COLUMN last_used_at BIGINT",
+            """
+            CREATE TABLE sigil_audit (
+                id BIGSERIAL PRIMARY KEY,
+                at BIGINT NOT NULL,
+                action TEXT NOT NULL,
+                device_id TEXT,
+                key_id TEXT,
+                user_id TEXT,
+                actor TEXT NOT NULL,
+                client TEXT,
+                reason TEXT
+            )
+            """,
+            "CREATE INDEX sigil_audit_at ON sigil_audit(at)",
+            "CREATE INDEX sigil_audit_device ON sigil_audit(device_id)",
+            "CREATE INDEX sigil_audit_user ON sigil_audit(user_id)",
+            """
+            CREATE TABLE sigil_server_keys (
+                key_id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+                sealed_key BYTEA NOT NULL,
+                activates_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+        ],
     ]
 }
 

@@ -16,15 +16,21 @@ import Synchronization
 /// Every change runs in one `BEGIN IMMEDIATE` transaction, so a failed write leaves nothing
 /// half-done. Changes from this instance queue on an async lock; other processes writing the same
 /// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
-/// own changes clear the cache at once, another process's are seen after ``cacheLifetime`` seconds.
+/// own changes clear the cache at once, another process's are noticed within a quarter second of the
+/// next lookup (`PRAGMA data_version`, checked at most four times a second), and ``cacheLifetime``
+/// bounds an entry's age whatever happens.
+///
+/// Every change writes its audit rows (`sigil_audit`) in its own transaction.
 public final class SQLiteKeyDirectory: KeyRegistry {
-    private let secrets: SecretSeal
-    private let reader: SQLiteConnection
-    private let writer: SQLiteConnection
-    private let writeLock = WriteLock()
-    private let clock: any UnixClock
-    private let logger: Logger
+    let secrets: SecretSeal
+    let reader: SQLiteConnection
+    let writer: SQLiteConnection
+    let writeLock = WriteLock()
+    let clock: any UnixClock
+    let logger: Logger
     private let cache = Mutex(Cache())
+    /// The reading connection's `PRAGMA data_version` when last checked, and when (uptime, ms).
+    private let dataVersion = Mutex<(version: Int, checkedAt: UInt64)>((-1, 0))
     private let keyFormats: KeyFormats
     private let closed = Atomic<Bool>(false)
 
@@ -138,6 +144,35 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         )
         """,
         """
+        CREATE TABLE IF NOT EXISTS sigil_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            device_id TEXT,
+            key_id TEXT,
+            user_id TEXT,
+            actor TEXT NOT NULL,
+            client TEXT,
+            reason TEXT
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS sigil_audit_at ON sigil_audit(at)",
+        "CREATE INDEX IF NOT EXISTS sigil_audit_device ON sigil_audit(device_id)",
+        "CREATE INDEX IF NOT EXISTS sigil_audit_user ON sigil_audit(user_id)",
+        """
+        CREATE TRIGGER IF NOT EXISTS sigil_audit_append_only BEFORE UPDATE ON sigil_audit
+        BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_server_keys (
+            key_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+            sealed_key BLOB NOT NULL,
+            activates_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+        """
         CREATE TABLE IF NOT EXISTS sigil_certificates (
             serial TEXT PRIMARY KEY,
             key_id TEXT NOT NULL,
@@ -148,13 +183,16 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         """,
     ]
 
-    /// Adds `sigil_devices.sealing_key` to a file made before devices had sealing keys.
+    /// Adds `sigil_devices.sealing_key` and `sigil_keys.last_used_at` to a file made before them.
     private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
-        let columns = try await writer.query("PRAGMA table_info(sigil_devices)").compactMap {
-            $0.column("name")?.string
-        }
-        if !columns.contains("sealing_key") {
-            _ = try await writer.query("ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT")
+        for (table, column, type) in [("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER")]
+        {
+            let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
+                $0.column("name")?.string
+            }
+            if !columns.contains(column) {
+                _ = try await writer.query("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
+            }
         }
     }
 
@@ -169,8 +207,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
         let now = clock.now()
+        try await noticeOtherWriters()
         let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
-        if let hit, now - hit.loadedAt < cacheLifetime { return hit.key }
+        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
         let rows = try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
         guard let row = rows.first else { return nil }
         let key = try registeredKey(from: row)
@@ -178,6 +217,32 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             if cache.generation == generation { cache.entries[keyID] = (key, now) }
         }
         return key
+    }
+
+    /// Clears the cache when the file changed since the last check (another process's commit, or
+    /// this one's), checking at most every 250 ms.
+    private func noticeOtherWriters() async throws {
+        let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
+        let due = dataVersion.withLock { state -> Bool in
+            guard now &- state.checkedAt >= 250 else { return false }
+            state.checkedAt = now
+            return true
+        }
+        guard due else { return }
+        let version = try await read("PRAGMA data_version").first?.column("data_version")?.integer ?? -1
+        let changed = dataVersion.withLock { state -> Bool in
+            defer { state.version = version }
+            return state.version != version
+        }
+        if changed { clearCache() }
+    }
+
+    /// Forgets every cached lookup, and any lookup under way.
+    func clearCache() {
+        cache.withLock { cache in
+            cache.generation &+= 1
+            cache.entries.removeAll()
+        }
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
@@ -193,7 +258,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     /// A query on the reading connection; a failure is `store-unavailable`.
-    private func read(_ query: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+    func read(_ query: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         do {
             return try await reader.query(query, binds)
         } catch {
@@ -257,10 +322,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
         let rowsToWrite = rows
         try await writeLock.withLock { try await self.write(rowsToWrite, change: change, now: now) }
-        cache.withLock { cache in
-            cache.generation &+= 1
-            cache.entries.removeAll()
-        }
+        clearCache()
     }
 
     /// The certificates recorded for a device.
@@ -327,7 +389,18 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                     [.text(Base64.encode(key.rawRepresentation)), .text(device)])
                 guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
             }
-            for device in change.revokedDevices {
+            var devicesOfUsers: [String: [String]] = [:]
+            for user in change.revokedUsers {
+                let devices = try await writer.query(
+                    "SELECT device_id FROM sigil_devices WHERE user_id = ? ORDER BY device_id", [.text(user)]
+                ).compactMap { $0.column("device_id")?.string }
+                guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
+                devicesOfUsers[user] = devices
+            }
+            for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
+                let found = try await writer.query(
+                    "SELECT 1 FROM sigil_devices WHERE device_id = ?", [.text(device)])
+                guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
                 _ = try await writer.query(
                     "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
                     [.integer(Int(now)), .text(device)]
@@ -335,6 +408,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 _ = try await writer.query(
                     "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
             }
+            for keyID in change.revokedKeys {
+                let updated = try await writer.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING 1", [.text(keyID)])
+                guard !updated.isEmpty else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+            }
+            try await insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers))
             for certificate in change.certificates {
                 _ = try await writer.query(
                     """

@@ -55,7 +55,8 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
                         RegistrationCall(
                             request: try SigilMiddleware.head(of: request),
                             body: request.body.data.map { Array(buffer: $0) } ?? [],
-                            keyID: request.parameters.get("keyId"), identity: try request.sigil.requireIdentity()))
+                            keyID: request.parameters.get("keyId"), identity: try request.sigil.requireIdentity(),
+                            clientAddress: request.remoteAddress?.ipAddress))
                     return Response(answer.head, body: answer.body)
                 }
             case .open, .selfSigned:
@@ -68,7 +69,8 @@ public struct SigilRegistrationRoutes: RouteCollection, Sendable {
                             request: head,
                             body: try await exchange.readBody(
                                 CollectedBody(request: request, limit: limit), declaredLength: nil, limit: limit),
-                            keyID: request.parameters.get("keyId"), identity: nil)
+                            keyID: request.parameters.get("keyId"), identity: nil,
+                            clientAddress: request.remoteAddress?.ipAddress)
                     } catch let error as SigilError {
                         return middleware.refusal(error, for: head)
                     }

@@ -40,12 +40,16 @@ public enum Registration {
             public var alg: String
             /// SubjectPublicKeyInfo PEM.
             public var publicKey: String
+            /// `current` (signs answers now) or `next` (published ahead of a promotion); absent from
+            /// servers whose key never rotates, which means current.
+            public var state: String?
 
             /// Creates a key entry.
-            public init(keyId: String, alg: String, publicKey: String) {
+            public init(keyId: String, alg: String, publicKey: String, state: String? = nil) {
                 self.keyId = keyId
                 self.alg = alg
                 self.publicKey = publicKey
+                self.state = state
             }
         }
         /// A key request bodies may be sealed to (PROTOCOL.md section 6.1).

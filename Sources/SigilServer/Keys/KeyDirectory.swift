@@ -80,6 +80,9 @@ public actor MemoryKeyDirectory: KeyDirectory {
     var revokedDevices: Set<String> = []
     var sealingKeys: [String: SealingPublicKey] = [:]
     var certificates: [IssuedCertificateRecord] = []
+    var auditTrail: [AuditEntry] = []
+    var lastUsed: [String: Int64] = [:]
+    var revokedAt: [String: Int64] = [:]
     let clock: any UnixClock
 
     /// Creates a directory holding `keys`.

@@ -19,8 +19,15 @@ public struct DirectoryChange: Sendable {
     public var added: [RegisteredKey]
     /// Keys to move to ``RegisteredKey/State-swift.enum/rotating``, accepted until the given Unix time.
     public var retiring: [(keyID: String, until: Int64)]
-    /// Devices whose every key is revoked.
+    /// Devices whose every key is revoked; a device not in the directory fails the whole change
+    /// (`unknown-key`).
     public var revokedDevices: [String]
+    /// Keys revoked one by one (their devices keep their other keys); an unknown key ID fails the
+    /// whole change (`unknown-key`).
+    public var revokedKeys: [String]
+    /// Users whose every device is revoked, as found inside the write; a user with no device fails the
+    /// whole change (`unknown-key`).
+    public var revokedUsers: [String]
     /// A device whose HMAC secrets all move to rotating, accepted until the given Unix time (what a
     /// rotation does, so a secret fetched with the old key does not outlive it).
     public var retiringSecrets: (deviceID: String, until: Int64)?
@@ -34,6 +41,10 @@ public struct DirectoryChange: Sendable {
     public var sealingKeyRead: (deviceID: String, key: SealingPublicKey?)?
     /// The key on whose authority the change is made, which must be its device's active key.
     public var actingKeyID: String?
+    /// The audit rows of the change, written in its transaction: a change whose rows cannot be written
+    /// does not happen. A ``AuditEntry/Action/revoked`` row naming a user of ``revokedUsers`` and no
+    /// device is written once for each device revoked.
+    public var audit: [AuditEntry]
 
     /// Creates a change.
     public init(
@@ -41,19 +52,25 @@ public struct DirectoryChange: Sendable {
         retiring: [(keyID: String, until: Int64)] = [],
         retiringSecrets: (deviceID: String, until: Int64)? = nil,
         revokedDevices: [String] = [],
+        revokedKeys: [String] = [],
+        revokedUsers: [String] = [],
         certificates: [IssuedCertificateRecord] = [],
         sealingKeys: [(deviceID: String, key: SealingPublicKey)] = [],
         sealingKeyRead: (deviceID: String, key: SealingPublicKey?)? = nil,
-        actingKeyID: String? = nil
+        actingKeyID: String? = nil,
+        audit: [AuditEntry] = []
     ) {
         self.added = added
         self.retiring = retiring
         self.retiringSecrets = retiringSecrets
         self.revokedDevices = revokedDevices
+        self.revokedKeys = revokedKeys
+        self.revokedUsers = revokedUsers
         self.certificates = certificates
         self.sealingKeys = sealingKeys
         self.sealingKeyRead = sealingKeyRead
         self.actingKeyID = actingKeyID
+        self.audit = audit
     }
 
     /// The devices the change adds something to.
@@ -162,13 +179,30 @@ extension MemoryKeyDirectory: KeyRegistry {
                 updated[id] = key.retiring(until: end)
             }
         }
-        for device in change.revokedDevices {
+        var devicesOfUsers: [String: [String]] = [:]
+        for user in change.revokedUsers {
+            let devices = Set(updated.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
+            guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
+            devicesOfUsers[user] = devices
+        }
+        let revoking = change.revokedDevices + devicesOfUsers.values.flatMap { $0 }
+        for device in change.revokedDevices where !updated.values.contains(where: { $0.deviceID == device }) {
+            throw DirectoryChange.unknownTarget("device \(device)")
+        }
+        for keyID in change.revokedKeys {
+            guard updated[keyID] != nil else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+            updated[keyID]?.state = .revoked
+        }
+        for device in revoking {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
         }
+        let now = clock.now()
         keys = updated
         for (device, key) in change.sealingKeys { sealingKeys[device] = key }
-        revokedDevices.formUnion(change.revokedDevices)
+        for device in revoking where !revokedDevices.contains(device) { revokedAt[device] = now }
+        revokedDevices.formUnion(revoking)
         certificates += change.certificates
+        auditTrail += change.auditRows(devicesOfUsers: devicesOfUsers)
     }
 
     /// The certificates recorded for a device.

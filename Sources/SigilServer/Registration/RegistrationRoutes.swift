@@ -56,13 +56,18 @@ public struct RegistrationCall: Sendable {
     public let keyID: String?
     /// The admitted request's identity, for ``RegistrationRoute/Access/admitted`` routes.
     public let identity: SigilIdentity?
+    /// The client's address, for the audit trail.
+    public let clientAddress: String?
 
     /// Creates a call.
-    public init(request: HTTPRequest, body: [UInt8], keyID: String?, identity: SigilIdentity?) {
+    public init(
+        request: HTTPRequest, body: [UInt8], keyID: String?, identity: SigilIdentity?, clientAddress: String? = nil
+    ) {
         self.request = request
         self.body = body
         self.keyID = keyID
         self.identity = identity
+        self.clientAddress = clientAddress
     }
 
     func requireIdentity() throws -> VerifiedRequest {
@@ -109,7 +114,6 @@ extension RegistrationService {
     ///   - backupPins: pins of keys the server may move to.
     public func routes(exchange: Exchange, pins: [String] = [], backupPins: [String] = []) -> [RegistrationRoute] {
         let service = self
-        let serverKeyID = exchange.responseSigner?.keyID
         func route(
             _ method: HTTPRequest.Method, _ path: String, _ access: RegistrationRoute.Access,
             _ handle: @escaping @Sendable (RegistrationCall) async throws -> RegistrationAnswer
@@ -117,14 +121,23 @@ extension RegistrationService {
             let components = path.split(separator: "/").map { segment -> RegistrationRoute.Component in
                 segment == "{keyId}" ? .keyID : .literal(String(segment))
             }
-            return RegistrationRoute(method: method, components: components, access: access, handle: handle)
+            return RegistrationRoute(method: method, components: components, access: access) { call in
+                // The changes a route makes are audited with the client's address.
+                try await AuditContext.$clientAddress.withValue(call.clientAddress) { try await handle(call) }
+            }
         }
         return [
             route(.get, Registration.Path.discovery, .open) { _ in
-                try .json(
+                var answer = try RegistrationAnswer.json(
                     service.discovery(
                         responseSigner: exchange.responseSigner, pins: pins, backupPins: backupPins,
                         sealing: exchange.sealing))
+                if let signer = exchange.responseSigner, let field = HTTPField.Name(Registration.DiscoverySignature.field)
+                {
+                    answer.head.headerFields[field] = try Registration.DiscoverySignature.value(
+                        body: answer.body, signers: signer.discoverySigners)
+                }
+                return answer
             },
             route(.post, Registration.Path.attestChallenge, .open) { _ in
                 try .json(try service.attestationChallenge(), noStore: true)
@@ -143,7 +156,9 @@ extension RegistrationService {
             route(.post, Registration.Path.rotate, .admitted) { call in
                 try BodyReader.check(call.body.count, limit: service.configuration.bodyLimit)
                 return try .json(
-                    try await service.rotate(call.body, for: try call.requireIdentity(), serverKeyID: serverKeyID),
+                    try await service.rotate(
+                        call.body, for: try call.requireIdentity(),
+                        serverKeyIDs: exchange.responseSigner?.acceptedKeyIDs ?? []),
                     status: .created)
             },
             route(.delete, Registration.Path.device(keyID: "{keyId}"), .admitted) { call in

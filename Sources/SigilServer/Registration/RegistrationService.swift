@@ -89,12 +89,13 @@ public struct RegistrationService: Sendable {
     public func discovery(
         responseSigner: ResponseSigner?, pins: [String], backupPins: [String], sealing: SealedBodies? = nil
     ) -> Registration.Discovery {
-        let keys = responseSigner.flatMap { signer -> Registration.Discovery.Key? in
-            guard let key = signer.publicKey, let pem = KeyFile.publicKeyFile(for: key) else { return nil }
-            return Registration.Discovery.Key(keyId: signer.keyID, alg: key.algorithm.rawValue, publicKey: pem)
+        let keys = (responseSigner?.publishedKeys ?? []).compactMap { keyID, key, state in
+            KeyFile.publicKeyFile(for: key).map {
+                Registration.Discovery.Key(keyId: keyID, alg: key.algorithm.rawValue, publicKey: $0, state: state)
+            }
         }
         var discovery = Registration.Discovery(
-            responseKeys: keys.map { [$0] } ?? [],
+            responseKeys: keys,
             profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
             algorithms: (attestation == nil ? SignatureAlgorithm.generatable : SignatureAlgorithm.allCases)
                 .map(\.rawValue),
@@ -164,7 +165,12 @@ public struct RegistrationService: Sendable {
                         RegisteredKey(
                             keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
                     ],
-                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? []
+                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
+                    audit: [
+                        audit(
+                            submission.attestation == nil ? .registered : .attested, device: deviceID, key: keyID,
+                            user: userID, actor: keyID)
+                    ]
                 )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
@@ -367,7 +373,12 @@ public struct RegistrationService: Sendable {
                 ],
                 retiring: previous.map { ($0.keyID, end) },
                 sealingKeyRead: (deviceID, sealingKey),
-                actingKeyID: actingKeyID
+                actingKeyID: actingKeyID,
+                audit: [
+                    audit(
+                        .secretIssued, device: deviceID, key: secretKeyID, user: userID,
+                        actor: actingKeyID ?? "server", reason: sealingKey == nil ? nil : "sealed")
+                ]
             )
         )
         logger.info(
@@ -414,6 +425,14 @@ public struct RegistrationService: Sendable {
     public func rotate(_ body: [UInt8], for request: VerifiedRequest, serverKeyID: String?) async throws
         -> Registration.Registered
     {
+        try await rotate(body, for: request, serverKeyIDs: serverKeyID.map { [$0] } ?? [])
+    }
+
+    /// Registers the device's next key, as ``rotate(_:for:serverKeyID:)`` does, with a proof that may
+    /// name any of `serverKeyIDs` (the response keys published around a server key's promotion).
+    public func rotate(_ body: [UInt8], for request: VerifiedRequest, serverKeyIDs: Set<String>) async throws
+        -> Registration.Registered
+    {
         try await verifiedRequest {
             guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "rotation must be signed with the device's current key")
@@ -434,13 +453,16 @@ public struct RegistrationService: Sendable {
                     .invalidRegistration, "this device seals its secrets: the rotation must name a new sealingKey")
             }
             guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
-            guard let serverKeyID else {
+            guard !serverKeyIDs.isEmpty else {
                 throw SigilError(.forbidden, "this server signs no answers, so a rotation cannot name it")
             }
-            let message = RotationProof.message(
-                serverKeyID: serverKeyID, currentKeyID: request.keyID, newKeyID: newKeyID, nonce: request.nonce)
             guard let proof = Base64URL.decode(rotation.proof),
-                key.isValidSignature(proof, for: message, profile: .sigilV1)
+                serverKeyIDs.sorted().contains(where: { serverKeyID in
+                    let message = RotationProof.message(
+                        serverKeyID: serverKeyID, currentKeyID: request.keyID, newKeyID: newKeyID,
+                        nonce: request.nonce)
+                    return key.isValidSignature(proof, for: message, profile: .sigilV1)
+                })
             else {
                 throw SigilError(.invalidRegistration, "proof is not the new key's signature of the rotation message")
             }
@@ -456,7 +478,8 @@ public struct RegistrationService: Sendable {
                     retiringSecrets: (deviceID, now + configuration.rotationGrace),
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     sealingKeyRead: (deviceID, current),
-                    actingKeyID: request.keyID
+                    actingKeyID: request.keyID,
+                    audit: [audit(.rotated, device: deviceID, key: newKeyID, user: request.userID, actor: request.keyID)]
                 )
             )
             logger.info("key rotated", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(newKeyID)"])
@@ -476,7 +499,12 @@ public struct RegistrationService: Sendable {
             if let refusal = DirectoryChange.refusal(actingKey: acting, keyID: request.keyID, now: clock.now()) {
                 throw refusal
             }
-            try await registry.apply(DirectoryChange(revokedDevices: [deviceID]))
+            try await registry.apply(
+                DirectoryChange(
+                    revokedDevices: [deviceID],
+                    audit: [
+                        audit(.revoked, device: deviceID, user: request.userID, actor: request.keyID, reason: "by the device")
+                    ]))
             logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
         }
     }
@@ -506,7 +534,12 @@ public struct RegistrationService: Sendable {
                         IssuedCertificateRecord(
                             serial: issued.serial, keyID: request.keyID, deviceID: deviceID, notAfter: issued.notAfter)
                     ],
-                    actingKeyID: request.keyID
+                    actingKeyID: request.keyID,
+                    audit: [
+                        audit(
+                            .certificateIssued, device: deviceID, key: request.keyID, user: request.userID,
+                            actor: request.keyID, reason: "serial \(issued.serial)")
+                    ]
                 )
             )
             return Registration.IssuedCertificate(
@@ -515,6 +548,16 @@ public struct RegistrationService: Sendable {
     }
 
     // MARK: Helpers
+
+    /// An audit row of a change made now, from the client of the request being served.
+    func audit(
+        _ action: AuditEntry.Action, device: String, key: String? = nil, user: String?, actor: String,
+        reason: String? = nil
+    ) -> AuditEntry {
+        AuditEntry(
+            time: clock.now(), action: action, deviceID: device, keyID: key, userID: user, actor: actor,
+            clientAddress: AuditContext.clientAddress, reason: reason)
+    }
 
     /// Runs `body` for a request whose signature verified: its refusals say so, to be signed.
     func verifiedRequest<Result>(_ body: () async throws -> Result) async throws -> Result {

@@ -3,20 +3,74 @@ import SigilCore
 
 /// Signs responses so the app can check them, bound to the request they answer.
 public struct ResponseSigner: Sendable {
-    let signer: any SignatureProvider
-    /// The key ID clients know the response key by.
-    public let keyID: String
+    let fixedSigner: any SignatureProvider
+    let fixedKeyID: String
+    /// The server's keys, when they rotate: the current response key signs.
+    public let ring: ServerKeyRing?
     let clock: any UnixClock
-    /// The public key responses are verified with (published in discovery), or `nil` for an HMAC secret.
-    public var publicKey: VerificationKey? { signer.publicKey }
     /// Whether response body hashes canonicalize JSON (sigil-v1).
     public var canonicalJSON = true
 
-    /// Creates a signer.
+    /// Creates a signer with one key.
     public init(signer: any SignatureProvider, keyID: String, clock: any UnixClock = SystemUnixClock()) {
-        self.signer = signer
-        self.keyID = keyID
+        self.fixedSigner = signer
+        self.fixedKeyID = keyID
+        self.ring = nil
         self.clock = clock
+    }
+
+    /// Creates a signer that signs with the current response key of `ring`, following its rotations.
+    ///
+    /// - Throws: when the ring holds no response key.
+    public init(ring: ServerKeyRing, clock: any UnixClock = SystemUnixClock()) throws {
+        guard let current = ring.phase(.response)?.current, let signing = current.signing else {
+            throw SigilError(.storeUnavailable, "the store holds no response key")
+        }
+        self.fixedSigner = signing
+        self.fixedKeyID = current.stored.keyID
+        self.ring = ring
+        self.clock = clock
+    }
+
+    /// The key that signs now and its ID, read once per signature.
+    var active: (signer: any SignatureProvider, keyID: String) {
+        if let current = ring?.phase(.response)?.current, let signing = current.signing {
+            return (signing, current.stored.keyID)
+        }
+        return (fixedSigner, fixedKeyID)
+    }
+
+    /// The signing key's provider now.
+    var signer: any SignatureProvider { active.signer }
+    /// The key ID clients know the current response key by.
+    public var keyID: String { active.keyID }
+    /// The public key responses are verified with now (published in discovery), or `nil` for an HMAC secret.
+    public var publicKey: VerificationKey? { signer.publicKey }
+
+    /// The response keys discovery publishes: the current one, then any next one, each with its state.
+    public var publishedKeys: [(keyID: String, key: VerificationKey, state: String)] {
+        guard let ring, let phase = ring.phase(.response) else {
+            return publicKey.map { [(fixedKeyID, $0, "current")] } ?? []
+        }
+        return ([(phase.current, "current")] + phase.next.map { ($0, "next") }).compactMap { key, state in
+            guard let verification = try? key.signing?.verificationKey else { return nil }
+            return (key.stored.keyID, verification, state)
+        }
+    }
+
+    /// The keys that sign discovery: the current one, and the previous one during the overlap after a
+    /// promotion, so a client that trusts only the previous key still learns the current one.
+    public var discoverySigners: [(keyID: String, signer: any SignatureProvider)] {
+        guard let ring, let phase = ring.phase(.response) else { return [(fixedKeyID, fixedSigner)] }
+        return [phase.current, phase.previous].compactMap { key in
+            key.flatMap { key in key.signing.map { (key.stored.keyID, $0 as any SignatureProvider) } }
+        }
+    }
+
+    /// The response key IDs a device's rotation proof may name: the current, next and previous keys.
+    public var acceptedKeyIDs: Set<String> {
+        guard let ring, let phase = ring.phase(.response) else { return [fixedKeyID] }
+        return Set(([phase.current] + phase.next + [phase.previous].compactMap { $0 }).map(\.stored.keyID))
     }
 
     /// sigil-v1 (PROTOCOL.md section 2.7): the `X-Timestamp`, `X-Key-ID` and `X-Signature` to add to
@@ -24,6 +78,7 @@ public struct ResponseSigner: Sendable {
     public func sigilV1Fields(
         for response: HTTPResponse, body: [UInt8], answering request: SigilV1.AnsweredRequest
     ) throws -> HTTPFields {
+        let (signer, keyID) = active
         let timestamp = String(clock.now())
         let base = SigilV1.responseBase(
             for: response,
@@ -87,6 +142,7 @@ public struct ResponseSigner: Sendable {
                 ComponentIdentifier("signature", parameters: [("req", .bool(true)), ("key", .string(requestLabel))])
             )
         }
+        let (signer, keyID) = active
         let input = SignatureInput(components: components, created: clock.now(), keyID: keyID)
         let message = RFC9421Message(response: response, answering: request)
         let (inputMember, signatureMember) = try RFC9421.sign(message, input: input, label: label, signer: signer)

@@ -10,18 +10,42 @@ import SigilCore
 /// route runs on ``Opened/request`` and ``Opened/body``, then ``Opened/seal(_:body:)`` before the
 /// answer is signed (its signature covers the sealed bytes).
 public struct SealedBodies: Sendable {
+    let fixedKeys: [SealingPrivateKey]
+    let fixedRetired: [SealingPrivateKey]
+    /// The server's keys, when they rotate.
+    public let ring: ServerKeyRing?
+
     /// The keys discovery publishes, the current one first, then the next one clients will move to.
-    public let keys: [SealingPrivateKey]
+    public var keys: [SealingPrivateKey] {
+        guard let phase = ring?.phase(.sealing) else { return fixedKeys }
+        return ([phase.current] + phase.next).compactMap(\.sealing) + fixedKeys
+    }
     /// Keys no longer published whose bodies still open (the previous key, during an overlap).
-    public let retired: [SealingPrivateKey]
+    public var retired: [SealingPrivateKey] {
+        guard let phase = ring?.phase(.sealing) else { return fixedRetired }
+        return [phase.previous?.sealing].compactMap { $0 } + fixedRetired
+    }
     /// Paths under which a body that is not sealed is refused (`sealed-body-invalid`): `/v1/pay`
     /// covers `/v1/pay` and `/v1/pay/…`, `/` every path.
     public var sealedPaths: [String]
 
     /// Creates the component.
     public init(keys: [SealingPrivateKey], retired: [SealingPrivateKey] = [], sealedPaths: [String] = []) {
-        self.keys = keys
-        self.retired = retired
+        self.fixedKeys = keys
+        self.fixedRetired = retired
+        self.ring = nil
+        self.sealedPaths = sealedPaths
+    }
+
+    /// Creates the component on the sealing keys of `ring`, following its rotations; `extraKeys` and
+    /// `extraRetired` (keys kept in files) are used beside them.
+    public init(
+        ring: ServerKeyRing, extraKeys: [SealingPrivateKey] = [], extraRetired: [SealingPrivateKey] = [],
+        sealedPaths: [String] = []
+    ) {
+        self.fixedKeys = extraKeys
+        self.fixedRetired = extraRetired
+        self.ring = ring
         self.sealedPaths = sealedPaths
     }
 

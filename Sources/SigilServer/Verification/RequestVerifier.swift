@@ -215,6 +215,7 @@ public struct RequestVerifier: Sendable {
         } catch let error as SigilError {
             throw error.ofVerifiedRequest()
         }
+        configuration.usage?.used(signature.keyID, at: now)
         return VerifiedRequest(
             keyID: signature.keyID,
             algorithm: registered.key.algorithm,

@@ -36,6 +36,8 @@ public struct VerifierConfiguration: Sendable {
     /// counter), as SigilAppAttest's `AppAttestAssertions` checks; without it such keys are refused
     /// (`unsupported-algorithm`).
     public var assertions: (any AssertionPolicy)?
+    /// Where each key's last verified use is noted (at most one write a minute per key), if anywhere.
+    public var usage: KeyUsageTracker?
 
     /// The default configuration.
     public init() {}
