@@ -1,5 +1,7 @@
+import Foundation
 import HTTPTypes
 import SigilCore
+import Synchronization
 
 /// What a verified response signature says.
 public struct VerifiedResponse: Sendable, Hashable {
@@ -23,6 +25,11 @@ public struct ResponseVerifier: Sendable {
     let clock: any UnixClock
     /// sigil-v1: whether JSON bodies are canonicalized (must match the server).
     public var canonicalJSON = true
+    /// More keys the server may sign with, learnt from its signed discovery (a promoted next key).
+    public var trusted: TrustedResponseKeys?
+
+    /// The trusted key `id` names: ``key``, or one of ``trusted``.
+    func trustedKey(_ id: String) -> VerificationKey? { id == keyID ? key : trusted?.key(id) }
 
     /// Creates a verifier for one trusted server key.
     public init(key: VerificationKey, keyID: String, clock: any UnixClock = SystemUnixClock()) {
@@ -58,7 +65,7 @@ public struct ResponseVerifier: Sendable {
             let timestamp = SigilV1.parseTimestamp(timestamps[0]),
             let signature = Base64URL.decode(signatures[0]), !signature.isEmpty
         else { throw SigilError(.malformedSignature, "the response's signature headers are malformed") }
-        guard keyIDs[0] == keyID else {
+        guard let key = trustedKey(keyIDs[0]) else {
             throw SigilError(
                 .unknownKey, "the response is signed by \(keyIDs[0].prefix(128)), not the trusted \(keyID)")
         }
@@ -90,7 +97,9 @@ public struct ResponseVerifier: Sendable {
         checkingWindow: Bool = true
     ) throws -> VerifiedResponse {
         let signatures = try MessageSignatures(response.headerFields)
-        guard let entry = signatures.entries.first(where: { (try? $0.input.keyID) == keyID }) else {
+        guard let entry = signatures.entries.first(where: { (try? $0.input.keyID).flatMap(trustedKey) != nil }),
+            let entryKeyID = try entry.input.keyID, let key = trustedKey(entryKeyID)
+        else {
             throw SigilError(.unknownKey, "no response signature by the trusted key \(keyID)")
         }
         let input = entry.input
@@ -129,5 +138,60 @@ public struct ResponseVerifier: Sendable {
         {
             throw refusal
         }
+    }
+}
+
+/// The response keys a client trusts beyond the one it enrolled with, learnt only from a discovery
+/// document signed by a key it already trusts (`Sigil-Discovery-Signature`): how a client follows the
+/// server's key rotation without enrolling again.
+public final class TrustedResponseKeys: Sendable {
+    struct State {
+        var keys: [String: VerificationKey]
+        var current: Registration.Discovery.Key?
+    }
+    let state: Mutex<State>
+    let keyFormats: KeyFormats
+
+    /// Trusts `keys`, by key ID.
+    public init(_ keys: [String: VerificationKey], keyFormats: KeyFormats = .builtIn) {
+        state = Mutex(State(keys: keys))
+        self.keyFormats = keyFormats
+    }
+
+    /// The key `id` names, if trusted.
+    public func key(_ id: String) -> VerificationKey? { state.withLock { $0.keys[id] } }
+
+    /// The server's current response key as the last discovery learnt said, for a client to keep in
+    /// its identity; `nil` until one was learnt.
+    public var current: Registration.Discovery.Key? { state.withLock { $0.current } }
+
+    /// Learns the response keys of a discovery document (`body`, as received) whose
+    /// `Sigil-Discovery-Signature` (`signature`) verifies under a key already trusted.
+    ///
+    /// - Returns: the key IDs learnt now (none when the document is not signed by a trusted key).
+    @discardableResult
+    public func learn(discovery body: [UInt8], signature: String?) -> [String] {
+        let trusted = state.withLock { $0.keys }
+        guard !Registration.DiscoverySignature.verifiedSigners(signature, body: body, trusted: trusted).isEmpty,
+            let discovery = try? JSONDecoder().decode(Registration.Discovery.self, from: Data(body))
+        else { return [] }
+        var learnt: [String] = []
+        var keys: [String: VerificationKey] = [:]
+        for entry in discovery.responseKeys where entry.state == nil || entry.state == "current" || entry.state == "next" {
+            guard let algorithm = try? SignatureAlgorithm.named(entry.alg),
+                let key = try? KeyFile.load(Array(entry.publicKey.utf8), algorithm: algorithm, formats: keyFormats)
+                    .verificationKey,
+                key.derivedKeyID == entry.keyId
+            else { continue }
+            keys[entry.keyId] = key
+        }
+        state.withLock { state in
+            for (id, key) in keys where state.keys[id] == nil {
+                state.keys[id] = key
+                learnt.append(id)
+            }
+            state.current = discovery.responseKeys.first { $0.state == nil || $0.state == "current" }
+        }
+        return learnt.sorted()
     }
 }

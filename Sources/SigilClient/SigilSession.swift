@@ -130,10 +130,11 @@ public struct SigilSession: Sendable {
             throw SigilInputError("the identity names no origin it enrolled with")
         }
         let key = try KeyFile.load(Array(identity.responseKey.utf8), formats: keyFormats).verificationKey
+        var responses = ResponseVerifier(key: key, keyID: identity.responseKeyID, clock: clock)
+        // The server's next response key is learnt from its discovery, signed by the key pinned here.
+        responses.trusted = TrustedResponseKeys([identity.responseKeyID: key], keyFormats: keyFormats)
         self.init(
-            transport: transport, signer: signer, clock: clock,
-            responses: ResponseVerifier(key: key, keyID: identity.responseKeyID, clock: clock),
-            requireSignedResponses: true)
+            transport: transport, signer: signer, clock: clock, responses: responses, requireSignedResponses: true)
         self.origin = origin
         self.sealingKey = try identity.sealingKey?.key()
     }
@@ -184,12 +185,18 @@ public struct SigilSession: Sendable {
             try signer.sign(&signed, body: sent, nonce: nonce)
             let sentAt = clock.localTime
             let (head, responseBody) = try await transport.send(signed, body: sent)
-            var response = try verified(
-                SigilResponse(
-                    head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed),
-                request: signed,
-                roundTrip: (sentAt, clock.localTime)
-            )
+            let received = SigilResponse(
+                head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed)
+            let roundTrip = (sentAt, clock.localTime)
+            var response: SigilResponse
+            do {
+                response = try verified(received, request: signed, roundTrip: roundTrip)
+            } catch let error as SigilError where error.code == .unknownKey {
+                // Signed by a key this client does not trust yet: the server may have promoted its next
+                // key. Its discovery, signed by a key trusted already, says so; nothing else does.
+                guard try await learnResponseKeys(for: signed) else { throw error }
+                response = try verified(received, request: signed, roundTrip: roundTrip)
+            }
             if let opener {
                 response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
                 response.sentSealedBody = sent
@@ -204,6 +211,19 @@ public struct SigilSession: Sendable {
             }
             return response
         }
+    }
+
+    /// Fetches the server's discovery and learns the response keys it lists when a key this session
+    /// trusts signed it.
+    ///
+    /// - Returns: whether a key was learnt.
+    func learnResponseKeys(for request: HTTPRequest) async throws -> Bool {
+        guard let trusted = responses?.trusted else { return false }
+        let discovery = HTTPRequest(
+            method: .get, scheme: request.scheme, authority: request.authority, path: Registration.Path.discovery)
+        let (head, body) = try await transport.send(discovery, body: [])
+        guard head.status == .ok, let field = HTTPField.Name(Registration.DiscoverySignature.field) else { return false }
+        return !trusted.learn(discovery: body, signature: head.headerFields[field]).isEmpty
     }
 
     /// The answer to a sealed request, opened.

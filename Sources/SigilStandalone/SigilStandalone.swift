@@ -103,6 +103,13 @@ public enum SigilStandalone {
         public var appAttestEnvironments: Set<AppAttestVerifier.Environment> = [.production]
         /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
         public var appAttestRoot: Certificate?
+        /// How long a rotated server key is published before it becomes current, and how long the
+        /// previous one is still accepted after, in seconds (7 days).
+        public var keyOverlap: Int64 = 7 * 86_400
+        /// How long audit rows are kept, in seconds (400 days).
+        public var auditRetention: Int64 = 400 * 86_400
+        /// The admin API (off by default).
+        public var admin = AdminOptions()
 
         /// The default options.
         public init() {}
@@ -128,8 +135,15 @@ public enum SigilStandalone {
         /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
         /// the application has stopped, whether it stopped cleanly or failed.
         public var services: [any Service] {
-            stores.services + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + [application]
+            stores.services + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background
+                + [application]
         }
+        /// The admin API's application and the audit trail's pruning, run beside the application.
+        let background: [any Service]
+        /// The server's own keys.
+        public let serverKeys: ServerKeyRing
+        /// The admin API's port once it listens (waits until then); `nil` when it is off.
+        public let adminPort: ListeningPort?
         /// The stores (closed by ``close()``, or as services of ``services``).
         public let stores: Stores
         /// The key directory.
@@ -196,6 +210,7 @@ public enum SigilStandalone {
             attestation = AttestationEnrollment(
                 verifier: appAttest, challenges: AttestationChallenges(key: challengeKey), store: records)
         }
+        verifierConfiguration.usage = KeyUsageTracker(store: directory)
         let verifier = RequestVerifier(
             keys: directory,
             nonces: nonces,
@@ -204,10 +219,18 @@ public enum SigilStandalone {
             metricsFactory: metricsFactory
         )
 
-        let responseKey = try data.responseKey()
-        let responseVerificationKey = try responseKey.verificationKey
-        let responseKeyID = responseVerificationKey.derivedKeyID ?? "server"
-        let responseSigner = ResponseSigner(signer: responseKey, keyID: responseKeyID, clock: clock)
+        // The server's keys live in the store (shared by replicas); a data directory's key files are
+        // imported on the first start.
+        let sealingFiles = try data.sealingKeys(sealedPaths: options.sealedPaths)
+        let serverKeys = try await ServerKeyRing.open(
+            store: directory, overlap: options.keyOverlap, clock: clock, keyFormats: .withRSA,
+            initialResponse: { try data.responseKey() },
+            initialSealing: {
+                guard let current = sealingFiles.keys.first else { throw SigilInputError("no sealing key") }
+                return current
+            })
+        let responseSigner = try ResponseSigner(ring: serverKeys, clock: clock)
+        let responseKeyID = responseSigner.keyID
 
         var names = ["localhost", "127.0.0.1", "::1"]
         if !names.contains(options.host) && options.host != "0.0.0.0" && options.host != "::" {
@@ -268,7 +291,9 @@ public enum SigilStandalone {
             responseSigner: options.signsResponses ? responseSigner : nil,
             includeSignatureBase: options.includeSignatureBase,
             readsClientCertificate: clientCA != nil,
-            sealing: try data.sealingKeys(sealedPaths: options.sealedPaths)
+            sealing: SealedBodies(
+                ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()), extraRetired: sealingFiles.retired,
+                sealedPaths: options.sealedPaths)
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         var registration = RegistrationService.Configuration(verifier: verifierConfiguration)
@@ -316,7 +341,22 @@ public enum SigilStandalone {
             echo.add(to: router)
             if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
         }
-        if let registry {
+        var background: [any Service] = [
+            AuditRetentionService(directory: directory, retention: options.auditRetention, clock: clock, logger: logger)
+        ]
+        var adminPort: ListeningPort?
+        if options.admin.port != nil {
+            let port = ListeningPort()
+            adminPort = port
+            background.append(
+                try adminApplication(
+                    options.admin,
+                    administration: Administration(directory: directory, serverKeys: serverKeys, clock: clock),
+                    identity: identity, metrics: registry, limits: options.connectionLimits, logger: logger,
+                    onListening: { await port.set($0) }))
+        }
+        // With an admin API, /metrics is served there only, behind its credential.
+        if let registry, adminPort == nil {
             router.get("metrics") { _, _ in
                 Response(
                     status: .ok,
@@ -354,10 +394,31 @@ public enum SigilStandalone {
             madeCertificate: tlsFiles.isNew,
             enrollToken: token?.token,
             madeToken: token?.isNew ?? false,
+            background: background,
+            serverKeys: serverKeys,
+            adminPort: adminPort,
             stores: stores,
             responseKeyID: responseKeyID,
             upstreamClient: upstreamClient
         )
+    }
+
+    /// A port a listener reports once it is bound.
+    public actor ListeningPort {
+        var port: Int?
+        var waiters: [CheckedContinuation<Int, Never>] = []
+
+        func set(_ port: Int) {
+            self.port = port
+            for waiter in waiters { waiter.resume(returning: port) }
+            waiters = []
+        }
+
+        /// The port, once bound.
+        public func value() async -> Int {
+            if let port { return port }
+            return await withCheckedContinuation { waiters.append($0) }
+        }
     }
 
     /// Shuts the gateway's upstream client down once the application has stopped.

@@ -8,8 +8,9 @@ import SigilRedis
 import SigilSQLite
 import SigilServer
 
-/// A key registry `sigil serve` can run on: one that can also list its keys.
-public protocol ServedKeyRegistry: KeyRegistry {
+/// A key registry `sigil serve` can run on: one that can also list its keys, be administered (audit
+/// trail, devices, last use) and hold the server's own keys.
+public protocol ServedKeyRegistry: AdministeredDirectory, ServerKeyStore {
     /// Every key ID, sorted.
     func keyIDs() async throws -> [String]
 }

@@ -20,7 +20,8 @@ public struct Administration: Sendable {
     public let directory: any AdministeredDirectory
     /// The server's own keys, when the store holds them.
     public let serverKeys: ServerKeyRing?
-    let clock: any UnixClock
+    /// The clock changes are dated by.
+    public let clock: any UnixClock
 
     /// Creates the service.
     public init(directory: any AdministeredDirectory, serverKeys: ServerKeyRing?, clock: any UnixClock) {
