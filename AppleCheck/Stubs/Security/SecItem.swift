@@ -1,0 +1,65 @@
+// Keychain items: the SecItem functions and the kSec… keys and values the checked files use. The
+// keys are `let …: CFString` in Apple's SDK; `nonisolated(unsafe)` stands for an imported C constant,
+// which Swift does not check for concurrency either.
+import Foundation
+
+/// Mimics `SecItemAdd(_:_:)`,
+/// `func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus`:
+/// https://developer.apple.com/documentation/security/secitemadd(_:_:)
+@discardableResult
+public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus { stub() }
+
+/// Mimics `SecItemCopyMatching(_:_:)`,
+/// `func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus`:
+/// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:)
+@discardableResult
+public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    stub()
+}
+
+/// Mimics `SecItemDelete(_:)`, `func SecItemDelete(_ query: CFDictionary) -> OSStatus`:
+/// https://developer.apple.com/documentation/security/secitemdelete(_:)
+@discardableResult
+public func SecItemDelete(_ query: CFDictionary) -> OSStatus { stub() }
+
+/// Mimics `kSecClass`: https://developer.apple.com/documentation/security/ksecclass
+nonisolated(unsafe) public let kSecClass: CFString = "class"
+/// Mimics `kSecClassGenericPassword`: https://developer.apple.com/documentation/security/ksecclassgenericpassword
+nonisolated(unsafe) public let kSecClassGenericPassword: CFString = "genp"
+/// Mimics `kSecClassKey`: https://developer.apple.com/documentation/security/ksecclasskey
+nonisolated(unsafe) public let kSecClassKey: CFString = "keys"
+
+/// Mimics `kSecAttrService`: https://developer.apple.com/documentation/security/ksecattrservice
+nonisolated(unsafe) public let kSecAttrService: CFString = "svce"
+/// Mimics `kSecAttrAccount`: https://developer.apple.com/documentation/security/ksecattraccount
+nonisolated(unsafe) public let kSecAttrAccount: CFString = "acct"
+/// Mimics `kSecAttrApplicationTag`: https://developer.apple.com/documentation/security/ksecattrapplicationtag
+nonisolated(unsafe) public let kSecAttrApplicationTag: CFString = "atag"
+/// Mimics `kSecAttrKeyType`: https://developer.apple.com/documentation/security/ksecattrkeytype
+nonisolated(unsafe) public let kSecAttrKeyType: CFString = "type"
+/// Mimics `kSecAttrKeyTypeECSECPrimeRandom`:
+/// https://developer.apple.com/documentation/security/ksecattrkeytypeecsecprimerandom
+nonisolated(unsafe) public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
+/// Mimics `kSecAttrKeyClass`: https://developer.apple.com/documentation/security/ksecattrkeyclass
+nonisolated(unsafe) public let kSecAttrKeyClass: CFString = "kcls"
+/// Mimics `kSecAttrKeyClassPrivate`: https://developer.apple.com/documentation/security/ksecattrkeyclassprivate
+nonisolated(unsafe) public let kSecAttrKeyClassPrivate: CFString = "1"
+
+/// Mimics `kSecAttrAccessible`: https://developer.apple.com/documentation/security/ksecattraccessible
+nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
+/// Mimics `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`:
+/// https://developer.apple.com/documentation/security/ksecattraccessibleafterfirstunlockthisdeviceonly
+nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
+
+/// Mimics `kSecValueData`: https://developer.apple.com/documentation/security/ksecvaluedata
+nonisolated(unsafe) public let kSecValueData: CFString = "v_Data"
+/// Mimics `kSecValueRef`: https://developer.apple.com/documentation/security/ksecvalueref
+nonisolated(unsafe) public let kSecValueRef: CFString = "v_Ref"
+/// Mimics `kSecReturnData`: https://developer.apple.com/documentation/security/ksecreturndata
+nonisolated(unsafe) public let kSecReturnData: CFString = "r_Data"
+/// Mimics `kSecReturnRef`: https://developer.apple.com/documentation/security/ksecreturnref
+nonisolated(unsafe) public let kSecReturnRef: CFString = "r_Ref"
+/// Mimics `kSecMatchLimit`: https://developer.apple.com/documentation/security/ksecmatchlimit
+nonisolated(unsafe) public let kSecMatchLimit: CFString = "m_Limit"
+/// Mimics `kSecMatchLimitOne`: https://developer.apple.com/documentation/security/ksecmatchlimitone
+nonisolated(unsafe) public let kSecMatchLimitOne: CFString = "m_LimitOne"
