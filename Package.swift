@@ -290,6 +290,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
             exclude: ["Vectors", "Fixtures"]
         ),

@@ -36,6 +36,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     /// How long a cached lookup is trusted when another process may write the same file, in seconds.
     public let cacheLifetime: Int64
+    /// The least time between two checks for another process's writes, in milliseconds.
+    let changeCheckInterval: UInt64
 
     /// Looked-up keys, and a generation that every change bumps so a lookup that raced a change
     /// never stores what it read before the change.
@@ -50,9 +52,11 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         writer: SQLiteConnection,
         clock: any UnixClock,
         cacheLifetime: Int64,
+        changeCheckInterval: UInt64,
         keyFormats: KeyFormats,
         logger: Logger
     ) {
+        self.changeCheckInterval = changeCheckInterval
         self.keyFormats = keyFormats
         self.secrets = secrets
         self.reader = reader
@@ -67,6 +71,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
     ///   - cacheLifetime: how long a lookup is cached before the file is read again.
+    ///   - changeCheckInterval: the least time between two checks for another process's writes
+    ///     (`PRAGMA data_version`), which clear the cache.
     ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
     ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
     /// - Throws: when the file cannot be opened or its schema created.
@@ -75,6 +81,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 5,
+        changeCheckInterval: Duration = .milliseconds(250),
         keyFormats: KeyFormats = .builtIn,
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteKeyDirectory {
@@ -100,6 +107,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             writer: writer,
             clock: clock,
             cacheLifetime: cacheLifetime,
+            changeCheckInterval: UInt64(changeCheckInterval.components.seconds * 1000)
+                + UInt64(changeCheckInterval.components.attoseconds / 1_000_000_000_000_000),
             keyFormats: keyFormats,
             logger: logger
         )
@@ -220,11 +229,11 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     /// Clears the cache when the file changed since the last check (another process's commit, or
-    /// this one's), checking at most every 250 ms.
+    /// this one's), checking at most every ``changeCheckInterval``.
     private func noticeOtherWriters() async throws {
         let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
         let due = dataVersion.withLock { state -> Bool in
-            guard now &- state.checkedAt >= 250 else { return false }
+            guard now &- state.checkedAt >= changeCheckInterval || state.version < 0 else { return false }
             state.checkedAt = now
             return true
         }
