@@ -140,8 +140,11 @@ extension SigilStandalone {
                 headers: [.contentType: answer.status == .ok ? "application/json" : Problem.contentType],
                 body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
-        router.get("/**", use: handle)
-        router.post("/**", use: handle)
+        // Every method reaches the credential check first: nothing is said to a caller without one.
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch, .head, .options] {
+            router.on("/**", method: method, use: handle)
+            router.on("/", method: method, use: handle)
+        }
         return Application(
             router: router,
             server: .sigilTLS(
