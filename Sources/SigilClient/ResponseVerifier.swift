@@ -148,6 +148,7 @@ public final class TrustedResponseKeys: Sendable {
     struct State {
         var keys: [String: VerificationKey]
         var current: Registration.Discovery.Key?
+        var sealingKey: SealingPublicKey?
     }
     let state: Mutex<State>
     let keyFormats: KeyFormats
@@ -164,6 +165,9 @@ public final class TrustedResponseKeys: Sendable {
     /// The server's current response key as the last discovery learnt said, for a client to keep in
     /// its identity; `nil` until one was learnt.
     public var current: Registration.Discovery.Key? { state.withLock { $0.current } }
+
+    /// The server's current sealing key as the last signed discovery learnt said; `nil` until one was.
+    public var sealingKey: SealingPublicKey? { state.withLock { $0.sealingKey } }
 
     /// Learns the response keys of a discovery document (`body`, as received) whose
     /// `Sigil-Discovery-Signature` (`signature`) verifies under a key already trusted.
@@ -191,6 +195,7 @@ public final class TrustedResponseKeys: Sendable {
                 learnt.append(id)
             }
             state.current = discovery.responseKeys.first { $0.state == nil || $0.state == "current" }
+            if let sealing = try? discovery.sealingKeys?.first?.key() { state.sealingKey = sealing }
         }
         return learnt.sorted()
     }

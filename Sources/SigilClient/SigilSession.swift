@@ -169,7 +169,9 @@ public struct SigilSession: Sendable {
                 "this session signs for \(origin) only, not \(request.scheme ?? "?")://\(request.authority ?? "?")")
         }
         let seal = sealed ?? sealsBodies
-        if seal && sealingKey == nil { throw SigilInputError("no sealing key: the server's discovery lists none") }
+        if seal && currentSealingKey == nil {
+            throw SigilInputError("no sealing key: the server's discovery lists none")
+        }
         var attempts = 0
         while true {
             attempts += 1
@@ -178,6 +180,7 @@ public struct SigilSession: Sendable {
             let body = try makeBody(nonce)
             var sent = body
             var opener: SealedResponseOpener?
+            let sealingKey = currentSealingKey
             if seal, let sealingKey {
                 (sent, opener) = try Sealing.sealRequest(body, to: sealingKey, keyID: signer.keyID, nonce: nonce)
                 signed.headerFields[.contentEncoding] = Sealing.contentEncoding
@@ -209,21 +212,35 @@ public struct SigilSession: Sendable {
             {
                 continue
             }
+            // A sealed body the server could not open, in a refusal its key signed (so the request did
+            // not run): the server may have moved to a new sealing key. Its signed discovery says so;
+            // sent once more to that key, never more.
+            if attempts == 1, seal, response.signatureVerified, response.problemCode == .sealedBodyInvalid,
+                try await learnResponseKeys(for: signed), currentSealingKey != sealingKey
+            {
+                continue
+            }
             return response
         }
     }
 
-    /// Fetches the server's discovery and learns the response keys it lists when a key this session
-    /// trusts signed it.
+    /// The key bodies are sealed to: the server's current one as its signed discovery last said, else
+    /// ``sealingKey``.
+    var currentSealingKey: SealingPublicKey? { responses?.trusted?.sealingKey ?? sealingKey }
+
+    /// Fetches the server's discovery and learns the response keys and sealing key it lists, when a
+    /// key this session trusts signed it.
     ///
-    /// - Returns: whether a key was learnt.
+    /// - Returns: whether a key was learnt (a response key, or another sealing key).
     func learnResponseKeys(for request: HTTPRequest) async throws -> Bool {
         guard let trusted = responses?.trusted else { return false }
         let discovery = HTTPRequest(
             method: .get, scheme: request.scheme, authority: request.authority, path: Registration.Path.discovery)
         let (head, body) = try await transport.send(discovery, body: [])
         guard head.status == .ok, let field = HTTPField.Name(Registration.DiscoverySignature.field) else { return false }
-        return !trusted.learn(discovery: body, signature: head.headerFields[field]).isEmpty
+        let sealing = trusted.sealingKey
+        let learnt = trusted.learn(discovery: body, signature: head.headerFields[field])
+        return !learnt.isEmpty || trusted.sealingKey != sealing
     }
 
     /// The answer to a sealed request, opened.

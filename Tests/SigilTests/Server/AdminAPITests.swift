@@ -174,4 +174,40 @@ struct AdminAPITests {
             try await connection.shutdown()
         }
     }
+
+    @Test("after a sealing key rotation and its overlap, a session learns the new key from signed discovery and resends once")
+    func clientFollowsSealingRotation() async throws {
+        let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
+        try await TestServer.with { server in
+            var options = SigilHTTPClient.Options()
+            options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
+            let enrolled = try await Enrollment.enroll(
+                server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
+                enrollment: DeviceEnrollment(), store: store)
+            let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
+            let clock = ServerClock(local: server.clock)
+            var session = try SigilSession(
+                identity: enrolled, transport: connection.transport,
+                signer: RequestSigner(key: try #require(try store.privateKey()), keyID: enrolled.keyID, clock: clock),
+                clock: clock)
+            session.sealsBodies = true
+            let old = try #require(enrolled.sealingKey?.keyId)
+            #expect(try await session.send(SessionTests.echo(server), body: Array("{}".utf8)).attempts == 1)
+
+            let ring = server.prepared.serverKeys
+            let next = try await ring.rotate(.sealing, actor: "operator:test")
+            _ = try await ring.promote(.sealing, actor: "operator:test")
+            // During the overlap the old key still opens.
+            let during = try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
+            #expect(during.head.status == .ok)
+            #expect(during.sealedTo == old)
+            server.clock.advance(by: 7 * 86_400 + 1)
+            let after = try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
+            #expect(after.head.status == .ok)
+            #expect(after.attempts == 2)
+            #expect(after.sealedTo == next)
+            #expect(session.responses?.trusted?.sealingKey?.keyID == next)
+            try await connection.shutdown()
+        }
+    }
 }
