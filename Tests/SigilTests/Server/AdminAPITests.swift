@@ -3,11 +3,14 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOSSL
+import X509
 import SigilClient
 import SigilCore
 import SigilHTTPClient
 import SigilServer
 import SigilStandalone
+import SigilTLS
 import Testing
 
 /// The admin API of a running server, and the server's response key rotating under enrolled clients.
@@ -146,7 +149,7 @@ struct AdminAPITests {
             #expect(document.responseKeys.map(\.keyId) == [first, next])
             #expect(document.responseKeys.map(\.state) == ["current", "next"])
             let field = try #require(HTTPField.Name(Registration.DiscoverySignature.field))
-            let firstKey = try #require(try server.data.responseKey().verificationKey)
+            let firstKey = try server.data.responseKey().verificationKey
             #expect(
                 Registration.DiscoverySignature.verifiedSigners(
                     discovery.0.headerFields[field], body: discovery.1, trusted: [first: firstKey]) == [first])
@@ -208,6 +211,84 @@ struct AdminAPITests {
             #expect(after.sealedTo == next)
             #expect(session.responses?.trusted?.sealingKey?.keyID == next)
             try await connection.shutdown()
+        }
+    }
+
+    @Test("every admin route, bad input included: keys, rotation and promotion, key and user revocation, wrong state")
+    func adminRoutes() async throws {
+        let tokenFile = try Self.tokenFile()
+        try await TestServer.with(configure: {
+            $0.admin.port = 0
+            $0.admin.tokenFile = tokenFile
+        }) { server in
+            try await server.client().using { client in
+                let port = try #require(await server.prepared.adminPort?.value())
+                func call(_ method: HTTPMethod, _ path: String) async throws -> (status: Int, body: [UInt8]) {
+                    try await Self.call(method, path, port: port, token: Self.adminToken, client: client)
+                }
+                let first = try await MiddlewareTests.registeredDevice(on: server, client: client)
+                #expect(try await call(.GET, "/admin/v1/devices?state=lost").status == 400)
+                #expect(try await call(.GET, "/admin/v1/audit?since=yesterday").status == 400)
+                #expect(try await call(.DELETE, "/admin/v1/devices").status == 404)
+                #expect(try await call(.POST, "/admin/v1/keys/other/rotate").status == 404)
+                #expect(try await call(.POST, "/admin/v1/users/nobody/revoke").status == 404)
+                #expect(try await call(.POST, "/admin/v1/keys/no-such-key/revoke").status == 404)
+
+                let keys = try JSONDecoder().decode([ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
+                #expect(Set(keys.map(\.kind)) == [.response, .sealing])
+                #expect(keys.allSatisfy { $0.state == .current })
+                #expect(try await call(.POST, "/admin/v1/keys/response/promote").status == 403)
+                let rotated = try JSONDecoder().decode(
+                    [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/rotate").body))
+                #expect(rotated.first?.state == .next)
+                #expect(try await call(.POST, "/admin/v1/keys/response/rotate").status == 403)
+                let promoted = try JSONDecoder().decode(
+                    [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/promote").body))
+                #expect(promoted.first?.state == .current)
+                #expect(server.prepared.serverKeys.phase(.response)?.current.stored.keyID == promoted.first?.keyID)
+
+                let byKey = try await call(.POST, "/admin/v1/keys/\(first.keyID)/revoke")
+                #expect(byKey.status == 200)
+                let (refused, _, _) = try await EndToEndTests.echo(
+                    "{}", signer: first.signer(clock: server.clock), server: server, client: client)
+                #expect(refused.code == "revoked-key")
+                let trail = try await server.prepared.directory.auditTrail(AuditQuery())
+                #expect(trail.contains { $0.action == .serverKeyPromoted && $0.actor == "operator:alice-ops" })
+                #expect(trail.contains { $0.action == .revoked && $0.keyID == first.keyID })
+            }
+        }
+    }
+
+    @Test("operators with a client certificate from the admin CA get in without a token; others do not")
+    func adminClientCertificate() async throws {
+        let made = try CertificateAuthority.create(name: "Sigil admin CA")
+        let caFile = TestServer.temporaryDirectory() + "-admin-ca.pem"
+        try made.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let holder = TLSTests.CSRDevice()
+        let csr = try CertificateAuthority.parseCSR(Array(try holder.csrPEM.utf8))
+        let issued = try made.authority.issue(csr, keyID: try holder.device.keyID)
+        try await TestServer.with(configure: {
+            $0.admin.port = 0
+            $0.admin.clientCAFile = caFile
+        }) { server in
+            let port = try #require(await server.prepared.adminPort?.value())
+            try await server.client().using { client in
+                let refused = try await Self.call(.GET, "/admin/v1/devices", port: port, token: nil, client: client)
+                #expect(refused.status == 401)
+            }
+            try await server.client { tls in
+                tls.certificateChain = [
+                    .certificate(try NIOSSLCertificate(bytes: Array(try issued.serializeAsPEM().pemString.utf8), format: .pem))
+                ]
+                tls.privateKey = .privateKey(
+                    try NIOSSLPrivateKey(bytes: Array(holder.privateKey.pemRepresentation.utf8), format: .pem))
+            }.using { client in
+                let listed = try await Self.call(.GET, "/admin/v1/devices", port: port, token: nil, client: client)
+                #expect(listed.status == 200)
+            }
+            let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter { $0.action == .adminCall }
+            let name = try holder.device.keyID
+            #expect(calls.map(\.actor) == ["operator:\(name)"])
         }
     }
 }
