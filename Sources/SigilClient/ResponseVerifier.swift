@@ -181,7 +181,8 @@ public final class TrustedResponseKeys: Sendable {
         else { return [] }
         var learnt: [String] = []
         var keys: [String: VerificationKey] = [:]
-        for entry in discovery.responseKeys where entry.state == nil || entry.state == "current" || entry.state == "next" {
+        for entry in discovery.responseKeys
+        where entry.state == nil || entry.state == "current" || entry.state == "next" {
             guard let algorithm = try? SignatureAlgorithm.named(entry.alg),
                 let key = try? KeyFile.load(Array(entry.publicKey.utf8), algorithm: algorithm, formats: keyFormats)
                     .verificationKey,

@@ -237,7 +237,9 @@ public struct SigilSession: Sendable {
         let discovery = HTTPRequest(
             method: .get, scheme: request.scheme, authority: request.authority, path: Registration.Path.discovery)
         let (head, body) = try await transport.send(discovery, body: [])
-        guard head.status == .ok, let field = HTTPField.Name(Registration.DiscoverySignature.field) else { return false }
+        guard head.status == .ok, let field = HTTPField.Name(Registration.DiscoverySignature.field) else {
+            return false
+        }
         let sealing = trusted.sealingKey
         let learnt = trusted.learn(discovery: body, signature: head.headerFields[field])
         return !learnt.isEmpty || trusted.sealingKey != sealing

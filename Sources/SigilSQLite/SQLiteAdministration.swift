@@ -59,7 +59,9 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
             conditions.append("d.user_id = ?")
             binds.append(.text(userID))
         }
-        if let state = query.state { conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL") }
+        if let state = query.state {
+            conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
+        }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let devices = try await read(
             "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key FROM sigil_devices d\(filter) ORDER BY d.device_id",
@@ -174,7 +176,8 @@ extension SQLiteKeyDirectory: ServerKeyStore {
             else { throw SigilError(.storeUnavailable, "a server key row is incomplete") }
             let pem = try secrets.open(Array(buffer: sealed), keyID: Self.sealName(keyID))
             return StoredServerKey(
-                kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self), activatesAt: Int64(activatesAt),
+                kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self),
+                activatesAt: Int64(activatesAt),
                 createdAt: Int64(row.column("created_at")?.integer ?? 0))
         }
     }

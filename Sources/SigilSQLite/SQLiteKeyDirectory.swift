@@ -194,8 +194,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     /// Adds `sigil_devices.sealing_key` and `sigil_keys.last_used_at` to a file made before them.
     private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
-        for (table, column, type) in [("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER")]
-        {
+        for (table, column, type) in [
+            ("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER"),
+        ] {
             let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
                 $0.column("name")?.string
             }

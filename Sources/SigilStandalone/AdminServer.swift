@@ -119,7 +119,9 @@ extension SigilStandalone {
         let unauthorized = Response(
             status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"], body: .init(byteBuffer: ByteBuffer()))
         let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
-            guard let actor = await credentials.actor(of: request, channel: context.channel) else { return unauthorized }
+            guard let actor = await credentials.actor(of: request, channel: context.channel) else {
+                return unauthorized
+            }
             if request.uri.path == "/metrics", request.method == .get, let metrics {
                 _ = try? await administration.directory.appendAudit([
                     AuditEntry(

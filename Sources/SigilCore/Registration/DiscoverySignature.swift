@@ -23,7 +23,8 @@ extension Registration {
             -> String
         {
             try signers.map { keyID, signer in
-                keyID + "=" + Base64URL.encode(try signer.signature(for: message(keyID: keyID, body: body), profile: .sigilV1))
+                keyID + "="
+                    + Base64URL.encode(try signer.signature(for: message(keyID: keyID, body: body), profile: .sigilV1))
             }.joined(separator: ", ")
         }
 
@@ -36,7 +37,8 @@ extension Registration {
                 let parts = entry.trimmingASCIISpaces.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2, let key = trusted[String(parts[0])],
                     let signature = Base64URL.decode(String(parts[1])),
-                    key.isValidSignature(signature, for: message(keyID: String(parts[0]), body: body), profile: .sigilV1)
+                    key.isValidSignature(
+                        signature, for: message(keyID: String(parts[0]), body: body), profile: .sigilV1)
                 else { return nil }
                 return String(parts[0])
             }

@@ -276,7 +276,8 @@ public final class ServerKeyRing: Sendable {
             audit: [
                 AuditEntry(
                     time: now, action: .serverKeyRotated, keyID: stored.keyID, actor: actor,
-                    clientAddress: AuditContext.clientAddress, reason: "\(kind.rawValue) key, current at \(now + overlap)")
+                    clientAddress: AuditContext.clientAddress,
+                    reason: "\(kind.rawValue) key, current at \(now + overlap)")
             ])
         try await reload()
         return stored.keyID

@@ -132,7 +132,8 @@ extension RegistrationService {
                     service.discovery(
                         responseSigner: exchange.responseSigner, pins: pins, backupPins: backupPins,
                         sealing: exchange.sealing))
-                if let signer = exchange.responseSigner, let field = HTTPField.Name(Registration.DiscoverySignature.field)
+                if let signer = exchange.responseSigner,
+                    let field = HTTPField.Name(Registration.DiscoverySignature.field)
                 {
                     answer.head.headerFields[field] = try Registration.DiscoverySignature.value(
                         body: answer.body, signers: signer.discoverySigners)

@@ -479,7 +479,9 @@ public struct RegistrationService: Sendable {
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     sealingKeyRead: (deviceID, current),
                     actingKeyID: request.keyID,
-                    audit: [audit(.rotated, device: deviceID, key: newKeyID, user: request.userID, actor: request.keyID)]
+                    audit: [
+                        audit(.rotated, device: deviceID, key: newKeyID, user: request.userID, actor: request.keyID)
+                    ]
                 )
             )
             logger.info("key rotated", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(newKeyID)"])
@@ -503,7 +505,9 @@ public struct RegistrationService: Sendable {
                 DirectoryChange(
                     revokedDevices: [deviceID],
                     audit: [
-                        audit(.revoked, device: deviceID, user: request.userID, actor: request.keyID, reason: "by the device")
+                        audit(
+                            .revoked, device: deviceID, user: request.userID, actor: request.keyID,
+                            reason: "by the device")
                     ]))
             logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
         }

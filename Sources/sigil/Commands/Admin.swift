@@ -23,7 +23,8 @@ struct Admin: AsyncParsableCommand {
 
         @Option(
             name: .long,
-            help: "sqlite (the data directory, the default) or postgres://user@host:port/database (password: SIGIL_STORE_PASSWORD or --store-password-file)."
+            help:
+                "sqlite (the data directory, the default) or postgres://user@host:port/database (password: SIGIL_STORE_PASSWORD or --store-password-file)."
         )
         var store = "sqlite"
 
@@ -96,7 +97,8 @@ struct Admin: AsyncParsableCommand {
     }
 
     struct Device: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one device, by device ID or any of its key IDs.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show one device, by device ID or any of its key IDs.")
 
         @OptionGroup var store: StoreOptions
         @Argument(help: "A device ID or key ID.") var id: String
@@ -117,7 +119,8 @@ struct Admin: AsyncParsableCommand {
         @Option(help: "A key ID (its device keeps its other keys).") var key: String?
         @Option(help: "A user: every device of theirs.") var user: String?
         @Option(help: "Why, for the audit trail.") var reason: String?
-        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName: String?
+        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName:
+            String?
         @Flag(help: "JSON Lines.") var json = false
 
         func validate() throws {
@@ -176,13 +179,15 @@ struct Admin: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
         @Argument(help: "rotate or promote (none: list).") var step: String?
         @Argument(help: "response or sealing.") var kind: ServerKeyKind?
-        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName: String?
+        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName:
+            String?
         @Flag(help: "JSON Lines.") var json = false
 
         func validate() throws {
             switch step {
             case nil: guard kind == nil else { throw ValidationError("rotate or promote before the kind") }
-            case "rotate", "promote": guard kind != nil else { throw ValidationError("name the key: response or sealing") }
+            case "rotate", "promote":
+                guard kind != nil else { throw ValidationError("name the key: response or sealing") }
             default: throw ValidationError("the step is rotate or promote")
             }
         }
@@ -193,7 +198,8 @@ struct Admin: AsyncParsableCommand {
                 if let step, let kind {
                     _ =
                         step == "rotate"
-                        ? try await administration.rotate(kind, by: name) : try await administration.promote(kind, by: name)
+                        ? try await administration.rotate(kind, by: name)
+                        : try await administration.promote(kind, by: name)
                 }
                 return try administration.keys()
             }

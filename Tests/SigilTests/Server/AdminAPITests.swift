@@ -4,7 +4,6 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import X509
 import SigilClient
 import SigilCore
 import SigilHTTPClient
@@ -12,6 +11,7 @@ import SigilServer
 import SigilStandalone
 import SigilTLS
 import Testing
+import X509
 
 /// The admin API of a running server, and the server's response key rotating under enrolled clients.
 @Suite("Admin API and server key rotation")
@@ -52,11 +52,13 @@ struct AdminAPITests {
                 let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
 
                 for token in [nil, "wrong-token-0123456789-abcdefghijklmnop", Self.adminToken + "x"] {
-                    let refused = try await Self.call(.GET, "/admin/v1/devices", port: port, token: token, client: client)
+                    let refused = try await Self.call(
+                        .GET, "/admin/v1/devices", port: port, token: token, client: client)
                     #expect(refused.status == 401)
                     #expect(refused.body.isEmpty)
                 }
-                let unknownRoute = try await Self.call(.GET, "/admin/v1/nothing", port: port, token: nil, client: client)
+                let unknownRoute = try await Self.call(
+                    .GET, "/admin/v1/nothing", port: port, token: nil, client: client)
                 #expect(unknownRoute.status == 401)  // nothing is said before the credential
                 // The public port has no admin route, and no /metrics when the admin port serves it.
                 var publicCall = TestRequest(.get, "/admin/v1/devices", server: server)
@@ -67,7 +69,8 @@ struct AdminAPITests {
                     try await Self.call(.GET, "/metrics", port: port, token: Self.adminToken, client: client).status
                         == 200)
 
-                let listed = try await Self.call(.GET, "/admin/v1/devices", port: port, token: Self.adminToken, client: client)
+                let listed = try await Self.call(
+                    .GET, "/admin/v1/devices", port: port, token: Self.adminToken, client: client)
                 #expect(listed.status == 200)
                 let devices = try JSONDecoder().decode([DeviceRecord].self, from: Data(listed.body))
                 let record = try #require(devices.first { $0.keys.contains { $0.keyID == device.keyID } })
@@ -98,7 +101,9 @@ struct AdminAPITests {
                 #expect(rows.last?.actor == "operator:alice-ops")
                 #expect(rows.last?.reason == "lost")
                 #expect(rows.last?.clientAddress == "127.0.0.1")
-                let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter { $0.action == .adminCall }
+                let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter {
+                    $0.action == .adminCall
+                }
                 #expect(calls.count >= 5)
                 #expect(calls.allSatisfy { $0.actor == "operator:alice-ops" })
             }
@@ -178,7 +183,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("after a sealing key rotation and its overlap, a session learns the new key from signed discovery and resends once")
+    @Test(
+        "after a sealing key rotation and its overlap, a session learns the new key from signed discovery and resends once"
+    )
     func clientFollowsSealingRotation() async throws {
         let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
         try await TestServer.with { server in
@@ -234,7 +241,8 @@ struct AdminAPITests {
                 #expect(try await call(.POST, "/admin/v1/users/nobody/revoke").status == 404)
                 #expect(try await call(.POST, "/admin/v1/keys/no-such-key/revoke").status == 404)
 
-                let keys = try JSONDecoder().decode([ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
+                let keys = try JSONDecoder().decode(
+                    [ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
                 #expect(Set(keys.map(\.kind)) == [.response, .sealing])
                 #expect(keys.allSatisfy { $0.state == .current })
                 #expect(try await call(.POST, "/admin/v1/keys/response/promote").status == 403)
@@ -278,7 +286,8 @@ struct AdminAPITests {
             }
             try await server.client { tls in
                 tls.certificateChain = [
-                    .certificate(try NIOSSLCertificate(bytes: Array(try issued.serializeAsPEM().pemString.utf8), format: .pem))
+                    .certificate(
+                        try NIOSSLCertificate(bytes: Array(try issued.serializeAsPEM().pemString.utf8), format: .pem))
                 ]
                 tls.privateKey = .privateKey(
                     try NIOSSLPrivateKey(bytes: Array(holder.privateKey.pemRepresentation.utf8), format: .pem))

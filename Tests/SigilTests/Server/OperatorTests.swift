@@ -46,7 +46,9 @@ struct OperatorTests {
         return added.map(\.keyID)
     }
 
-    @Test("revoking a user revokes their devices in one write, audited per device; others untouched; unknown IDs change nothing")
+    @Test(
+        "revoking a user revokes their devices in one write, audited per device; others untouched; unknown IDs change nothing"
+    )
     func revokeUser() async throws {
         let (directory, admin, _, _) = try await Self.administration()
         let start = SigningSetup.start
@@ -167,7 +169,9 @@ struct OperatorTests {
         try await directory.close()
     }
 
-    @Test("server keys: rotate publishes a next key, promote makes it current, the previous one stays for the overlap; one rotation at a time")
+    @Test(
+        "server keys: rotate publishes a next key, promote makes it current, the previous one stays for the overlap; one rotation at a time"
+    )
     func serverKeys() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
         let (directory, admin, _, _) = try await Self.administration(clock: clock)

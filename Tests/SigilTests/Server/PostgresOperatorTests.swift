@@ -10,12 +10,15 @@ extension ExternalStoreSuites {
     /// The operators' tests against PostgreSQL: one replica serving, another process administering.
     @Suite("PostgreSQL operators", .enabled(if: ExternalServers.runPostgres))
     struct PostgresOperatorTests {
-        @Test("revocation by user, key and device from another replica, audited in the same transaction; last use; server keys shared")
+        @Test(
+            "revocation by user, key and device from another replica, audited in the same transaction; last use; server keys shared"
+        )
         func operators() async throws {
             let clock = ManualUnixClock(SigningSetup.start)
             try await PostgresKeyDirectoryTests.withReplicas(clock: clock) { store, serving, administering in
                 let start = SigningSetup.start
-                let alice = try await OperatorTests.register(serving, device: "dev-alice", user: "alice", keys: 2, at: start)
+                let alice = try await OperatorTests.register(
+                    serving, device: "dev-alice", user: "alice", keys: 2, at: start)
                 try await OperatorTests.register(serving, device: "dev-alice-2", user: "alice", at: start)
                 let bob = try await OperatorTests.register(serving, device: "dev-bob", user: "bob", at: start)
                 let ring = try await ServerKeyRing.open(
@@ -39,7 +42,8 @@ extension ExternalStoreSuites {
                     await #expect(throws: SigilError(.unknownKey, "")) { try await admin.revoke(target, by: "ops") }
                 }
                 let trail = try await admin.audit(AuditQuery(userID: "alice"))
-                #expect(trail.filter { $0.action == .revoked }.map(\.deviceID) == ["dev-alice", "dev-alice", "dev-alice-2"])
+                #expect(
+                    trail.filter { $0.action == .revoked }.map(\.deviceID) == ["dev-alice", "dev-alice", "dev-alice-2"])
                 #expect(trail.filter { $0.action == .revoked }.allSatisfy { $0.actor == "operator:ops" })
                 #expect(try await admin.audit(AuditQuery(since: start + 1)).isEmpty)
 

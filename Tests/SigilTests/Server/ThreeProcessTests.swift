@@ -12,7 +12,9 @@ import Testing
 /// process, and this test signing requests as devices.
 @Suite("sigil admin beside a running server")
 struct ThreeProcessTests {
-    @Test("`sigil admin revoke --user` from another process: that user's devices refused within 1 s, others untouched, the audit trail says who")
+    @Test(
+        "`sigil admin revoke --user` from another process: that user's devices refused within 1 s, others untouched, the audit trail says who"
+    )
     func revokeUserAcrossProcesses() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         let data = directory.appendingPathComponent("data").path
@@ -101,7 +103,9 @@ struct ThreeProcessTests {
         #expect(unknown.status == 1)
         #expect(unknown.error.contains("nobody"))
         #expect(try await SigilCommand.run(["admin", "revoke", "--data-dir", data]).status != 0)
-        let keys = try await SigilCommand.run(["admin", "keys", "rotate", "response", "--data-dir", data, "--as", "ops"])
+        let keys = try await SigilCommand.run([
+            "admin", "keys", "rotate", "response", "--data-dir", data, "--as", "ops",
+        ])
         #expect(keys.status == 0, "\(keys.error)")
         #expect(keys.text.contains(" next "))
         process.terminate()
