@@ -39,6 +39,28 @@ struct AdminAPITests {
         return (Int(response.status.code), Array(buffer: try await response.body.collect(upTo: 1 << 20)))
     }
 
+    /// An identity enrolled with `server` over pinned TLS, its connection, and a session made from it
+    /// (trusting the response key of enrollment only).
+    static func enrolledSession(_ server: TestServer) async throws -> (
+        DeviceIdentity, SigilHTTPClient, SigilSession, makeSession: @Sendable () throws -> SigilSession
+    ) {
+        let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
+        var options = SigilHTTPClient.Options()
+        options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
+        let enrolled = try await Enrollment.enroll(
+            server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
+            enrollment: DeviceEnrollment(), store: store)
+        let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
+        let clock = ServerClock(local: server.clock)
+        let key = try #require(try store.privateKey())
+        let make: @Sendable () throws -> SigilSession = {
+            try SigilSession(
+                identity: enrolled, transport: connection.transport,
+                signer: RequestSigner(key: key, keyID: enrolled.keyID, clock: clock), clock: clock)
+        }
+        return (enrolled, connection, try make(), make)
+    }
+
     @Test("admin routes answer on the admin port only, with the token only (401 and nothing more), and are audited")
     func adminAPI() async throws {
         let tokenFile = try Self.tokenFile()
@@ -126,21 +148,10 @@ struct AdminAPITests {
 
     @Test("a client enrolled before `rotate response` and `promote` keeps verifying answers after them")
     func clientFollowsPromotion() async throws {
-        let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
         try await TestServer.with { server in
-            var options = SigilHTTPClient.Options()
-            options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
-            let enrolled = try await Enrollment.enroll(
-                server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
-                enrollment: DeviceEnrollment(), store: store)
+            let (enrolled, connection, session, makeSession) = try await Self.enrolledSession(server)
             let first = server.prepared.responseKeyID
             #expect(enrolled.responseKeyID == first)
-            let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
-            let clock = ServerClock(local: server.clock)
-            let session = try SigilSession(
-                identity: enrolled, transport: connection.transport,
-                signer: RequestSigner(key: try #require(try store.privateKey()), keyID: enrolled.keyID, clock: clock),
-                clock: clock)
             func echo() async throws -> SigilResponse {
                 try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
             }
@@ -172,10 +183,7 @@ struct AdminAPITests {
 
             // Once the overlap has passed, the old key no longer vouches: a client that slept through it re-enrolls.
             server.clock.advance(by: 7 * 86_400 + 1)
-            let late = try SigilSession(
-                identity: enrolled, transport: connection.transport,
-                signer: RequestSigner(key: try #require(try store.privateKey()), keyID: enrolled.keyID, clock: clock),
-                clock: clock)
+            let late = try makeSession()
             await #expect(throws: SigilError(.unknownKey, "")) {
                 try await late.send(SessionTests.echo(server), body: Array("{}".utf8))
             }
@@ -187,19 +195,8 @@ struct AdminAPITests {
         "after a sealing key rotation and its overlap, a session learns the new key from signed discovery and resends once"
     )
     func clientFollowsSealingRotation() async throws {
-        let store = FileDeviceStore(directory: TestServer.temporaryDirectory())
         try await TestServer.with { server in
-            var options = SigilHTTPClient.Options()
-            options.pins = server.prepared.pins + [try #require(server.prepared.backupPin)]
-            let enrolled = try await Enrollment.enroll(
-                server: "https://localhost:\(server.port)", token: TestServer.token, options: options,
-                enrollment: DeviceEnrollment(), store: store)
-            let connection = try await SigilHTTPClient.connect(host: "localhost", port: server.port, options: options)
-            let clock = ServerClock(local: server.clock)
-            var session = try SigilSession(
-                identity: enrolled, transport: connection.transport,
-                signer: RequestSigner(key: try #require(try store.privateKey()), keyID: enrolled.keyID, clock: clock),
-                clock: clock)
+            var (enrolled, connection, session, _) = try await Self.enrolledSession(server)
             session.sealsBodies = true
             let old = try #require(enrolled.sealingKey?.keyId)
             #expect(try await session.send(SessionTests.echo(server), body: Array("{}".utf8)).attempts == 1)

@@ -13,28 +13,10 @@ struct ServeCommandTests {
     func serve() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         let dataDirectory = directory.appendingPathComponent("data").path
-        let process = Process()
-        process.executableURL = SigilCommand.executable
-        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "0"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SIGIL_ENROLL_TOKEN"] = TestServer.token
-        environment["LOG_LEVEL"] = "error"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
-        var banner = ""
-        while !banner.contains("enroll this machine") {
-            let data = output.fileHandleForReading.availableData
-            guard !data.isEmpty else { break }
-            banner += String(decoding: data, as: UTF8.self)
-        }
-        let listening = try #require(banner.split(separator: "\n").first { $0.contains("listening on https://") })
-        let address = try #require(listening.split(separator: "https://127.0.0.1:").last)
-        let port = try #require(Int(address.prefix { $0.isNumber }))
+        let server = try ServerProcess(dataDirectory: dataDirectory)
+        let process = server.process
+        let banner = server.banner
+        let port = server.port
         let certificatePath = dataDirectory + "/tls-cert.pem"
         let pins = try SPKIPin.pins(certificatePEM: try String(contentsOfFile: certificatePath, encoding: .utf8))
         #expect(banner.contains("pin: \(pins[0])"))

@@ -18,27 +18,9 @@ struct ThreeProcessTests {
     func revokeUserAcrossProcesses() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         let data = directory.appendingPathComponent("data").path
-        let process = Process()
-        process.executableURL = SigilCommand.executable
-        process.arguments = ["serve", "--data-dir", data, "--port", "0"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SIGIL_ENROLL_TOKEN"] = TestServer.token
-        environment["LOG_LEVEL"] = "error"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var banner = ""
-        while !banner.contains("enroll this machine") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
-        let listening = try #require(banner.split(separator: "\n").first { $0.contains("listening on https://") })
-        let address = try #require(listening.split(separator: "127.0.0.1:").last)
-        let port = try #require(Int(address.prefix { $0.isNumber }))
+        let server = try ServerProcess(dataDirectory: data)
+        let port = server.port
+        defer { server.stop() }
 
         // This process registers three devices in the server's directory, as a registration would.
         let store = try await SQLiteKeyDirectory.open(
@@ -108,7 +90,5 @@ struct ThreeProcessTests {
         ])
         #expect(keys.status == 0, "\(keys.error)")
         #expect(keys.text.contains(" next "))
-        process.terminate()
-        process.waitUntilExit()
     }
 }

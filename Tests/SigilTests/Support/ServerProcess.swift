@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// `sigil serve` as a process of its own, on a free loopback port, until `stop()` or deinit.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    /// What it printed until its banner ended.
+    private(set) var banner = ""
+    /// The port it listens on.
+    private(set) var port = 0
+
+    /// Starts `sigil serve --data-dir DATA --port 0` plus `arguments`, with the test bootstrap token,
+    /// and reads its banner.
+    init(dataDirectory: String, arguments: [String] = []) throws {
+        process.executableURL = SigilCommand.executable
+        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "0"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["SIGIL_ENROLL_TOKEN"] = TestServer.token
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        while !banner.contains("enroll this machine") {
+            let data = output.fileHandleForReading.availableData
+            guard !data.isEmpty else { break }
+            banner += String(decoding: data, as: UTF8.self)
+        }
+        let listening = try #require(banner.split(separator: "\n").first { $0.contains("listening on https://") })
+        let address = try #require(listening.split(separator: "https://127.0.0.1:").last)
+        port = try #require(Int(address.prefix { $0.isNumber }))
+    }
+
+    /// Stops it (SIGTERM) and waits.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
