@@ -12,6 +12,9 @@ public struct AsyncHTTPClientTransport: SigilTransport {
     public var timeout: TimeAmount = .seconds(30)
     /// The largest response body accepted.
     public var maximumResponseSize = 16 << 20
+    /// Turns the error of a failed request into one that says why, when it can (``SigilHTTPClient``'s
+    /// transport names a refused connection or a client certificate the server requires).
+    public var explain: (@Sendable (any Error) async -> any Error)?
 
     /// Creates a transport over `client`.
     public init(client: HTTPClient) { self.client = client }
@@ -26,7 +29,12 @@ public struct AsyncHTTPClientTransport: SigilTransport {
         if !body.isEmpty || request.method == .post || request.method == .put {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await client.execute(outgoing, timeout: timeout)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: timeout)
+        } catch {
+            throw await explain?(error) ?? error
+        }
         var head = HTTPResponse(
             status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase))
         for (name, value) in response.headers {

@@ -41,27 +41,44 @@ public struct SigilHTTPClient: Sendable {
     public let client: HTTPClient
     /// What the pin check saw, when pins were given.
     public let pinReport: PinReport?
+    /// The server's host and port.
+    let host: String
+    let port: Int
+    /// The client's TLS settings, for telling why a connection failed.
+    let tls: TLSConfiguration
 
     /// Checks the pins of `host:port` (when given) and makes the client.
     ///
-    /// - Throws: ``PinError`` naming the expected and presented pins; ``SigilInputError`` for bad options.
+    /// - Throws: ``PinError`` naming the expected and presented pins; ``ConnectionError`` when the
+    ///   server cannot be reached (refused, no answer, no common TLS parameters); ``SigilInputError``
+    ///   for bad options.
     public static func connect(host: String, port: Int, options: Options) async throws -> SigilHTTPClient {
         var anchors = options.anchors
         var trust: PinnedServer.Trust?
         if !options.pins.isEmpty {
             let pins = try PinSet(host: host, pins: options.pins, allowSinglePin: options.allowSinglePin)
-            trust = try await PinnedServer.check(
-                host: host, port: port, pins: pins, anchors: options.anchors, reportOnly: options.reportOnly,
-                report: options.report)
+            do {
+                trust = try await PinnedServer.check(
+                    host: host, port: port, pins: pins, anchors: options.anchors, reportOnly: options.reportOnly,
+                    report: options.report)
+            } catch let error as PinError {
+                throw error
+            } catch {
+                // The chain could not be read: a handshake of its own, trusting anything, tells why.
+                var probe = ClientTLS.configuration(pqOnly: options.pqOnly, identity: options.identity)
+                probe.certificateVerification = .none
+                throw await ClientTLS.diagnose(host: host, port: port, configuration: probe) ?? error
+            }
             anchors = trust?.anchors
         }
         let tls = ClientTLS.configuration(pqOnly: options.pqOnly, anchors: anchors, identity: options.identity)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         // A signed request is never re-sent elsewhere: a redirect is returned to the caller as it is.
         configuration.redirectConfiguration = .disallow
+        // A connection that fails fails its request at once, with its cause (refused, a pin failure),
+        // instead of being retried until the request's deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
         if let connections = trust?.connections {
-            // A pin failure is final: waiting requests fail with it at once instead of retrying.
-            configuration.connectionPool.retryConnectionEstablishment = false
             let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
                 Self.checkPins(of: channel, with: connections)
             }
@@ -69,7 +86,25 @@ public struct SigilHTTPClient: Sendable {
             configuration.http2ConnectionDebugInitializer = check
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        return SigilHTTPClient(client: client, pinReport: trust?.report)
+        return SigilHTTPClient(client: client, pinReport: trust?.report, host: host, port: port, tls: tls)
+    }
+
+    /// The error to report for a request that failed with `error`: a ``ConnectionError`` when the
+    /// failure is one (AsyncHTTPClient reports a connection the server closed after the handshake,
+    /// as a TLS 1.3 server does to a client without the certificate it requires, without the alert
+    /// that says why, so a handshake of its own finds it), else `error`.
+    static func explain(_ error: any Error, host: String, port: Int, tls: TLSConfiguration) async -> any Error {
+        if error is PinError || error is ConnectionError || error is CancellationError { return error }
+        if let error = error as? HTTPClientError,
+            [.deadlineExceeded, .readTimeout, .cancelled, .bodyLengthMismatch].contains(error)
+        {
+            return error
+        }
+        let presented = !tls.certificateChain.isEmpty
+        if let known = ClientTLS.classify(error, host: host, port: port, presentedCertificate: presented) {
+            return known
+        }
+        return await ClientTLS.diagnose(host: host, port: port, configuration: tls) ?? error
     }
 
     /// Checks the certificate of a new connection against the pins; on failure closes it and fails.
@@ -90,7 +125,12 @@ public struct SigilHTTPClient: Sendable {
     }
 
     /// A transport over the client.
-    public var transport: AsyncHTTPClientTransport { AsyncHTTPClientTransport(client: client) }
+    public var transport: AsyncHTTPClientTransport {
+        var transport = AsyncHTTPClientTransport(client: client)
+        let (host, port, tls) = (self.host, self.port, self.tls)
+        transport.explain = { error in await Self.explain(error, host: host, port: port, tls: tls) }
+        return transport
+    }
 
     /// Shuts the client down.
     public func shutdown() async throws { try await client.shutdown() }
