@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
@@ -26,8 +28,22 @@ public final class PostgresStore: Sendable {
         public var configuration: PostgresClient.Configuration
         /// `host:port/database`, for logs and errors: never the user name or password.
         public var description: String
+        /// What the first connection of ``PostgresStore/open(_:timeout:connections:logger:)`` uses, to
+        /// say why it failed: the server's endpoint, the user, the database and the URL's `sslmode`.
+        let host: String
+        let port: Int
+        let user: String
+        let password: String?
+        let database: String?
+        let sslMode: String
+        let sslModeIsDefault: Bool
+        let tlsConfiguration: TLSConfiguration
 
-        /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=disable|require]`.
+        /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=FILE]`.
+        ///
+        /// `sslmode` is `require` by default, and `require` and `verify-full` both verify the server's
+        /// certificate and name (against the system roots, or the CA certificates in `sslrootcert`);
+        /// `disable` (loopback, a private link) and `prefer` turn TLS off or make it optional.
         ///
         /// - Parameter password: the password, when it is not in the URL (from the environment or a file).
         /// - Throws: ``SigilInputError`` naming what is wrong, never echoing the URL.
@@ -44,18 +60,49 @@ public final class PostgresStore: Sendable {
             let port = components.port ?? 5432
             // TLS required unless the URL says `sslmode=disable` (loopback, a private socket): with
             // `prefer`, an on-path attacker could refuse TLS and answer as the database.
-            let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "require"
+            let givenMode = components.queryItems?.first { $0.name == "sslmode" }?.value
+            let mode = givenMode ?? "require"
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            if let rootFile = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value {
+                do {
+                    tlsConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootFile))
+                } catch {
+                    throw SigilInputError("sslrootcert: cannot read the CA certificates in \(rootFile)")
+                }
+            }
             let tls: PostgresClient.Configuration.TLS
             switch mode {
             case "disable": tls = .disable
-            case "prefer": tls = .prefer(.makeClientConfiguration())
-            case "require", "verify-full": tls = .require(.makeClientConfiguration())
+            case "prefer": tls = .prefer(tlsConfiguration)
+            case "require", "verify-full": tls = .require(tlsConfiguration)
             default: throw SigilInputError("sslmode must be disable, prefer, require or verify-full")
             }
             configuration = PostgresClient.Configuration(
                 host: host, port: port, username: user, password: password ?? urlPassword,
                 database: database.isEmpty ? nil : database, tls: tls)
             description = "\(host):\(port)/\(database)"
+            self.host = host
+            self.port = port
+            self.user = user
+            self.password = password ?? urlPassword
+            self.database = database.isEmpty ? nil : database
+            self.sslMode = mode
+            self.sslModeIsDefault = givenMode == nil
+            self.tlsConfiguration = tlsConfiguration
+        }
+
+        /// The configuration of one connection, as the pool makes them.
+        func connectionConfiguration(timeout: Duration) throws -> PostgresConnection.Configuration {
+            let tls: PostgresConnection.Configuration.TLS
+            switch sslMode {
+            case "disable": tls = .disable
+            case "prefer": tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            default: tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
+            }
+            var configuration = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: password, database: database, tls: tls)
+            configuration.options.connectTimeout = .init(timeout)
+            return configuration
         }
     }
 
@@ -78,7 +125,7 @@ public final class PostgresStore: Sendable {
     }
 
     /// The schema version this code writes; a database at a later version is refused.
-    public static let schemaVersion = 3
+    public static var schemaVersion: Int { migrations.count }
 
     /// Connects, then creates or migrates the schema (under an advisory lock, so replicas starting
     /// together migrate once).
@@ -86,13 +133,19 @@ public final class PostgresStore: Sendable {
     /// - Parameters:
     ///   - timeout: the deadline of each query.
     ///   - connections: the pool's maximum number of connections.
-    /// - Throws: `store-unavailable` when the database cannot be reached or migrated in time.
+    /// - Throws: `store-unavailable` when the database cannot be reached or migrated in time, saying
+    ///   why when the first connection tells: refused, no TLS where `sslmode` requires it (or TLS
+    ///   where the server's rules require it and `sslmode=disable` turned it off), an untrusted
+    ///   certificate, a refused user or password, a missing database.
     public static func open(
         _ location: Location,
         timeout: Duration = .seconds(2),
         connections: Int = 20,
         logger: Logger = Logger(label: "sigil.postgres")
     ) async throws -> PostgresStore {
+        // One connection first, whose error says what is wrong: the pool would retry for as long as
+        // the migration may take, logging each attempt, and then say only that no answer came.
+        try await probe(location, timeout: timeout, logger: logger)
         var configuration = location.configuration
         configuration.options.maximumConnections = connections
         configuration.options.connectTimeout = timeout
@@ -141,6 +194,88 @@ public final class PostgresStore: Sendable {
             logger.error("PostgreSQL failed", metadata: ["store": "\(location)", "error": "\(Self.describe(error))"])
             throw SigilError(.storeUnavailable, "\(what): the database did not answer")
         }
+    }
+
+    /// Connects once and closes; throws why the database cannot be used.
+    static func probe(_ location: Location, timeout: Duration, logger: Logger) async throws {
+        let configuration = try location.connectionConfiguration(timeout: timeout)
+        let startup = max(timeout, .seconds(5))
+        do {
+            let connection = try await withDeadline(
+                startup, SigilError(.storeUnavailable, "PostgreSQL at \(location) did not answer within \(startup)")
+            ) {
+                try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            }
+            try? await connection.close()
+        } catch let error as SigilError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw SigilError(.storeUnavailable, startFailure(error, location: location))
+        }
+    }
+
+    /// Why a first connection failed, said with what to change (never the password).
+    static func startFailure(_ error: any Error, location: Location) -> String {
+        let server = "PostgreSQL at \(location.host):\(location.port)"
+        guard let error = error as? PSQLError else { return "cannot connect to \(server): \(describe(error))" }
+        switch error.code {
+        case .sslUnsupported:
+            return "\(server) does not offer TLS, which sslmode=\(location.sslMode)"
+                + (location.sslModeIsDefault ? " (the default)" : "")
+                + " requires: turn ssl on in its postgresql.conf, "
+                + "or add ?sslmode=disable to the URL for a loopback or private link"
+        case .authMechanismRequiresPassword:
+            return "\(server) asks for a password and none was given "
+                + "(sigil serve reads it from SIGIL_STORE_PASSWORD or --store-password-file)"
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = String((error.serverInfo?[.message] ?? "").prefix(300))
+            if state == "28000" && message.contains("no encryption") {
+                return "\(server) takes no connection without TLS from here (\(message)), and the URL says "
+                    + "sslmode=disable: where its pg_hba.conf has hostssl lines, remove sslmode=disable "
+                    + "(sslmode=require is the default)"
+            }
+            if state == "28P01" {
+                return "\(server) refused the password: \(message) "
+                    + "(sigil serve reads it from SIGIL_STORE_PASSWORD or --store-password-file)"
+            }
+            return "\(server) refused the connection: \(message) (SQLSTATE \(state))"
+        case .connectionError:
+            let underlying = error.underlying.map { connectionFailure($0, server: server, location: location) }
+            return underlying ?? "cannot connect to \(server)"
+        default:
+            return "cannot connect to \(server): \(describe(error))"
+        }
+    }
+
+    /// A failure to open the connection itself: refused, no answer, TLS.
+    static func connectionFailure(_ error: any Error, server: String, location: Location) -> String {
+        if let error = error as? NIOConnectionError {
+            if error.connectionErrors.isEmpty && (error.dnsAError != nil || error.dnsAAAAError != nil) {
+                return "the PostgreSQL host \(location.host) does not resolve to an address"
+            }
+            if let failure = error.connectionErrors.first {
+                return connectionFailure(failure.error, server: server, location: location)
+            }
+        }
+        if let error = error as? IOError, error.errnoCode == ECONNREFUSED {
+            return "\(server) refused the connection: is PostgreSQL running, listening on that address and port "
+                + "(listen_addresses and port in postgresql.conf)?"
+        }
+        if case ChannelError.connectTimeout = error {
+            return "\(server) did not answer the connection in time (a wrong address, or a firewall)"
+        }
+        if case NIOSSLError.handshakeFailed(let reason) = error {
+            if "\(reason)".contains("CERTIFICATE_VERIFY_FAILED") {
+                return "the TLS certificate of \(server) does not validate (sslmode=\(location.sslMode) verifies it "
+                    + "and its name, as libpq's verify-full does): give its CA with sslrootcert=FILE in the URL, "
+                    + "or use sslmode=disable on a loopback or private link"
+            }
+            return "the TLS handshake with \(server) failed (sslmode=\(location.sslMode)): \(reason)"
+        }
+        return "cannot connect to \(server): \(describe(error))"
     }
 
     /// A query's error without its bound values (a secret may be among them).
