@@ -17,6 +17,10 @@ public struct DeviceEnrollment: Sendable {
     public var fetchSecret = true
     /// Also request a client certificate for the key (a CSR the key signs itself).
     public var requestCertificate = false
+    /// A client certificate the device holds already for the key it enrolls (PEM, leaf first), as a
+    /// server requiring client certificates needs in the handshake: recorded in the identity when the
+    /// server issues none (``requestCertificate`` off), so the device keeps presenting it.
+    public var clientCertificate: String?
     /// The pins the transport checked, recorded in the identity; discovery's when empty.
     public var pins: [String] = []
     /// The key kinds beyond the built-in ones the server's response key may be of.
@@ -137,7 +141,7 @@ public struct DeviceEnrollment: Sendable {
             responseKeyID: server.keyID,
             responseKey: discovery.responseKeys.first?.publicKey ?? "",
             secretKeyID: secret?.keyId,
-            clientCertificate: certificate?.certificate
+            clientCertificate: certificate?.certificate ?? clientCertificate
         )
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         identity.deviceSealingKeyID = sealingKey?.keyID

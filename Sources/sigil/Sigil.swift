@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import NIOCore
 import SigilCore
 import SigilFiles
 import SigilRSA
+import SigilTLS
 
 /// The `sigil` command (PROTOCOL.md section 5).
 @main
@@ -19,8 +21,10 @@ struct Sigil: AsyncParsableCommand {
 
     /// Exit codes: 0 valid or done, 1 invalid (verify), 2 unusable input or arguments. One line, no traces.
     static func main() async {
+        var parsed: (any ParsableCommand)?
         do {
             var command = try parseAsRoot()
+            parsed = command
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -33,9 +37,65 @@ struct Sigil: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
-            let message = Self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            let message =
+                parsed.flatMap { ErrorAdvice.message(for: error, command: $0) }
+                ?? Self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
             FileHandle.standardError.write(Data("sigil: \(message)\n".utf8))
             Foundation.exit(2)
+        }
+    }
+}
+
+/// What a failed command says when the error alone would not tell a person what to do: the port a
+/// server could not listen on and the flag that changes it, the flags that give a client certificate.
+enum ErrorAdvice {
+    static func message(for error: any Error, command: any ParsableCommand) -> String? {
+        if let listening = (command as? Serve)?.server ?? (command as? Gateway)?.server,
+            let advice = listenFailure(error, host: listening.host, port: listening.port)
+        {
+            return advice
+        }
+        if let refusal = error as? SigilError, refusal.code == .timestampOutOfWindow {
+            return "\(refusal) (this machine's clock is off, or the server has just restarted: it refuses requests "
+                + "dated up to a couple of seconds after its previous run's last one; try again in a moment)"
+        }
+        guard let failure = error as? ConnectionError else { return nil }
+        let enrolling = command is Enroll
+        switch failure.reason {
+        case .clientCertificateRequired:
+            return "\(failure): give "
+                + (enrolling
+                    ? "--cert FILE --key FILE or --p12 FILE (the certificate's key is the one enrolled)"
+                    : "--cert FILE --cert-key FILE or --p12 FILE")
+                + "; `sigil ca issue` on the server's machine makes them"
+        case .clientCertificateRefused:
+            return "\(failure): the server takes certificates from the CA its --client-ca names"
+        case .untrustedCertificate:
+            return "\(failure): pin the server with --pin (twice: `sigil serve` prints its pin and backup pin), "
+                + "or trust its CA with --cacert FILE"
+        case .noCommonParameters:
+            return "\(failure) (this client offers TLS 1.3 with X25519MLKEM768"
+                + ((command as? Curl)?.pqOnly == true || (command as? Enroll)?.pqOnly == true
+                    ? " only)" : " and X25519)")
+        case .refused, .timedOut, .unresolved, .unreachable:
+            return nil
+        }
+    }
+
+    /// A server that could not listen: the address and port, and the flag that changes them.
+    static func listenFailure(_ error: any Error, host: String, port: Int) -> String? {
+        guard let error = error as? IOError else { return nil }
+        switch error.errnoCode {
+        case EADDRINUSE:
+            return "port \(port) on \(host) is in use (another sigil serve or gateway?): stop what listens there, "
+                + "or choose another port with --port"
+        case EACCES:
+            return "listening on port \(port) needs privileges here: choose a port above 1023 with --port"
+        case EADDRNOTAVAIL:
+            return
+                "\(host) is not an address of this machine: --host takes one of its own (127.0.0.1, or 0.0.0.0 for all)"
+        default:
+            return nil
         }
     }
 }
@@ -64,6 +124,25 @@ enum IO {
     /// Writes a file with owner-only permissions, all or nothing (a temporary file renamed into place).
     static func writeSecret(_ text: String, to path: String, mode: Int = 0o600) throws {
         try SecureFile.write(text, to: path, mode: mode)
+    }
+}
+
+/// Text for a person to paste into a shell.
+enum Shell {
+    /// `text` as one shell word: as it is when it holds nothing a shell reads, else in single quotes.
+    static func quoted(_ text: String) -> String {
+        let plain =
+            !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "/._-+=:@%,".utf8.contains(byte)
+                }
+            }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }
 

@@ -11,8 +11,9 @@ import SigilTLS
 struct Curl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a signed request over pinned TLS; -v shows the base, the pins, the clock and the verdict.",
-        discussion: "Exit 0: a response (with a valid signature when the server's key is known); 1: refused or "
-            + "mis-signed; 2: unusable arguments or no connection."
+        discussion: "Exit 0: a response (with a valid signature when the server's key is known); 1: a refusal (any "
+            + "4xx or 5xx answer, said on standard error with its status) or an answer not signed as it must be; "
+            + "2: unusable arguments or no connection."
     )
 
     @Option(name: .customShort("X"), help: "The method (default GET, or POST with data).")
@@ -96,8 +97,9 @@ struct Curl: AsyncParsableCommand {
         guard let parsed = URL(string: url), let components = URLComponents(string: url),
             let path = HTTPRequest(url: parsed).path
         else { throw SigilInputError("expected an https:// URL") }
+        if !pin.isEmpty { try Pins.check(pin, allowSinglePin: allowSinglePin) }
         let body = try readBody()
-        let stored = try storedIdentity()
+        let stored = try storedIdentity(for: Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority))
         if identity == nil, key == nil, let stored {
             // An identity whose server does not read as an origin signs for none.
             guard let enrolled = Origin(url: stored.identity.server) else {
@@ -148,6 +150,7 @@ struct Curl: AsyncParsableCommand {
             }
         }
 
+        // Whenever an identity holds the server's response key, answers are checked with it.
         var responses: ResponseVerifier?
         if let stored {
             // The key decides its algorithm (P-256 keys verify ecdsa-p256-sha256 by default).
@@ -172,9 +175,10 @@ struct Curl: AsyncParsableCommand {
         let answersFromEnrolled = enrolledOrigin != nil && enrolledOrigin == Origin(request)
         // The enrolled server's answers are signed with the key the identity holds: an unsigned one is
         // refused, whatever a proxy in between says.
+        // (Checked below rather than by the session, so that the refusal names the status it refuses.)
         var session = SigilSession(
             transport: connection.transport, signer: signer, clock: clock, responses: responses,
-            requireSignedResponses: answersFromEnrolled)
+            requireSignedResponses: false)
         // The default identity signs for its own server only; a named one where the user says.
         if identity == nil, key == nil { session.origin = enrolledOrigin }
         if seal {
@@ -191,14 +195,32 @@ struct Curl: AsyncParsableCommand {
             FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
             throw ExitStatus(code: 1)
         }
-        report(response, body: body, clockOffset: clock.offsetSeconds)
+        let status = response.head.status
+        let statusLine = "HTTP \(status.code) \(status.reasonPhrase)"
+        let code = response.problemCode.map { " (\($0))" } ?? ""
+        if answersFromEnrolled && !response.signatureVerified {
+            // Not the enrolled server's word: nothing of it is printed as if it were.
+            report(response, body: body, clockOffset: clock.offsetSeconds, signatures: responses != nil)
+            let why =
+                response.problemCode != nil
+                ? "the server signs a refusal only of a request whose signature it verified"
+                : status.code == 404
+                    ? "the server answers a route it does not have unsigned: check the method and path"
+                    : "this server signs its answers: a proxy or another server answered?"
+            warn("the answer is not signed: \(statusLine)\(code); \(why)")
+            throw ExitStatus(code: 1)
+        }
+        report(response, body: body, clockOffset: clock.offsetSeconds, signatures: responses != nil)
         if include {
-            var lines = "HTTP \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
+            var lines = statusLine + "\r\n"
             for field in response.head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
             FileHandle.standardOutput.write(Data((lines + "\r\n").utf8))
         }
         FileHandle.standardOutput.write(Data(response.body))
-        if response.problemCode != nil { throw ExitStatus(code: 1) }
+        if status.code >= 400 || response.problemCode != nil {
+            warn("\(statusLine)\(code), " + (response.signatureVerified ? "signed" : "unsigned"))
+            throw ExitStatus(code: 1)
+        }
     }
 
     /// The key `--seal` seals to: `--sealing-key`, else the one stored at enrollment.
@@ -224,9 +246,17 @@ struct Curl: AsyncParsableCommand {
         return []
     }
 
-    func storedIdentity() throws -> (identity: DeviceIdentity, store: FileDeviceStore)? {
-        if key != nil && identity == nil { return nil }
+    /// The identity named, else the default one. With `--key` (and no `--identity`), the default
+    /// identity lends its pins and the server's response key when it enrolled with `origin`, and
+    /// nothing at all otherwise.
+    func storedIdentity(for origin: Origin?) throws -> (identity: DeviceIdentity, store: FileDeviceStore)? {
         let store = try Identities.store(identity ?? "default")
+        if key != nil && identity == nil {
+            guard let stored = try? store.identity(), let origin, Origin(url: stored.server) == origin else {
+                return nil
+            }
+            return (stored, store)
+        }
         guard let stored = try store.identity() else {
             if identity != nil { throw SigilInputError("no identity '\(identity ?? "")'; run sigil enroll") }
             return nil
@@ -264,14 +294,17 @@ struct Curl: AsyncParsableCommand {
             guard let certKey else { throw SigilInputError("--cert needs --cert-key") }
             return try TLSIdentity(certificateFile: cert, keyFile: certKey)
         }
-        if let stored, let certificate = stored.identity.clientCertificate, let key = try stored.store.privateKey() {
+        // The identity's certificate names its own key: it goes with requests that key signs.
+        if key == nil, let stored, let certificate = stored.identity.clientCertificate,
+            let key = try stored.store.privateKey()
+        {
             return try TLSIdentity(certificatePEM: certificate, keyPEM: try KeyFile.privateKeyFile(for: key))
         }
         return nil
     }
 
     /// `-v`: the base sent, the clock, the verdict, and on a refusal the server's code and base diff.
-    func report(_ response: SigilResponse, body: [UInt8], clockOffset: Int64) {
+    func report(_ response: SigilResponse, body: [UInt8], clockOffset: Int64, signatures: Bool) {
         guard verbose || response.problemCode != nil else { return }
         let sent =
             (try? CoveredBase.base(of: response.sentRequest, body: response.sentSealedBody ?? body, profile: profile))
@@ -286,11 +319,15 @@ struct Curl: AsyncParsableCommand {
                         + (response.answerSealed ? "sealed, opened" : "in the clear (a refusal)"))
             }
             note(
-                "response: HTTP \(response.head.status.code), signature "
-                    + (response.signatureVerified ? "verified" : "not checked (no server key) or not signed"))
+                "response: HTTP \(response.head.status.code), "
+                    + (response.signatureVerified
+                        ? "signature verified"
+                        : signatures
+                            ? "not signed"
+                            : "signature not checked (no server key: sigil enroll, or name an --identity)"))
         }
         guard let code = response.problemCode else { return }
-        note("refused: \(code)")
+        if verbose { note("refused: \(code)") }
         if let serverBase = response.problemSignatureBase {
             note("signature base diff (- client, + server):")
             let client = sent.split(separator: "\n", omittingEmptySubsequences: false)
@@ -309,4 +346,7 @@ struct Curl: AsyncParsableCommand {
     }
 
     func note(_ text: String) { FileHandle.standardError.write(Data("* \(text)\n".utf8)) }
+
+    /// One line on standard error that is not a `-v` note: what the answer was when it is not a success.
+    func warn(_ text: String) { FileHandle.standardError.write(Data("sigil: \(text)\n".utf8)) }
 }

@@ -64,20 +64,57 @@ struct Serve: AsyncParsableCommand {
         if let backup = prepared.backupPin {
             banner.append("  backup pin (tls-backup-key.pem, not in use yet): \(backup)")
         }
+        let clientCertificates = options.clientCAFile != nil
         banner.append(
             "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
-                + (options.clientCAFile != nil ? "; client certificates required" : ""))
-        if let token = prepared.enrollToken, prepared.madeToken {
-            banner.append("  enrollment token (made now, kept in the data directory): \(token)")
-        } else if prepared.enrollToken == nil {
-            banner.append(
-                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only")
+                + (clientCertificates ? "; client certificates required" : ""))
+        let tokenFile = options.dataDirectory + "/enroll-token"
+        // The enroll line must paste and run: the token itself only where this start shows it anyway
+        // (made now) or was handed it on its command line, else where it is kept.
+        let token: String
+        if let made = prepared.enrollToken, prepared.madeToken {
+            banner.append("  enrollment token (made now, kept in \(tokenFile)): \(made)")
+            token = Shell.quoted(made)
+        } else if let given = prepared.enrollToken, options.enrollToken != nil {
+            let fromEnvironment = ProcessInfo.processInfo.environment["SIGIL_ENROLL_TOKEN"] == given
+            banner.append("  enrollment token: as given" + (fromEnvironment ? " in SIGIL_ENROLL_TOKEN" : ""))
+            token = fromEnvironment ? #""$SIGIL_ENROLL_TOKEN""# : Shell.quoted(given)
+        } else if prepared.enrollToken != nil {
+            banner.append("  enrollment token: in \(tokenFile)")
+            token = "\"$(cat \(Shell.quoted(tokenFile)))\""
         } else {
-            banner.append("  enrollment token: as given, or in \(options.dataDirectory)/enroll-token")
+            banner.append(
+                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only"
+                    + " (enrollment.jwt below: one of them)")
+            token = "\"$(cat enrollment.jwt)\""
         }
-        banner.append("  discovery: curl --cacert \(prepared.certificateFile) \(url)/.well-known/sigil")
+        // A server listening on every address is reached on loopback, a name its certificate holds.
+        let reachable = url.replacingOccurrences(of: "https://0.0.0.0:", with: "https://127.0.0.1:")
+            .replacingOccurrences(of: "https://[::]:", with: "https://[::1]:")
+        let clientFlags = clientCertificates ? " --cert client-cert.pem --key client-key.pem" : ""
+        banner.append(
+            "  discovery: curl --cacert \(Shell.quoted(prepared.certificateFile))\(clientFlags) "
+                + "\(reachable)/.well-known/sigil")
+        if !options.allowClassical {
+            banner.append(
+                "    (X25519MLKEM768 only: a curl on OpenSSL before 3.5 needs this server started with --allow-classical)"
+            )
+        }
+        if let clientCA = options.clientCAFile {
+            // The data directory's own CA (sigil ca init) issues here; another CA is its operator's.
+            let ownCA =
+                URL(fileURLWithPath: clientCA).standardizedFileURL
+                == URL(fileURLWithPath: options.dataDirectory + "/ca-cert.pem").standardizedFileURL
+            banner.append(
+                ownCA
+                    ? "  a client certificate: sigil keygen --alg ecdsa-p256-sha256 --out client-key.pem && sigil ca issue "
+                        + "--data-dir \(Shell.quoted(options.dataDirectory)) --key client-key.pem --out client-cert.pem"
+                    : "  a client certificate: client-cert.pem and client-key.pem from the CA in \(clientCA)")
+        }
         let pins = ([prepared.pins.first] + [prepared.backupPin]).compactMap { $0 }.map { "--pin \($0)" }
-        banner.append("  enroll this machine: sigil enroll \(url) --token <token> \(pins.joined(separator: " "))")
+        banner.append(
+            "  enroll this machine: sigil enroll \(reachable) --token \(token) \(pins.joined(separator: " "))"
+                + clientFlags)
         return banner.joined(separator: "\n") + "\n"
     }
 }
