@@ -28,8 +28,12 @@ public struct ResponseVerifier: Sendable {
     /// More keys the server may sign with, learnt from its signed discovery (a promoted next key).
     public var trusted: TrustedResponseKeys?
 
-    /// The trusted key `id` names: ``key``, or one of ``trusted``.
-    func trustedKey(_ id: String) -> VerificationKey? { id == keyID ? key : trusted?.key(id) }
+    /// The trusted key `id` names: one of ``trusted`` when set (which starts with ``key`` and follows
+    /// the server's rotations), else ``key``.
+    func trustedKey(_ id: String) -> VerificationKey? {
+        if let trusted { return trusted.key(id) }
+        return id == keyID ? key : nil
+    }
 
     /// Creates a verifier for one trusted server key.
     public init(key: VerificationKey, keyID: String, clock: any UnixClock = SystemUnixClock()) {
@@ -141,14 +145,18 @@ public struct ResponseVerifier: Sendable {
     }
 }
 
-/// The response keys a client trusts beyond the one it enrolled with, learnt only from a discovery
-/// document signed by a key it already trusts (`Sigil-Discovery-Signature`): how a client follows the
-/// server's key rotation without enrolling again.
+/// The response keys a client trusts, starting with the one it enrolled with and following the
+/// server's rotations: learnt only from a discovery document signed by a key it already trusts
+/// (`Sigil-Discovery-Signature`), dated within the window of the client's (server-corrected) clock and
+/// no older than the last one learnt from. The keys such a document lists (`current`, `next`) replace
+/// the ones trusted before, so a retired key stops being trusted once the client has seen its successor,
+/// and an old document replayed teaches nothing.
 public final class TrustedResponseKeys: Sendable {
     struct State {
         var keys: [String: VerificationKey]
         var current: Registration.Discovery.Key?
         var sealingKey: SealingPublicKey?
+        var lastServerTime = Int64.min
     }
     let state: Mutex<State>
     let keyFormats: KeyFormats
@@ -163,23 +171,24 @@ public final class TrustedResponseKeys: Sendable {
     public func key(_ id: String) -> VerificationKey? { state.withLock { $0.keys[id] } }
 
     /// The server's current response key as the last discovery learnt said, for a client to keep in
-    /// its identity; `nil` until one was learnt.
+    /// its identity in place of the one it enrolled with; `nil` until one was learnt.
     public var current: Registration.Discovery.Key? { state.withLock { $0.current } }
 
     /// The server's current sealing key as the last signed discovery learnt said; `nil` until one was.
     public var sealingKey: SealingPublicKey? { state.withLock { $0.sealingKey } }
 
     /// Learns the response keys of a discovery document (`body`, as received) whose
-    /// `Sigil-Discovery-Signature` (`signature`) verifies under a key already trusted.
+    /// `Sigil-Discovery-Signature` (`signature`) verifies under a key already trusted, whose
+    /// `serverTime` is within `maxSkew` of `now` and not before the last document learnt from.
     ///
-    /// - Returns: the key IDs learnt now (none when the document is not signed by a trusted key).
+    /// - Returns: the key IDs learnt now (none when the document is refused).
     @discardableResult
-    public func learn(discovery body: [UInt8], signature: String?) -> [String] {
+    public func learn(discovery body: [UInt8], signature: String?, now: Int64, maxSkew: Int64 = 300) -> [String] {
         let trusted = state.withLock { $0.keys }
         guard !Registration.DiscoverySignature.verifiedSigners(signature, body: body, trusted: trusted).isEmpty,
-            let discovery = try? JSONDecoder().decode(Registration.Discovery.self, from: Data(body))
+            let discovery = try? JSONDecoder().decode(Registration.Discovery.self, from: Data(body)),
+            TimeWindow(maxSkew: maxSkew).refusal(of: discovery.serverTime, at: now, what: "discovery") == nil
         else { return [] }
-        var learnt: [String] = []
         var keys: [String: VerificationKey] = [:]
         for entry in discovery.responseKeys
         where entry.state == nil || entry.state == "current" || entry.state == "next" {
@@ -190,14 +199,15 @@ public final class TrustedResponseKeys: Sendable {
             else { continue }
             keys[entry.keyId] = key
         }
-        state.withLock { state in
-            for (id, key) in keys where state.keys[id] == nil {
-                state.keys[id] = key
-                learnt.append(id)
-            }
+        guard !keys.isEmpty else { return [] }
+        return state.withLock { state -> [String] in
+            guard discovery.serverTime >= state.lastServerTime else { return [] }
+            let learnt = keys.keys.filter { state.keys[$0] == nil }.sorted()
+            state.keys = keys
+            state.lastServerTime = discovery.serverTime
             state.current = discovery.responseKeys.first { $0.state == nil || $0.state == "current" }
             if let sealing = try? discovery.sealingKeys?.first?.key() { state.sealingKey = sealing }
+            return learnt
         }
-        return learnt.sorted()
     }
 }

@@ -241,7 +241,7 @@ public struct SigilSession: Sendable {
             return false
         }
         let sealing = trusted.sealingKey
-        let learnt = trusted.learn(discovery: body, signature: head.headerFields[field])
+        let learnt = trusted.learn(discovery: body, signature: head.headerFields[field], now: clock.now())
         return !learnt.isEmpty || trusted.sealingKey != sealing
     }
 

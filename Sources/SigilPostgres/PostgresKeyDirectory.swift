@@ -313,11 +313,20 @@ public final class PostgresKeyDirectory: KeyRegistry {
             try await connection.query(
                 "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device)", logger: logger)
         }
+        let hmac = SignatureAlgorithm.hmacSHA256.rawValue
         for keyID in change.revokedKeys {
             let updated = try await connection.query(
-                "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = \(keyID) RETURNING 1", logger: logger
+                "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = \(keyID) RETURNING device_id, alg",
+                logger: logger
             ).collect()
-            guard !updated.isEmpty else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+            guard let (device, alg) = try updated.first?.decode((String, String).self) else {
+                throw DirectoryChange.unknownTarget("key \(keyID)")
+            }
+            if alg != hmac {
+                try await connection.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device) AND alg = \(hmac)",
+                    logger: logger)
+            }
         }
         try await Self.insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers), on: connection, logger: logger)
         for certificate in change.certificates {

@@ -17,8 +17,8 @@ import Synchronization
 /// half-done. Changes from this instance queue on an async lock; other processes writing the same
 /// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
 /// own changes clear the cache at once, another process's are noticed within a quarter second of the
-/// next lookup (`PRAGMA data_version`, checked at most four times a second), and ``cacheLifetime``
-/// bounds an entry's age whatever happens.
+/// next lookup (a change counter every change bumps, read at most four times a second), and
+/// ``cacheLifetime`` bounds an entry's age whatever happens.
 ///
 /// Every change writes its audit rows (`sigil_audit`) in its own transaction.
 public final class SQLiteKeyDirectory: KeyRegistry {
@@ -29,7 +29,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     let clock: any UnixClock
     let logger: Logger
     private let cache = Mutex(Cache())
-    /// The reading connection's `PRAGMA data_version` when last checked, and when (uptime, ms).
+    /// The change counter when last checked, and when (uptime, ms).
     private let dataVersion = Mutex<(version: Int, checkedAt: UInt64)>((-1, 0))
     private let keyFormats: KeyFormats
     private let closed = Atomic<Bool>(false)
@@ -72,7 +72,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
     ///   - cacheLifetime: how long a lookup is cached before the file is read again.
     ///   - changeCheckInterval: the least time between two checks for another process's writes
-    ///     (`PRAGMA data_version`), which clear the cache.
+    ///     (the `sigil_changes` counter every change bumps), which clear the cache.
     ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
     ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
     /// - Throws: when the file cannot be opened or its schema created.
@@ -173,6 +173,13 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END
         """,
         """
+        CREATE TABLE IF NOT EXISTS sigil_changes (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            version INTEGER NOT NULL
+        )
+        """,
+        "INSERT OR IGNORE INTO sigil_changes (id, version) VALUES (1, 0)",
+        """
         CREATE TABLE IF NOT EXISTS sigil_server_keys (
             key_id TEXT PRIMARY KEY,
             kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
@@ -229,8 +236,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         return key
     }
 
-    /// Clears the cache when the file changed since the last check (another process's commit, or
-    /// this one's), checking at most every ``changeCheckInterval``.
+    /// Clears the cache when the directory changed since the last check (another process's change, or
+    /// this one's: every change bumps `sigil_changes.version` in its transaction; a key's last use does
+    /// not, so it clears no cache), checking at most every ``changeCheckInterval``.
     private func noticeOtherWriters() async throws {
         let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
         let due = dataVersion.withLock { state -> Bool in
@@ -239,7 +247,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             return true
         }
         guard due else { return }
-        let version = try await read("PRAGMA data_version").first?.column("data_version")?.integer ?? -1
+        let version = try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1
         let changed = dataVersion.withLock { state -> Bool in
             defer { state.version = version }
             return state.version != version
@@ -420,10 +428,19 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             }
             for keyID in change.revokedKeys {
                 let updated = try await writer.query(
-                    "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING 1", [.text(keyID)])
-                guard !updated.isEmpty else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING device_id, alg", [.text(keyID)])
+                guard let row = updated.first, let device = row.column("device_id")?.string else {
+                    throw DirectoryChange.unknownTarget("key \(keyID)")
+                }
+                let hmac = SignatureAlgorithm.hmacSHA256.rawValue
+                if row.column("alg")?.string != hmac {
+                    _ = try await writer.query(
+                        "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ? AND alg = ?",
+                        [.text(device), .text(hmac)])
+                }
             }
             try await insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers))
+            _ = try await writer.query("UPDATE sigil_changes SET version = version + 1")
             for certificate in change.certificates {
                 _ = try await writer.query(
                     """

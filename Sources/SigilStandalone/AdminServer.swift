@@ -57,7 +57,8 @@ extension SigilStandalone {
         }
 
         /// The operator's name, or `nil` when the call is not authenticated: a client certificate's
-        /// common name, else `token` (or the name in `Sigil-Operator`) for the right bearer token.
+        /// common name, else `token` for the right bearer token (`token:<name>` when the caller names
+        /// themself in `Sigil-Operator`: a claim of the token's holder, marked as such in the trail).
         func actor(of request: Request, channel: (any Channel)?) async -> String? {
             if acceptsCertificates, let name = await Self.certificateName(channel) { return name }
             guard let tokenDigest, let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
@@ -69,10 +70,13 @@ extension SigilStandalone {
             let named = request.headers[HTTPField.Name("Sigil-Operator")!].flatMap { name in
                 KeyID.isValid(name) ? name : nil
             }
-            return named ?? "token"
+            return named.map { "token:" + $0 } ?? "token"
         }
 
-        /// The common name of the connection's client certificate (the stream's parent for HTTP/2).
+        /// The common name of the connection's client certificate (the stream's parent for HTTP/2), in
+        /// the key ID alphabet; `nil` without one, or for a device's certificate (the profile Sigil's
+        /// client CA issues: organization `Sigil device`, or a `urn:sigil:key:` name), which is never
+        /// an operator's, whichever CA signed it.
         static func certificateName(_ channel: (any Channel)?) async -> String? {
             var candidate = channel
             while let current = candidate {
@@ -80,21 +84,40 @@ extension SigilStandalone {
                     guard let der = try? found.toDERBytes(), let certificate = try? Certificate(derEncoded: der) else {
                         return nil
                     }
-                    let name = certificate.subject.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }
-                    return name.map { String(describing: $0.value) } ?? "certificate"
+                    return operatorName(of: certificate)
                 }
                 candidate = current.parent
             }
             return nil
         }
+
+        /// `certificate`'s operator name, or `nil` for a device's certificate.
+        static func operatorName(of certificate: Certificate) -> String? {
+            let attributes = certificate.subject.flatMap { $0 }
+            let device = attributes.contains {
+                $0.type == .RDNAttributeType.organizationName && String(describing: $0.value) == "Sigil device"
+            }
+            let names: [GeneralName] =
+                ((try? certificate.extensions.subjectAlternativeNames) ?? nil).map(Array.init) ?? []
+            guard !device, !names.contains(where: { "\($0)".contains("urn:sigil:key:") }) else { return nil }
+            let name = attributes.first { $0.type == .RDNAttributeType.commonName }.map { String(describing: $0.value) }
+            let kept = String(
+                (name ?? "").unicodeScalars.prefix(128).map { KeyID.isValid(String($0)) ? Character($0) : "_" })
+            return kept.isEmpty ? "certificate" : kept
+        }
     }
 
     /// The admin API's application: every route needs the operator's credential (401 and nothing
     /// more without it) and is audited; `/metrics` too when `metrics` is given.
+    ///
+    /// - Parameter deviceCAs: the CAs device certificates come from (the data directory's CA,
+    ///   `--client-ca`); an admin CA among them is refused, since every enrolled device could get a
+    ///   certificate from it.
     static func adminApplication(
         _ options: AdminOptions,
         administration: Administration,
         identity: TLSIdentity,
+        deviceCAs: [NIOSSLCertificate],
         metrics: PrometheusCollectorRegistry?,
         limits: ConnectionLimits,
         logger: Logger,
@@ -108,6 +131,11 @@ extension SigilStandalone {
                 throw SigilInputError("cannot read the admin client CA file \(path)")
             }
         }
+        let deviceCADER = Set(deviceCAs.compactMap { try? $0.toDERBytes() })
+        if let clientCA, clientCA.contains(where: { deviceCADER.contains((try? $0.toDERBytes()) ?? []) }) {
+            throw SigilInputError(
+                "--admin-client-ca names a CA that issues device certificates; operators need a CA of their own")
+        }
         var tls = ServerTLS.configuration(identity: identity, allowClassical: true)
         if let clientCA {
             // Asked for, not required: a token-holding operator has no certificate.
@@ -120,14 +148,22 @@ extension SigilStandalone {
             status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"], body: .init(byteBuffer: ByteBuffer()))
         let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
             guard let actor = await credentials.actor(of: request, channel: context.channel) else {
+                logger.warning(
+                    "admin call refused: no valid credential",
+                    metadata: ["client": "\(context.channel?.remoteAddress?.ipAddress ?? "?")"])
                 return unauthorized
             }
             if request.uri.path == "/metrics", request.method == .get, let metrics {
-                _ = try? await administration.directory.appendAudit([
-                    AuditEntry(
-                        time: administration.clock.now(), action: .adminCall, actor: AuditEntry.operatorActor(actor),
-                        clientAddress: context.channel?.remoteAddress?.ipAddress, reason: "GET /metrics")
-                ])
+                do {
+                    try await administration.directory.appendAudit([
+                        AuditEntry(
+                            time: administration.clock.now(), action: .adminCall,
+                            actor: AuditEntry.operatorActor(actor),
+                            clientAddress: context.channel?.remoteAddress?.ipAddress, reason: "GET /metrics")
+                    ])
+                } catch {
+                    return Response(status: .serviceUnavailable)
+                }
                 return Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
@@ -198,14 +234,11 @@ extension SigilStandalone {
         let data = try DataDirectory(path: options.dataDirectory)
         let stores = try await openStores(options, data: data, logger: logger)
         do {
-            let sealing = try data.sealingKeys()
+            // Only a server puts its keys in a store: an operator's tool never makes or imports one.
+            let none = SigilInputError("this store holds no server keys yet: start `sigil serve` on it once")
             let ring = try await ServerKeyRing.open(
                 store: stores.directory, overlap: options.keyOverlap, clock: options.clock, keyFormats: .withRSA,
-                initialResponse: { try data.responseKey() },
-                initialSealing: {
-                    guard let current = sealing.keys.first else { throw SigilInputError("no sealing key") }
-                    return current
-                })
+                initialResponse: { throw none }, initialSealing: { throw none })
             return (
                 Administration(directory: stores.directory, serverKeys: ring, clock: options.clock),
                 { try? await stores.close() }

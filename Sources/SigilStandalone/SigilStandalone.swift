@@ -352,7 +352,12 @@ public enum SigilStandalone {
                 try adminApplication(
                     options.admin,
                     administration: Administration(directory: directory, serverKeys: serverKeys, clock: clock),
-                    identity: identity, metrics: registry, limits: options.connectionLimits, logger: logger,
+                    identity: identity,
+                    deviceCAs: (clientCA ?? [])
+                        + (try data.certificateAuthority().map {
+                            [try NIOSSLCertificate(bytes: try $0.certificate.serializeAsPEM().derBytes, format: .der)]
+                        } ?? []),
+                    metrics: registry, limits: options.connectionLimits, logger: logger,
                     onListening: { await port.set($0) }))
         }
         // With an admin API, /metrics is served there only, behind its credential.

@@ -52,6 +52,12 @@ public struct Administration: Sendable {
     /// - Returns: the devices concerned, as they are after the write.
     /// - Throws: `unknown-key` when the target is not in the directory (nothing changes).
     public func revoke(_ target: Target, by actor: String, reason: String? = nil) async throws -> [DeviceRecord] {
+        if let reason,
+            reason.utf8.count > 512
+                || reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw SigilError(.invalidRegistration, "a reason is at most 512 bytes, without control characters")
+        }
         let now = clock.now()
         var entry = AuditEntry(
             time: now, action: .revoked, actor: AuditEntry.operatorActor(actor),

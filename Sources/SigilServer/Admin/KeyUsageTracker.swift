@@ -12,8 +12,12 @@ public final class KeyUsageTracker: Sendable {
     /// The least time between two writes of one key's last use, in seconds.
     public let interval: Int64
 
+    /// Keys written in this minute and the one before (two maps swapped once a minute, so memory
+    /// stays bounded by the keys active in two minutes, and no request scans them).
     struct State {
         var written: [String: Int64] = [:]
+        var writtenBefore: [String: Int64] = [:]
+        var minute: Int64 = 0
         var pending: [String: Int64] = [:]
         var flushing = false
     }
@@ -29,9 +33,16 @@ public final class KeyUsageTracker: Sendable {
     /// older than ``interval`` and none is under way.
     public func used(_ keyID: String, at now: Int64) {
         let start = state.withLock { state -> Bool in
-            if let written = state.written[keyID], now >= written, now - written < interval { return false }
-            if state.written.count >= 100_000 {
-                state.written = state.written.filter { now - $0.value < interval }
+            let minute = now / interval
+            if minute != state.minute {
+                state.writtenBefore = minute == state.minute + 1 ? state.written : [:]
+                state.written = [:]
+                state.minute = minute
+            }
+            if let written = state.written[keyID] ?? state.writtenBefore[keyID], now >= written,
+                now - written < interval
+            {
+                return false
             }
             state.written[keyID] = now
             state.pending[keyID] = now

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SigilCore
 import Synchronization
 
@@ -18,7 +19,10 @@ public enum ServerKeyKind: String, Sendable, Hashable, Codable, CaseIterable {
 /// later is the next one (published, not yet used); the key before the current one is the previous
 /// one for ``ServerKeyRing/overlap`` after the current one activated (still accepted: sealed bodies
 /// open with it, discovery is signed with it too); older keys are retired.
-public struct StoredServerKey: Sendable, Hashable {
+public struct StoredServerKey: Sendable, Hashable, CustomStringConvertible {
+    /// Names the key, never its material.
+    public var description: String { "\(kind.rawValue) key \(keyID)" }
+
     /// Which key.
     public var kind: ServerKeyKind
     /// Its key ID (response: the §1 ID of its public key; sealing: the §6.1 ID).
@@ -120,10 +124,14 @@ public final class ServerKeyRing: Sendable {
     public let overlap: Int64
     let clock: any UnixClock
     let keyFormats: KeyFormats
+    let logger: Logger
     let keys = Mutex<[Key]>([])
     let loaded = Mutex<(at: ContinuousClock.Instant, refreshing: Bool)>((.now, false))
 
-    private init(store: any ServerKeyStore, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats) {
+    private init(
+        store: any ServerKeyStore, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
+    ) {
+        self.logger = logger
         self.store = store
         self.keyFormats = keyFormats
         self.overlap = overlap
@@ -139,10 +147,11 @@ public final class ServerKeyRing: Sendable {
         overlap: Int64 = 7 * 86_400,
         clock: any UnixClock = SystemUnixClock(),
         keyFormats: KeyFormats = .builtIn,
+        logger: Logger = Logger(label: "sigil.server-keys"),
         initialResponse: () throws -> SigningKey,
         initialSealing: () throws -> SealingPrivateKey
     ) async throws -> ServerKeyRing {
-        let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats)
+        let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
         try await ring.reload()
         let kinds = Set(ring.keys.withLock { $0.map(\.stored.kind) })
         if !kinds.contains(.response) {
@@ -177,17 +186,21 @@ public final class ServerKeyRing: Sendable {
             activatesAt: activatesAt, createdAt: now)
     }
 
-    /// Reads the store now.
+    /// Reads the store now; a key that does not read is left out (and logged), the others kept.
     public func reload() async throws {
-        let parsed = try await store.serverKeys().map { stored -> Key in
+        let parsed = try await store.serverKeys().compactMap { stored -> Key? in
             switch stored.kind {
             case .response:
-                guard let signing = try KeyFile.load(Array(stored.privatePEM.utf8), formats: keyFormats).signingKey
-                else { throw SigilError(.storeUnavailable, "server key \(stored.keyID) is not a private key") }
-                return Key(stored: stored, signing: signing, sealing: nil)
+                if let signing = try? KeyFile.load(Array(stored.privatePEM.utf8), formats: keyFormats).signingKey {
+                    return Key(stored: stored, signing: signing, sealing: nil)
+                }
             case .sealing:
-                return Key(stored: stored, signing: nil, sealing: try Sealing.privateKey(pem: stored.privatePEM))
+                if let sealing = try? Sealing.privateKey(pem: stored.privatePEM) {
+                    return Key(stored: stored, signing: nil, sealing: sealing)
+                }
             }
+            logger.error("a server key does not read; left out", metadata: ["sigil.key-id": "\(stored.keyID)"])
+            return nil
         }.sorted { ($0.stored.activatesAt, $0.stored.createdAt) < ($1.stored.activatesAt, $1.stored.createdAt) }
         keys.withLock { $0 = parsed }
         loaded.withLock { $0 = (.now, false) }
@@ -205,7 +218,8 @@ public final class ServerKeyRing: Sendable {
             do {
                 try await self.reload()
             } catch {
-                self.loaded.withLock { $0 = (.now, false) }  // keep the keys read last; try again in a second
+                self.logger.warning("the server keys could not be read again; the keys read last stay in use")
+                self.loaded.withLock { $0 = (.now, false) }  // try again in a second
             }
         }
     }

@@ -23,7 +23,9 @@ public struct DirectoryChange: Sendable {
     /// (`unknown-key`).
     public var revokedDevices: [String]
     /// Keys revoked one by one (their devices keep their other keys); an unknown key ID fails the
-    /// whole change (`unknown-key`).
+    /// whole change (`unknown-key`). A key pair revoked takes its device's HMAC secrets with it: one
+    /// of them may have been fetched with it (by whoever stole it), and the device's remaining key
+    /// pair fetches a new one.
     public var revokedKeys: [String]
     /// Users whose every device is revoked, as found inside the write; a user with no device fails the
     /// whole change (`unknown-key`).
@@ -190,8 +192,12 @@ extension MemoryKeyDirectory: KeyRegistry {
             throw DirectoryChange.unknownTarget("device \(device)")
         }
         for keyID in change.revokedKeys {
-            guard updated[keyID] != nil else { throw DirectoryChange.unknownTarget("key \(keyID)") }
+            guard let revoked = updated[keyID] else { throw DirectoryChange.unknownTarget("key \(keyID)") }
             updated[keyID]?.state = .revoked
+            guard revoked.key.algorithm != .hmacSHA256, let device = revoked.deviceID else { continue }
+            for (id, key) in updated where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
+                updated[id]?.state = .revoked
+            }
         }
         for device in revoking {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }

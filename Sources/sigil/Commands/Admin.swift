@@ -162,7 +162,7 @@ struct Admin: AsyncParsableCommand {
                 if let key = row.keyID { fields.append("key=\(key)") }
                 if let user = row.userID { fields.append("user=\(user)") }
                 if let client = row.clientAddress { fields.append("client=\(client)") }
-                if let reason = row.reason { fields.append("reason=\"\(reason)\"") }
+                if let reason = row.reason { fields.append("reason=" + Admin.quoted(reason)) }
                 return fields.joined(separator: " ")
             }
         }
@@ -217,6 +217,12 @@ struct Admin: AsyncParsableCommand {
         formatter.formatOptions = [.withFullDate]
         if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
         throw ValidationError("--since is Unix seconds or an ISO 8601 date or date-time")
+    }
+
+    /// `text` as a JSON string literal: quotes, backslashes and control characters escaped, so a row
+    /// prints as one line whatever its fields hold.
+    static func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"?\"".utf8), as: UTF8.self)
     }
 
     static func iso(_ time: Int64) -> String {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -120,14 +121,14 @@ struct AdminAPITests {
                     client: client)
                 let rows = try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))
                 #expect(rows.map(\.action) == [.registered, .revoked])
-                #expect(rows.last?.actor == "operator:alice-ops")
+                #expect(rows.last?.actor == "operator:token:alice-ops")
                 #expect(rows.last?.reason == "lost")
                 #expect(rows.last?.clientAddress == "127.0.0.1")
                 let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter {
                     $0.action == .adminCall
                 }
                 #expect(calls.count >= 5)
-                #expect(calls.allSatisfy { $0.actor == "operator:alice-ops" })
+                #expect(calls.allSatisfy { $0.actor == "operator:token:alice-ops" })
             }
         }
     }
@@ -179,7 +180,11 @@ struct AdminAPITests {
 
             // A forged discovery (signed by no trusted key) teaches nothing.
             let stranger = TrustedResponseKeys([:])
-            #expect(stranger.learn(discovery: discovery.1, signature: discovery.0.headerFields[field]).isEmpty)
+            #expect(
+                stranger.learn(
+                    discovery: discovery.1, signature: discovery.0.headerFields[field], now: server.clock.now()
+                )
+                .isEmpty)
 
             // Once the overlap has passed, the old key no longer vouches: a client that slept through it re-enrolls.
             server.clock.advance(by: 7 * 86_400 + 1)
@@ -258,43 +263,88 @@ struct AdminAPITests {
                     "{}", signer: first.signer(clock: server.clock), server: server, client: client)
                 #expect(refused.code == "revoked-key")
                 let trail = try await server.prepared.directory.auditTrail(AuditQuery())
-                #expect(trail.contains { $0.action == .serverKeyPromoted && $0.actor == "operator:alice-ops" })
+                #expect(trail.contains { $0.action == .serverKeyPromoted && $0.actor == "operator:token:alice-ops" })
                 #expect(trail.contains { $0.action == .revoked && $0.keyID == first.keyID })
             }
         }
     }
 
-    @Test("operators with a client certificate from the admin CA get in without a token; others do not")
+    @Test(
+        "operators with a client certificate from the admin CA get in without a token; a device-profile certificate does not"
+    )
     func adminClientCertificate() async throws {
-        let made = try CertificateAuthority.create(name: "Sigil admin CA")
+        let caKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("Sigil admin CA") }
+        let caCertificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey),
+            notValidBefore: Date() - 300, notValidAfter: Date() + 86_400, issuer: caName, subject: caName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true))
+            },
+            issuerPrivateKey: .init(caKey))
         let caFile = TestServer.temporaryDirectory() + "-admin-ca.pem"
-        try made.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        try caCertificate.serializeAsPEM().pemString.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let operatorKey = P256.Signing.PrivateKey()
+        let operatorCertificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(operatorKey.publicKey),
+            notValidBefore: Date() - 300, notValidAfter: Date() + 86_400, issuer: caName,
+            subject: try DistinguishedName {
+                CommonName("jo ops")
+                OrganizationName("Operators")
+            },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                try ExtendedKeyUsage([.clientAuth])
+            },
+            issuerPrivateKey: .init(caKey))
+        // The same CA, a device's profile (what Sigil's client CA issues): never an operator.
         let holder = TLSTests.CSRDevice()
-        let csr = try CertificateAuthority.parseCSR(Array(try holder.csrPEM.utf8))
-        let issued = try made.authority.issue(csr, keyID: try holder.device.keyID)
+        let deviceCertificate = try CertificateAuthority(certificate: caCertificate, privateKey: .init(caKey)).issue(
+            try CertificateAuthority.parseCSR(Array(try holder.csrPEM.utf8)), keyID: try holder.device.keyID)
+
         try await TestServer.with(configure: {
             $0.admin.port = 0
             $0.admin.clientCAFile = caFile
         }) { server in
             let port = try #require(await server.prepared.adminPort?.value())
-            try await server.client().using { client in
-                let refused = try await Self.call(.GET, "/admin/v1/devices", port: port, token: nil, client: client)
-                #expect(refused.status == 401)
+            func status(certificate: Certificate?, key: P256.Signing.PrivateKey) async throws -> Int {
+                try await server.client { tls in
+                    if let certificate {
+                        tls.certificateChain = [
+                            .certificate(
+                                try NIOSSLCertificate(
+                                    bytes: Array(try certificate.serializeAsPEM().pemString.utf8), format: .pem))
+                        ]
+                        tls.privateKey = .privateKey(
+                            try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
+                    }
+                }.using { client in
+                    try await Self.call(.GET, "/admin/v1/devices", port: port, token: nil, client: client).status
+                }
             }
-            try await server.client { tls in
-                tls.certificateChain = [
-                    .certificate(
-                        try NIOSSLCertificate(bytes: Array(try issued.serializeAsPEM().pemString.utf8), format: .pem))
-                ]
-                tls.privateKey = .privateKey(
-                    try NIOSSLPrivateKey(bytes: Array(holder.privateKey.pemRepresentation.utf8), format: .pem))
-            }.using { client in
-                let listed = try await Self.call(.GET, "/admin/v1/devices", port: port, token: nil, client: client)
-                #expect(listed.status == 200)
-            }
+            #expect(try await status(certificate: nil, key: operatorKey) == 401)
+            #expect(try await status(certificate: deviceCertificate, key: holder.privateKey) == 401)
+            #expect(try await status(certificate: operatorCertificate, key: operatorKey) == 200)
             let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter { $0.action == .adminCall }
-            let name = try holder.device.keyID
-            #expect(calls.map(\.actor) == ["operator:\(name)"])
+            #expect(calls.map(\.actor) == ["operator:jo_ops"])
+        }
+    }
+
+    @Test("the CA that issues device certificates cannot be the admin CA")
+    func adminCAIsNotTheDeviceCA() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        let caPath = try DataDirectory(path: dataDirectory).createCertificateAuthority()
+        await #expect(throws: SigilInputError.self) {
+            try await TestServer.with(
+                dataDirectory: dataDirectory,
+                configure: {
+                    $0.admin.port = 0
+                    $0.admin.clientCAFile = caPath
+                }
+            ) { _ in }
         }
     }
 }

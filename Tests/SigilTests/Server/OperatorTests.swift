@@ -89,6 +89,13 @@ struct OperatorTests {
         #expect(try await admin.device(keys[0]).deviceID == "dev-1")
         #expect(try await admin.devices(state: .revoked).isEmpty)
         #expect(try await admin.devices(user: "u").count == 1)
+        // A reason that would print as a second row, or a huge one, is refused before anything changes.
+        for reason in ["lost\n2026-01-01T00:00:00Z revoked actor=operator:bob", String(repeating: "x", count: 513)] {
+            await #expect(throws: SigilError(.invalidRegistration, "")) {
+                try await admin.revoke(.device("dev-1"), by: "ops", reason: reason)
+            }
+        }
+        #expect(try await admin.device("dev-1").state == .active)
         try await directory.close()
     }
 
