@@ -257,7 +257,41 @@ struct ServerOptions: ParsableArguments {
         help: "Accept App Attest keys made in production or development (repeatable; default production).")
     var appAttestEnvironment: [String] = []
 
+    @Option(
+        name: .customLong("admin-port"),
+        help:
+            "Serve the admin API (devices, revocation, audit, server keys; /metrics with --metrics) on this port (off by default)."
+    )
+    var adminPort: Int?
+
+    @Option(name: .customLong("admin-host"), help: "The admin API's listen address (default: loopback).")
+    var adminHost = "127.0.0.1"
+
+    @Option(
+        name: .customLong("admin-token-file"),
+        help: "A file (mode 0600) with the admin API's bearer token, 32+ characters.")
+    var adminTokenFile: String?
+
+    @Option(
+        name: .customLong("admin-client-ca"),
+        help: "Admit operators with a client certificate chained to these CAs (their name: the certificate's CN).")
+    var adminClientCA: String?
+
+    @Option(
+        name: .customLong("key-overlap"),
+        help: "Seconds a rotated server key is published before it signs, and the previous one still accepted after.")
+    var keyOverlap: Int64 = 7 * 86_400
+
+    @Option(name: .customLong("audit-retention"), help: "Days audit rows are kept.")
+    var auditRetention: Int64 = 400
+
     func validate() throws {
+        if adminPort != nil && adminTokenFile == nil && adminClientCA == nil {
+            throw ValidationError("--admin-port needs --admin-token-file or --admin-client-ca")
+        }
+        guard keyOverlap > 0, auditRetention > 0 else {
+            throw ValidationError("--key-overlap and --audit-retention are positive")
+        }
         guard headerTimeout > 0, bodyTimeout > 0, requestTimeout > 0, handshakeTimeout > 0 else {
             throw ValidationError("timeouts are positive numbers of seconds")
         }
@@ -329,6 +363,12 @@ struct ServerOptions: ParsableArguments {
         options.noncesPasswordFile = noncesPasswordFile
         options.noncesTrustedLink = noncesTrustedLink
         options.storeTimeout = .milliseconds(storeTimeout)
+        options.admin.port = adminPort
+        options.admin.host = adminHost
+        options.admin.tokenFile = adminTokenFile
+        options.admin.clientCAFile = adminClientCA
+        options.keyOverlap = keyOverlap
+        options.auditRetention = auditRetention * 86_400
         return options
     }
 }
