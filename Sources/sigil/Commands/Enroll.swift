@@ -214,3 +214,26 @@ enum ClientCertificateKey {
         try chain.map { PEM.encode(try $0.toDERBytes(), label: "CERTIFICATE") }.joined()
     }
 }
+
+/// `sigil csr --key FILE`: a certificate signing request the device's key signs, for `sigil ca issue --csr`.
+struct MakeCSR: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "csr",
+        abstract: "Make a CSR signed by a private key (for sigil ca issue --csr); its CN is the key's ID.")
+
+    @Option(name: .long, help: "The private key (PEM) the certificate is for.")
+    var key: String
+
+    @Option(name: .long, help: "Write the CSR here instead of standard output.")
+    var out: String?
+
+    func run() throws {
+        guard let signer = try KeyFile.load(try IO.readFile(key), formats: .withRSA).signingKey,
+            let keyID = try signer.verificationKey.derivedKeyID
+        else {
+            throw SigilInputError("\(key) holds no private key pair")
+        }
+        let pem = try CSR.pem(for: signer, commonName: keyID)
+        if let out { try IO.writeSecret(pem, to: out, mode: 0o644) } else { IO.write(Array(pem.utf8)) }
+    }
+}

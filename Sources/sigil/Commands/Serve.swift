@@ -68,7 +68,10 @@ struct Serve: AsyncParsableCommand {
         banner.append(
             "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
                 + (clientCertificates ? "; client certificates required" : ""))
-        let tokenFile = options.dataDirectory + "/enroll-token"
+        // Absolute, so that the lines below run from any directory.
+        let dataDirectory = URL(fileURLWithPath: options.dataDirectory).standardizedFileURL.path
+        let tokenFile = dataDirectory + "/enroll-token"
+        let certificateFile = URL(fileURLWithPath: prepared.certificateFile).standardizedFileURL.path
         // The enroll line must paste and run: the token itself only where this start shows it anyway
         // (made now) or was handed it on its command line, else where it is kept.
         let token: String
@@ -93,7 +96,7 @@ struct Serve: AsyncParsableCommand {
             .replacingOccurrences(of: "https://[::]:", with: "https://[::1]:")
         let clientFlags = clientCertificates ? " --cert client-cert.pem --key client-key.pem" : ""
         banner.append(
-            "  discovery: curl --cacert \(Shell.quoted(prepared.certificateFile))\(clientFlags) "
+            "  discovery: curl --cacert \(Shell.quoted(certificateFile))\(clientFlags) "
                 + "\(reachable)/.well-known/sigil")
         if !options.allowClassical {
             banner.append(
@@ -103,12 +106,11 @@ struct Serve: AsyncParsableCommand {
         if let clientCA = options.clientCAFile {
             // The data directory's own CA (sigil ca init) issues here; another CA is its operator's.
             let ownCA =
-                URL(fileURLWithPath: clientCA).standardizedFileURL
-                == URL(fileURLWithPath: options.dataDirectory + "/ca-cert.pem").standardizedFileURL
+                URL(fileURLWithPath: clientCA).standardizedFileURL.path == dataDirectory + "/ca-cert.pem"
             banner.append(
                 ownCA
                     ? "  a client certificate: sigil keygen --alg ecdsa-p256-sha256 --out client-key.pem && sigil ca issue "
-                        + "--data-dir \(Shell.quoted(options.dataDirectory)) --key client-key.pem --out client-cert.pem"
+                        + "--data-dir \(Shell.quoted(dataDirectory)) --key client-key.pem --out client-cert.pem"
                     : "  a client certificate: client-cert.pem and client-key.pem from the CA in \(clientCA)")
         }
         let pins = ([prepared.pins.first] + [prepared.backupPin]).compactMap { $0 }.map { "--pin \($0)" }

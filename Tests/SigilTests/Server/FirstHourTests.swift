@@ -7,6 +7,7 @@ import SigilPostgres
 import SigilStandalone
 import SigilTLS
 import Testing
+import X509
 
 #if canImport(Glibc)
     import Glibc
@@ -80,6 +81,24 @@ struct FirstHourTests {
         let forced = try await SigilCommand.run(arguments + ["--force"], environment: ["HOME": home])
         #expect(forced.status == 2)
         #expect(forced.error.contains("connection refused to 127.0.0.1:\(port)"), "\(forced.error)")
+    }
+
+    @Test("sigil csr makes the CSR sigil ca issue --csr takes, for the key's ID")
+    func csrFromSigil() async throws {
+        let directory = try SigilCommand.temporaryDirectory().path
+        let key = directory + "/client-key.pem"
+        let keygen = try await SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", key])
+        let keyID = try #require(
+            try JSONSerialization.jsonObject(with: Data(keygen.output)) as? [String: String])["keyId"]
+        let csr = try await SigilCommand.run(["csr", "--key", key, "--out", directory + "/client.csr"])
+        #expect(csr.status == 0, "\(csr.error)")
+        _ = try await SigilCommand.run(["ca", "init", "--data-dir", directory + "/data"])
+        let issued = try await SigilCommand.run([
+            "ca", "issue", "--data-dir", directory + "/data", "--csr", directory + "/client.csr",
+        ])
+        #expect(issued.status == 0, "\(issued.error)")
+        let certificate = try Certificate(pemEncoded: issued.text)
+        #expect(certificate.subject.description.contains("CN=\(keyID ?? "-")"), "\(certificate.subject)")
     }
 
     @Test("a server that is not running: connection refused to HOST:PORT, at once, from curl and enroll")
