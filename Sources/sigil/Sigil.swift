@@ -37,9 +37,10 @@ struct Sigil: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
+            var advice: String?
+            if let parsed { advice = await ErrorAdvice.message(for: error, command: parsed) }
             let message =
-                parsed.flatMap { ErrorAdvice.message(for: error, command: $0) }
-                ?? Self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+                advice ?? Self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
             FileHandle.standardError.write(Data("sigil: \(message)\n".utf8))
             Foundation.exit(2)
         }
@@ -49,11 +50,21 @@ struct Sigil: AsyncParsableCommand {
 /// What a failed command says when the error alone would not tell a person what to do: the port a
 /// server could not listen on and the flag that changes it, the flags that give a client certificate.
 enum ErrorAdvice {
-    static func message(for error: any Error, command: any ParsableCommand) -> String? {
+    static func message(for error: any Error, command: any ParsableCommand) async -> String? {
         if let listening = (command as? Serve)?.server ?? (command as? Gateway)?.server,
-            let advice = listenFailure(error, host: listening.host, port: listening.port)
+            let advice = listenFailure(error, listening)
         {
             return advice
+        }
+        // `sigil pin HOST:PORT` could not read the chain: a handshake of its own says why.
+        if let pin = command as? Pin, let server = pin.server, error is SigilInputError,
+            let (host, port) = try? Pin.hostAndPort(server)
+        {
+            var probe = ClientTLS.configuration()
+            probe.certificateVerification = .none
+            if let problem = await ClientTLS.diagnose(host: host, port: port, configuration: probe) {
+                return problem.description
+            }
         }
         if let refusal = error as? SigilError, refusal.code == .timestampOutOfWindow {
             return "\(refusal) (this machine's clock is off, or the server has just restarted: it refuses requests "
@@ -82,18 +93,21 @@ enum ErrorAdvice {
         }
     }
 
-    /// A server that could not listen: the address and port, and the flag that changes them.
-    static func listenFailure(_ error: any Error, host: String, port: Int) -> String? {
+    /// A server that could not listen: the address and port, and the flag that changes them (the
+    /// admin API's too when it listens, as the error does not say which of the two it is).
+    static func listenFailure(_ error: any Error, _ options: ServerOptions) -> String? {
         guard let error = error as? IOError else { return nil }
+        let (host, port) = (options.host, options.port)
+        let admin = options.adminPort.map { " (or the admin port \($0) on \(options.adminHost), --admin-port)" } ?? ""
         switch error.errnoCode {
         case EADDRINUSE:
-            return "port \(port) on \(host) is in use (another sigil serve or gateway?): stop what listens there, "
-                + "or choose another port with --port"
+            return "port \(port) on \(host)\(admin) is in use (another sigil serve or gateway?): stop what listens "
+                + "there, or choose another port with --port"
         case EACCES:
-            return "listening on port \(port) needs privileges here: choose a port above 1023 with --port"
+            return "listening on port \(port)\(admin) needs privileges here: choose a port above 1023 with --port"
         case EADDRNOTAVAIL:
-            return
-                "\(host) is not an address of this machine: --host takes one of its own (127.0.0.1, or 0.0.0.0 for all)"
+            return "\(host)\(options.adminPort == nil ? "" : " (or \(options.adminHost), --admin-host)") is not an "
+                + "address of this machine: --host takes one of its own (127.0.0.1, or 0.0.0.0 for all)"
         default:
             return nil
         }

@@ -101,7 +101,7 @@ struct FirstHourTests {
         #expect(certificate.subject.description.contains("CN=\(keyID ?? "-")"), "\(certificate.subject)")
     }
 
-    @Test("a server that is not running: connection refused to HOST:PORT, at once, from curl and enroll")
+    @Test("a server that is not running: connection refused to HOST:PORT, at once, from curl, enroll and pin")
     func connectionRefused() async throws {
         let directory = try SigilCommand.temporaryDirectory().path
         let key = directory + "/device.pem"
@@ -115,6 +115,7 @@ struct FirstHourTests {
             ["curl", "--key", key, "https://127.0.0.1:\(port)/v1/echo"],
             ["curl", "--key", key] + pins + ["https://127.0.0.1:\(port)/v1/echo"],
             ["enroll", "https://127.0.0.1:\(port)", "--token", "a-token-0123456789"] + pins,
+            ["pin", "127.0.0.1:\(port)"],
         ] {
             let result = try await SigilCommand.run(arguments, environment: home)
             #expect(result.status == 2)
