@@ -125,8 +125,12 @@ public final class ServerKeyRing: Sendable {
     let clock: any UnixClock
     let keyFormats: KeyFormats
     let logger: Logger
-    let keys = Mutex<[Key]>([])
-    let loaded = Mutex<(at: ContinuousClock.Instant, refreshing: Bool)>((.now, false))
+    /// The keys read last, by kind, each list by activation time.
+    let keys = Mutex<[ServerKeyKind: [Key]]>([:])
+    /// When the keys were read last (uptime, ns), and whether a reading is under way: checked on every
+    /// answer, so atomics rather than a lock.
+    let loadedAt = Atomic<UInt64>(0)
+    let refreshing = Atomic<Bool>(false)
 
     private init(
         store: any ServerKeyStore, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
@@ -153,7 +157,7 @@ public final class ServerKeyRing: Sendable {
     ) async throws -> ServerKeyRing {
         let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
         try await ring.reload()
-        let kinds = Set(ring.keys.withLock { $0.map(\.stored.kind) })
+        let kinds = Set(ring.keys.withLock { $0.filter { !$0.value.isEmpty }.keys })
         if !kinds.contains(.response) {
             let key = try initialResponse()
             try await store.addServerKey(
@@ -202,25 +206,24 @@ public final class ServerKeyRing: Sendable {
             logger.error("a server key does not read; left out", metadata: ["sigil.key-id": "\(stored.keyID)"])
             return nil
         }.sorted { ($0.stored.activatesAt, $0.stored.createdAt) < ($1.stored.activatesAt, $1.stored.createdAt) }
-        keys.withLock { $0 = parsed }
-        loaded.withLock { $0 = (.now, false) }
+        keys.withLock { $0 = Dictionary(grouping: parsed, by: \.stored.kind) }
+        loadedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
     /// Starts a reload in the background when the last one is a second old.
     func refreshIfStale() {
-        let start = loaded.withLock { loaded -> Bool in
-            guard !loaded.refreshing, loaded.at.duration(to: .now) > .seconds(1) else { return false }
-            loaded.refreshing = true
-            return true
-        }
-        guard start else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now &- loadedAt.load(ordering: .relaxed) > 1_000_000_000,
+            refreshing.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        else { return }
         Task {
             do {
                 try await self.reload()
             } catch {
                 self.logger.warning("the server keys could not be read again; the keys read last stay in use")
-                self.loaded.withLock { $0 = (.now, false) }  // try again in a second
+                self.loadedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)  // again in a second
             }
+            self.refreshing.store(false, ordering: .releasing)
         }
     }
 
@@ -228,7 +231,7 @@ public final class ServerKeyRing: Sendable {
     public func phase(_ kind: ServerKeyKind, at now: Int64? = nil) -> Phase? {
         refreshIfStale()
         let now = now ?? clock.now()
-        let all = keys.withLock { $0 }.filter { $0.stored.kind == kind }
+        let all = keys.withLock { $0[kind] ?? [] }
         guard let currentIndex = all.lastIndex(where: { $0.stored.activatesAt <= now }) else {
             // Only keys activating later (a clock far behind): use the earliest.
             return all.first.map { Phase(current: $0, next: Array(all.dropFirst()), previous: nil) }
@@ -245,7 +248,7 @@ public final class ServerKeyRing: Sendable {
         var infos: [ServerKeyInfo] = []
         for kind in ServerKeyKind.allCases {
             guard let phase = phase(kind, at: now) else { continue }
-            for key in keys.withLock({ $0 }) where key.stored.kind == kind {
+            for key in keys.withLock({ $0[kind] ?? [] }) {
                 let state: ServerKeyInfo.State
                 if key.stored.keyID == phase.current.stored.keyID {
                     state = .current
