@@ -227,6 +227,17 @@ public final class ServerKeyRing: Sendable {
         }
     }
 
+    /// The current key of `kind` at `now` (what signs every answer: no allocation); `nil` when the
+    /// store holds none.
+    public func current(_ kind: ServerKeyKind, at now: Int64? = nil) -> Key? {
+        refreshIfStale()
+        let now = now ?? clock.now()
+        return keys.withLock { keys in
+            guard let all = keys[kind] else { return nil }
+            return all.last { $0.stored.activatesAt <= now } ?? all.first
+        }
+    }
+
     /// The keys of `kind` at `now`; `nil` when the store holds none.
     public func phase(_ kind: ServerKeyKind, at now: Int64? = nil) -> Phase? {
         refreshIfStale()

@@ -34,7 +34,7 @@ public struct ResponseSigner: Sendable {
 
     /// The key that signs now and its ID, read once per signature.
     var active: (signer: any SignatureProvider, keyID: String) {
-        if let current = ring?.phase(.response)?.current, let signing = current.signing {
+        if let current = ring?.current(.response), let signing = current.signing {
             return (signing, current.stored.keyID)
         }
         return (fixedSigner, fixedKeyID)
