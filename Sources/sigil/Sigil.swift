@@ -14,7 +14,7 @@ struct Sigil: AsyncParsableCommand {
         abstract: "Sign and verify HTTP requests; keys, pins, a protected server and benchmarks.",
         subcommands: [
             Keygen.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, Gateway.self, CA.self, Enroll.self,
-            Curl.self, MakeCSR.self, PushSecret.self, Attest.self,
+            Curl.self, MakeCSR.self, PushSecret.self, Attest.self, Admin.self,
             Bench.self,
         ]
     )
