@@ -151,6 +151,13 @@ public struct FileDeviceStore: DeviceStore {
         try SecureFile.write(Sealing.privateKeyFile(for: key), to: path("sealing-key.pem"))
     }
 
+    /// Replaces `identity.json` alone (the server keys an identity follows), keeping key and secret.
+    public func saveIdentity(_ identity: DeviceIdentity) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try SecureFile.write(Array(try encoder.encode(identity)), to: path("identity.json"))
+    }
+
     public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
         guard let key = key as? SigningKey else {
             throw SigilInputError("a file store keeps software keys only; keep a hardware key in its own store")
@@ -158,8 +165,6 @@ public struct FileDeviceStore: DeviceStore {
         try SecureFile.createDirectory(directory)
         try SecureFile.write(try KeyFile.privateKeyFile(for: key), to: path("device-key.pem"))
         if let secret { try SecureFile.write(Base64.encode(secret) + "\n", to: path("secret")) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try SecureFile.write(Array(try encoder.encode(identity)), to: path("identity.json"))
+        try saveIdentity(identity)
     }
 }

@@ -211,3 +211,20 @@ public final class TrustedResponseKeys: Sendable {
         }
     }
 }
+
+extension DeviceIdentity {
+    /// The identity following what `trusted` learnt from the server's signed discovery (its current
+    /// response key, its current sealing key), to keep in place of the keys of enrollment; `nil`
+    /// when nothing changed.
+    public func following(_ trusted: TrustedResponseKeys) -> DeviceIdentity? {
+        var updated = self
+        if let current = trusted.current, current.keyId != responseKeyID {
+            updated.responseKeyID = current.keyId
+            updated.responseKey = current.publicKey
+        }
+        if let sealing = trusted.sealingKey, sealing.keyID != sealingKey?.keyId {
+            updated.sealingKey = Registration.Discovery.SealingKey(sealing)
+        }
+        return updated == self ? nil : updated
+    }
+}

@@ -156,6 +156,8 @@ struct Curl: AsyncParsableCommand {
             // The key decides its algorithm (P-256 keys verify ecdsa-p256-sha256 by default).
             let key = try KeyFile.load(Array(stored.identity.responseKey.utf8), formats: .withRSA).verificationKey
             responses = ResponseVerifier(key: key, keyID: stored.identity.responseKeyID, clock: clock)
+            // The server's next keys are learnt from its discovery, signed by the key the identity holds.
+            responses?.trusted = TrustedResponseKeys([stored.identity.responseKeyID: key], keyFormats: .withRSA)
         }
         var request = HTTPRequest(
             method: .init(method ?? (body.isEmpty ? "GET" : "POST")) ?? .get, scheme: "https",
@@ -194,6 +196,11 @@ struct Curl: AsyncParsableCommand {
         } catch let error as SigilError {
             FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
             throw ExitStatus(code: 1)
+        }
+        // A server key rotation learnt on the way is kept, so the next call trusts the new key first.
+        if let stored, let trusted = responses?.trusted, let updated = stored.identity.following(trusted) {
+            try stored.store.saveIdentity(updated)
+            if verbose { note("the server's keys moved on: now response key \(updated.responseKeyID), kept") }
         }
         let status = response.head.status
         let statusLine = "HTTP \(status.code) \(status.reasonPhrase)"

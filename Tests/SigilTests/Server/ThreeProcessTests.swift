@@ -91,4 +91,57 @@ struct ThreeProcessTests {
         #expect(keys.status == 0, "\(keys.error)")
         #expect(keys.text.contains(" next "))
     }
+
+    @Test(
+        "sigil curl keeps verifying answers across `sigil admin keys rotate response` and `promote`, and keeps the new key"
+    )
+    func curlFollowsPromotion() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        let data = directory.appendingPathComponent("data").path
+        let server = try ServerProcess(dataDirectory: data)
+        defer { server.stop() }
+        let pins = server.banner.split(separator: "\n").filter {
+            let line = $0.drop { $0 == " " }
+            return line.hasPrefix("pin: ") || line.hasPrefix("backup pin")
+        }.compactMap { $0.split(separator: " ").last.map(String.init) }
+        #expect(pins.count == 2)
+        let home = ["HOME": directory.appendingPathComponent("client-home").path]
+        let url = "https://localhost:\(server.port)"
+        let enroll = try await SigilCommand.run(
+            ["enroll", url, "--token", TestServer.token] + pins.flatMap { ["--pin", $0] }, environment: home)
+        #expect(enroll.status == 0, "\(enroll.error)")
+        func curl() async throws -> SigilCommand.Result {
+            try await SigilCommand.run(["curl", "-v", "--json", "{}", url + "/v1/echo"], environment: home)
+        }
+        #expect(try await curl().status == 0)
+
+        for step in ["rotate", "promote"] {
+            let keys = try await SigilCommand.run([
+                "admin", "keys", step, "response", "--data-dir", data, "--as", "ops",
+            ])
+            #expect(keys.status == 0, "\(keys.error)")
+        }
+        let keys = try await SigilCommand.run(["admin", "keys", "--json", "--data-dir", data])
+        let current = try keys.text.split(separator: "\n").map {
+            try JSONDecoder().decode(ServerKeyInfo.self, from: Data($0.utf8))
+        }.first { $0.kind == .response && $0.state == .current }
+        let promoted = try #require(current?.keyID)
+        // The running server reads the promotion within a second; curl then meets the new key.
+        var followed = false
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !followed && ContinuousClock.now < deadline {
+            let answer = try await curl()
+            #expect(answer.status == 0, "\(answer.error)")
+            followed = answer.error.contains("keys moved on: now response key \(promoted)")
+            if !followed { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(followed)
+        let identity = try JSONDecoder().decode(
+            DeviceIdentity.self,
+            from: Data(contentsOf: URL(fileURLWithPath: home["HOME"]! + "/.sigil/identities/default/identity.json")))
+        #expect(identity.responseKeyID == promoted)
+        let again = try await curl()
+        #expect(again.status == 0, "\(again.error)")
+        #expect(!again.error.contains("keys moved on"))
+    }
 }
