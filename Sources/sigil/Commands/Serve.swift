@@ -37,6 +37,15 @@ struct Serve: AsyncParsableCommand {
         await banner.set { port in
             Self.banner(prepared, options: options, url: "https://\(host):\(port)", name: name)
         }
+        if let adminPort = prepared.adminPort {
+            let adminHost = options.admin.host.contains(":") ? "[\(options.admin.host)]" : options.admin.host
+            let credential = options.admin.tokenFile.map { "bearer token in \($0)" } ?? "client certificates"
+            Task {
+                let port = await adminPort.value()
+                FileHandle.standardOutput.write(
+                    Data("  admin API: https://\(adminHost):\(port)/admin/v1 (\(credential))\n".utf8))
+            }
+        }
         // The stores are services too: they close when the group stops, even when it stops on an error.
         let group = ServiceGroup(
             services: prepared.services,
