@@ -204,7 +204,9 @@ struct Admin: AsyncParsableCommand {
                 return try administration.keys()
             }
             try Admin.print(keys, json: json) { key in
-                "\(key.kind.rawValue) \(key.keyID) \(key.alg) \(key.state.rawValue) current from \(Admin.iso(key.activatesAt))"
+                "\(key.kind.rawValue) \(key.keyID) \(key.alg) \(key.state.rawValue) "
+                    + (key.activatesAt == 0
+                        ? "(since the first start)" : "(current from \(Admin.iso(key.activatesAt)))")
             }
         }
     }
