@@ -1,0 +1,109 @@
+import Crypto
+import SwiftASN1
+
+/// A public key as a JSON Web Key (RFC 7517), and its RFC 7638 thumbprint.
+///
+/// | key | `kty` | members |
+/// |---|---|---|
+/// | P-256, P-384 (ECDSA, App Attest) | `EC` | `crv` (`P-256`, `P-384`), `x`, `y` |
+/// | Ed25519 | `OKP` | `crv` (`Ed25519`), `x` (RFC 8037) |
+/// | RSA | `RSA` | `n`, `e` |
+/// | ML-DSA-65, ML-DSA-87 | `AKP` | `alg` (`ML-DSA-65`, `ML-DSA-87`), `pub` (the JOSE/COSE ML-DSA drafts) |
+///
+/// Values are base64url without padding (coordinates at their full size, `n` and `e` without leading
+/// zero bytes). An HMAC secret has no public JWK. A JWK never holds a private member.
+public struct JWK: Sendable, Hashable {
+    /// The members RFC 7638 (and the AKP draft) name for the thumbprint, by name.
+    public let requiredMembers: [String: String]
+
+    /// The JWK of `key`.
+    ///
+    /// - Throws: ``SigilInputError`` for an HMAC secret or a key kind with no JWK form.
+    public init(_ key: VerificationKey) throws {
+        switch key.material {
+        case .hmac:
+            throw SigilInputError("an HMAC secret has no public JWK")
+        case .p256(let key):
+            let point = Array(key.x963Representation.dropFirst())
+            requiredMembers = Self.ec("P-256", point)
+        case .p384(let key):
+            let point = Array(key.x963Representation.dropFirst())
+            requiredMembers = Self.ec("P-384", point)
+        case .ed25519(let key):
+            requiredMembers = ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(Array(key.rawRepresentation))]
+        case .mlDSA65(let key):
+            requiredMembers = ["kty": "AKP", "alg": "ML-DSA-65", "pub": Base64URL.encode(Array(key.rawRepresentation))]
+        case .mlDSA87(let key):
+            requiredMembers = ["kty": "AKP", "alg": "ML-DSA-87", "pub": Base64URL.encode(Array(key.rawRepresentation))]
+        case .external(let external):
+            guard external.kindName == "RSA" else {
+                throw SigilInputError("a \(external.kindName) key has no JWK form")
+            }
+            let (modulus, exponent) = try Self.rsaPrimitives(pkcs1: external.rawRepresentation)
+            requiredMembers = ["kty": "RSA", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)]
+        }
+    }
+
+    static func ec(_ curve: String, _ point: [UInt8]) -> [String: String] {
+        let half = point.count / 2
+        return [
+            "kty": "EC", "crv": curve, "x": Base64URL.encode(Array(point[..<half])),
+            "y": Base64URL.encode(Array(point[half...])),
+        ]
+    }
+
+    /// `n` and `e` of a PKCS#1 `RSAPublicKey`, unsigned big-endian without leading zeros.
+    static func rsaPrimitives(pkcs1 der: [UInt8]) throws -> ([UInt8], [UInt8]) {
+        do {
+            let node = try DER.parse(der)
+            return try DER.sequence(node, identifier: .sequence) { nodes in
+                let modulus = try ArraySlice<UInt8>(derEncoded: &nodes)
+                let exponent = try ArraySlice<UInt8>(derEncoded: &nodes)
+                return (Array(modulus.drop { $0 == 0 }), Array(exponent.drop { $0 == 0 }))
+            }
+        } catch {
+            throw SigilInputError("the RSA key does not read as PKCS#1")
+        }
+    }
+
+    /// The required members as RFC 7638 hashes them: sorted by name, no whitespace.
+    public var canonicalJSON: String { Self.object(requiredMembers.map { ($0.key, "\"\($0.value)\"") }) }
+
+    /// The RFC 7638 thumbprint: base64url of SHA-256 over ``canonicalJSON``.
+    public var thumbprint: String { Base64URL.encode(Array(SHA256.hash(data: Array(canonicalJSON.utf8)))) }
+
+    /// The JWK with `kid` (the thumbprint unless given) and more members (`use`, `alg`, `nbf`…), as
+    /// one JSON object with sorted members. Values of `extra` are JSON already (quote strings).
+    public func json(kid: String? = nil, extra: [String: String] = [:]) -> String {
+        var members = requiredMembers.map { ($0.key, "\"\($0.value)\"") }
+        members.append(("kid", "\"\(kid ?? thumbprint)\""))
+        for (name, value) in extra where requiredMembers[name] == nil && name != "kid" { members.append((name, value)) }
+        return Self.object(members)
+    }
+
+    /// `{"a":…,"b":…}` with members sorted by name (UTF-16 code units; names here are ASCII).
+    static func object(_ members: [(String, String)]) -> String {
+        "{" + members.sorted { $0.0 < $1.0 }.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The JOSE `alg` of a Sigil algorithm, where JOSE has one: `ES256`, `ES384`, `EdDSA`, `PS512`,
+    /// `RS256`, `ML-DSA-65`, `ML-DSA-87`; `nil` for HMAC (no public key), `ecdsa-p256-sha512` and App
+    /// Attest (no JOSE name).
+    public static func joseAlgorithm(_ algorithm: SignatureAlgorithm) -> String? {
+        switch algorithm {
+        case .ecdsaP256SHA256: return "ES256"
+        case .ecdsaP384SHA384: return "ES384"
+        case .ed25519: return "EdDSA"
+        case .rsaPSSSHA512: return "PS512"
+        case .rsaV15SHA256: return "RS256"
+        case .mlDSA65: return "ML-DSA-65"
+        case .mlDSA87: return "ML-DSA-87"
+        default: return nil
+        }
+    }
+}
+
+extension VerificationKey {
+    /// The RFC 7638 JWK thumbprint, or `nil` for an HMAC secret.
+    public var jwkThumbprint: String? { (try? JWK(self))?.thumbprint }
+}
