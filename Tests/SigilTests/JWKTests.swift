@@ -57,4 +57,22 @@ struct JWKTests {
         #expect(JWK.joseAlgorithm(.ed25519) == "EdDSA")
         #expect(JWK.joseAlgorithm(.hmacSHA256) == nil)
     }
+
+    @Test("sigil jwk prints the JWK and the thumbprint; sigil keygen --jwk prints the new key's JWK")
+    func command() async throws {
+        let path = Vectors.directory.appendingPathComponent("keys/ecdsa-p256.pem").path
+        let thumbprint = try await SigilCommand.run(["jwk", "--thumbprint", path])
+        #expect(thumbprint.text == (Self.expected["ecdsa-p256.pub.pem"]?.thumbprint ?? "") + "\n")
+        let jwk = try await SigilCommand.run(["jwk", path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(jwk.output)) as? [String: String])
+        #expect(object["alg"] == "ES256" && object["use"] == "sig" && object["d"] == nil)
+        let secret = Vectors.directory.appendingPathComponent("keys/hmac-sha256.key").path
+        #expect(try await SigilCommand.run(["jwk", secret]).status == 2)
+        let out = TestServer.temporaryDirectory() + ".pem"
+        let made = try await SigilCommand.run(["keygen", "--alg", "ml-dsa-65", "--jwk", "--out", out])
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(made.output)) as? [String: String])
+        #expect(line["kty"] == "AKP" && line["alg"] == "ML-DSA-65")
+        let written = try KeyFile.load(Array(try Data(contentsOf: URL(fileURLWithPath: out)))).verificationKey
+        #expect(line["kid"] == written.jwkThumbprint)
+    }
 }

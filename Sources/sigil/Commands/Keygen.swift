@@ -22,6 +22,9 @@ struct Keygen: ParsableCommand {
     @Option(name: .customLong("public-out"), help: "Where to write the public key (SubjectPublicKeyInfo PEM).")
     var publicOut: String?
 
+    @Flag(help: "Print the public key as a JWK (kid: its RFC 7638 thumbprint) instead of the JSON line.")
+    var jwk = false
+
     func run() throws {
         if alg == Sealing.kemName {
             try sealingKey()
@@ -45,6 +48,7 @@ struct Keygen: ParsableCommand {
             summary += ",\"publicKey\":\"" + publicPEM.replacingOccurrences(of: "\n", with: "\\n") + "\""
         }
         summary += "}\n"
+        if jwk { summary = try Jwk.line(verificationKey) }
         if let out {
             try IO.writeSecret(try KeyFile.privateKeyFile(for: key), to: out)
             IO.write(Array(summary.utf8))
@@ -68,5 +72,29 @@ struct Keygen: ParsableCommand {
             IO.write(Array(Sealing.privateKeyFile(for: key).utf8))
             FileHandle.standardError.write(Data(summary.utf8))
         }
+    }
+}
+
+/// `sigil jwk FILE`: a key file's public key as a JWK, with its RFC 7638 thumbprint as `kid`.
+struct Jwk: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a key file's public key as a JWK (kid: its RFC 7638 thumbprint), or the thumbprint alone.")
+
+    @Argument(help: "A PEM key file, public or private (a private key's public half is printed).")
+    var file: String
+
+    @Flag(help: "Print the thumbprint alone.")
+    var thumbprint = false
+
+    func run() throws {
+        let key = try KeyFile.load(try IO.readFile(file), formats: .withRSA).verificationKey
+        IO.write(Array((thumbprint ? try JWK(key).thumbprint + "\n" : try Self.line(key)).utf8))
+    }
+
+    /// The JWK line: the key's members, `kid`, `use: sig` and its JOSE `alg` where it has one.
+    static func line(_ key: VerificationKey) throws -> String {
+        var extra = ["use": "\"sig\""]
+        if let alg = JWK.joseAlgorithm(key.algorithm) { extra["alg"] = "\"\(alg)\"" }
+        return try JWK(key).json(extra: extra) + "\n"
     }
 }
