@@ -140,6 +140,14 @@ extension RegistrationService {
                 }
                 return answer
             },
+            route(.get, Registration.Path.keyDirectory, .open) { call in
+                guard let signer = exchange.responseSigner else {
+                    throw SigilError(.forbidden, "this server signs no answers, so it lists no keys")
+                }
+                let (head, body) = try KeyDirectoryDocument.answer(
+                    to: call.request, signer: signer, now: service.clock.now())
+                return RegistrationAnswer(head: head, body: body)
+            },
             route(.post, Registration.Path.attestChallenge, .open) { _ in
                 try .json(try service.attestationChallenge(), noStore: true)
             },

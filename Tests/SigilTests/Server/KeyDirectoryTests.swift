@@ -1,0 +1,76 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import SigilCore
+import SigilServer
+import Testing
+
+/// `GET /.well-known/http-message-signatures-directory`: the response keys as a JWKS, signed once per key.
+@Suite("Signed key directory")
+struct KeyDirectoryTests {
+    /// Checks every signature of a directory answer to `request` with the keys it lists.
+    static func verify(_ response: TestResponse, request: HTTPRequest, now: Int64) throws -> [String] {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        let jwks = try #require(object["keys"] as? [[String: Any]])
+        var head = HTTPResponse(status: .ok)
+        head.headerFields = response.headers
+        let signatures = try MessageSignatures(head.headerFields)
+        #expect(signatures.entries.map(\.label) == (1...jwks.count).map { "sig\($0)" })
+        for entry in signatures.entries {
+            let input = entry.input
+            #expect(input.components.map(\.serialized) == [#""@authority";req"#])
+            #expect(try input.tag == KeyDirectoryDocument.tag)
+            let created = try #require(try input.created)
+            #expect(created == now)
+            #expect(try input.expires == created + KeyDirectoryDocument.lifetime)
+            let kid = try #require(try input.keyID)
+            let listed = try #require(jwks.first { $0["kid"] as? String == kid })
+            #expect(listed["use"] as? String == "sig")
+            #expect(listed["d"] == nil)
+            let base = try RFC9421.signatureBase(
+                for: input, message: RFC9421Message(response: head, answering: request))
+            let algorithm = try SignatureAlgorithm.named(try #require(try input.algorithm))
+            let key = try #require(try Self.publicKey(listed, algorithm: algorithm))
+            #expect(key.jwkThumbprint == kid)
+            #expect(key.isValidSignature(entry.signature, for: base, profile: .rfc9421))
+        }
+        return jwks.compactMap { $0["kid"] as? String }
+    }
+
+    /// The public key an Ed25519 JWK names (the response keys of these tests).
+    static func publicKey(_ jwk: [String: Any], algorithm: SignatureAlgorithm) throws -> VerificationKey? {
+        guard jwk["kty"] as? String == "OKP", let x = (jwk["x"] as? String).flatMap(Base64URL.decode) else {
+            return nil
+        }
+        let spki: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00] + x
+        let pem = "-----BEGIN PUBLIC KEY-----\n\(Base64.encode(spki))\n-----END PUBLIC KEY-----\n"
+        return try KeyFile.load(Array(pem.utf8), algorithm: algorithm).verificationKey
+    }
+
+    @Test("the directory lists the response keys by thumbprint, current and next, each signing the answer")
+    func directory() async throws {
+        try await TestServer.with { server in
+            try await server.client().using { client in
+                let request = TestRequest(.get, Registration.Path.keyDirectory, server: server)
+                let response = try await request.send(client)
+                #expect(response.status == 200)
+                #expect(response.headers[.contentType] == KeyDirectoryDocument.contentType)
+                let current = try #require(server.prepared.serverKeys.phase(.response)?.current.signing)
+                let currentKID = try #require(try current.verificationKey.jwkThumbprint)
+                #expect(try Self.verify(response, request: request.head, now: server.clock.now()) == [currentKID])
+
+                let next = try await server.prepared.serverKeys.rotate(.response, actor: "operator:test")
+                let rotated = try await request.send(client)
+                let kids = try Self.verify(rotated, request: request.head, now: server.clock.now())
+                #expect(kids.count == 2 && kids[0] == currentKID)
+                let listed = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(rotated.body)) as? [String: Any])?["keys"]
+                        as? [[String: Any]])
+                let nextKey = try #require(server.prepared.serverKeys.phase(.response)?.next.first)
+                #expect(nextKey.stored.keyID == next)
+                #expect(listed[1]["nbf"] as? Int == Int(nextKey.stored.activatesAt))
+                #expect(listed[0]["exp"] as? Int == Int(nextKey.stored.activatesAt + 7 * 86_400))
+            }
+        }
+    }
+}
