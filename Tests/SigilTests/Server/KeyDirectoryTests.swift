@@ -73,4 +73,37 @@ struct KeyDirectoryTests {
             }
         }
     }
+
+    @Test("outside code (http-message-signatures, joserfc) verifies every signature and every kid")
+    func outsidePeer() async throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Interop/verify_directory.py").path
+        let interpreter = PythonHPKE.interpreter.flatMap { python in
+            (try? PythonHPKE.run(python, ["-c", "import http_message_signatures, joserfc"])) != nil ? python : nil
+        }
+        guard let interpreter else {
+            // Under CI the peer is installed by .ci/run; missing there, the test fails.
+            #expect(!ExternalServers.isCI, "no python3 with http-message-signatures and joserfc")
+            if !ExternalServers.isCI {
+                print("skipping the directory's outside check: pip install http-message-signatures joserfc")
+            }
+            return
+        }
+        try await TestServer.with(clock: ManualUnixClock(SystemUnixClock().now())) { server in
+            try await server.client().using { client in
+                _ = try await server.prepared.serverKeys.rotate(.response, actor: "operator:test")
+                let response = try await TestRequest(.get, Registration.Path.keyDirectory, server: server).send(client)
+                let input: [String: Any] = [
+                    "url": "https://localhost:\(server.port)\(Registration.Path.keyDirectory)",
+                    "headers": response.headers.map { [$0.name.rawName, $0.value] },
+                    "body": response.text,
+                ]
+                let output = String(
+                    decoding: try PythonHPKE.run(
+                        interpreter, [script], input: Array(try JSONSerialization.data(withJSONObject: input))),
+                    as: UTF8.self)
+                #expect(output.contains("verified 2"), "\(output)")
+            }
+        }
+    }
 }
