@@ -13,7 +13,8 @@ struct Sigil: AsyncParsableCommand {
         commandName: "sigil",
         abstract: "Sign and verify HTTP requests; keys, pins, a protected server and benchmarks.",
         subcommands: [
-            Keygen.self, Jwk.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, Gateway.self, CA.self, Enroll.self,
+            Keygen.self, Jwk.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, Gateway.self, CA.self,
+            Enroll.self,
             Curl.self, MakeCSR.self, PushSecret.self, Attest.self, Admin.self,
             Bench.self,
         ]
