@@ -118,6 +118,39 @@ public final class PostgresKeyDirectory: KeyRegistry {
         return key
     }
 
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+            ).collect()
+        }
+        guard let keyID = try rows.first?.decode(String.self) else { return nil }
+        return try await key(for: keyID)
+    }
+
+    /// Fills the thumbprint of keys registered before thumbprints were kept (run once at start; a
+    /// replica racing another writes the same values).
+    public func backfillThumbprints() async throws {
+        let logger = store.logger
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL",
+                logger: logger
+            ).collect()
+        }
+        for row in rows {
+            let (keyID, alg, pem) = try row.decode((String, String, String).self)
+            guard let algorithm = SignatureAlgorithm(rawValue: alg),
+                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
+                    .verificationKey.jwkThumbprint
+            else { continue }
+            _ = try await store.run("the key directory could not be written") { client in
+                try await client.query(
+                    "UPDATE sigil_keys SET jwk_thumbprint = \(thumbprint) WHERE key_id = \(keyID)", logger: logger)
+            }
+        }
+    }
+
     public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
         try await select("the key directory could not be read") { client in
             try await client.query(
@@ -257,9 +290,10 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 logger: logger)
             let inserted = try await connection.query(
                 """
-                INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until)
+                INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until,
+                                        jwk_thumbprint)
                 VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
-                        \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil))
+                        \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil), \(key.key.jwkThumbprint))
                 ON CONFLICT (key_id) DO NOTHING RETURNING 1
                 """,
                 logger: logger

@@ -101,7 +101,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             try? await writer.close()
             throw error
         }
-        return SQLiteKeyDirectory(
+        let directory = SQLiteKeyDirectory(
             secrets: secrets,
             reader: reader,
             writer: writer,
@@ -112,6 +112,13 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             keyFormats: keyFormats,
             logger: logger
         )
+        do {
+            try await directory.writeLock.withLock { try await directory.backfillThumbprints() }
+        } catch {
+            try? await directory.close()
+            throw error
+        }
+        return directory
     }
 
     /// Closes the file, after any change in progress; closing again does nothing.
@@ -203,6 +210,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
         for (table, column, type) in [
             ("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER"),
+            ("sigil_keys", "jwk_thumbprint", "TEXT"),
         ] {
             let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
                 $0.column("name")?.string
@@ -211,6 +219,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 _ = try await writer.query("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
             }
         }
+        _ = try await writer.query("CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)")
     }
 
     private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
@@ -260,6 +269,27 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         cache.withLock { cache in
             cache.generation &+= 1
             cache.entries.removeAll()
+        }
+    }
+
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
+        let rows = try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
+        guard let keyID = rows.first?.column("key_id")?.string else { return nil }
+        return try await key(for: keyID)
+    }
+
+    /// Fills the thumbprint of keys registered before thumbprints were kept.
+    func backfillThumbprints() async throws {
+        let rows = try await writer.query(
+            "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL")
+        for row in rows {
+            guard let keyID = row.column("key_id")?.string, let pem = row.column("public_key")?.string,
+                let algorithm = row.column("alg")?.string.flatMap(SignatureAlgorithm.init(rawValue:)),
+                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
+                    .verificationKey.jwkThumbprint
+            else { continue }
+            _ = try await writer.query(
+                "UPDATE sigil_keys SET jwk_thumbprint = ? WHERE key_id = ?", [.text(thumbprint), .text(keyID)])
         }
     }
 
@@ -373,13 +403,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 }
                 _ = try await writer.query(
                     """
-                    INSERT INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until,
+                                            jwk_thumbprint)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue), material,
                         .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
                         key.validUntil.map { .integer(Int($0)) } ?? .null,
+                        key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
                     ]
                 )
             }

@@ -82,8 +82,10 @@ extension SigilStandalone {
                 postgres = store
                 services.append(store)
                 closers.append { store.close() }
-                directory = try PostgresKeyDirectory(
+                let postgresDirectory = try PostgresKeyDirectory(
                     store: store, masterKey: try data.masterKey(), clock: clock, keyFormats: .withRSA)
+                try await postgresDirectory.backfillThumbprints()
+                directory = postgresDirectory
                 descriptions.append("keys: PostgreSQL at \(location)")
             }
             let nonces: any NonceStore

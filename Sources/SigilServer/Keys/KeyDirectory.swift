@@ -72,6 +72,21 @@ public protocol KeyDirectory: Sendable {
     ///
     /// - Throws: when the directory cannot answer; the verifier refuses the request.
     func key(for keyID: String) async throws -> RegisteredKey?
+
+    /// The public key whose RFC 7638 JWK thumbprint is `thumbprint`, or `nil` when there is none
+    /// (the default: a directory that does not index thumbprints).
+    func key(forThumbprint thumbprint: String) async throws -> RegisteredKey?
+}
+
+extension KeyDirectory {
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? { nil }
+}
+
+extension JWK {
+    /// Whether `keyID` has the shape of an RFC 7638 SHA-256 thumbprint: 43 base64url characters.
+    public static func isThumbprintShaped(_ keyID: String) -> Bool {
+        keyID.utf8.count == 43 && Base64URL.decode(keyID)?.count == 32
+    }
 }
 
 /// An in-memory ``KeyDirectory`` for tests and single processes.
@@ -111,6 +126,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
 
     /// Marks a key revoked, effective for the next lookup.
     public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
+
+    public func key(forThumbprint thumbprint: String) -> RegisteredKey? {
+        keys.values.first { $0.key.jwkThumbprint == thumbprint }.flatMap { key(for: $0.keyID) }
+    }
 
     /// The key, revoked when its device is, whatever its own state says.
     public func key(for keyID: String) -> RegisteredKey? {

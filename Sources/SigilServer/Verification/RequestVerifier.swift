@@ -157,7 +157,8 @@ public struct RequestVerifier: Sendable {
             return Admitted(
                 signature: signature,
                 key: try await lookUp(
-                    signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now, orRefuse: timeRefusal),
+                    signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now,
+                    byThumbprint: profile == .rfc9421, orRefuse: timeRefusal),
                 timeRefusal: timeRefusal
             )
         }
@@ -182,7 +183,8 @@ public struct RequestVerifier: Sendable {
         if bodyWasAwaited {
             timeRefusal = timeRefusal ?? self.timeRefusal(signature.timestamp, expires: signature.expires, now: now)
             registered = try await lookUp(
-                signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now, orRefuse: timeRefusal)
+                signature.keyID, declaredAlgorithm: signature.declaredAlgorithm, now: now,
+                byThumbprint: type(of: signature).profile == .rfc9421, orRefuse: timeRefusal)
         }
         let profile = type(of: signature).profile
         let base: [UInt8]
@@ -208,16 +210,16 @@ public struct RequestVerifier: Sendable {
             try checkSigilV1Target(request.path ?? "/")
         }
         do {
-            try await record(keyID: signature.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
+            try await record(keyID: registered.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
             if registered.key.algorithm == .appleAppAttest {
-                try await acceptAssertion(signature.signature, keyID: signature.keyID)
+                try await acceptAssertion(signature.signature, keyID: registered.keyID)
             }
         } catch let error as SigilError {
             throw error.ofVerifiedRequest()
         }
-        configuration.usage?.used(signature.keyID, at: now)
+        configuration.usage?.used(registered.keyID, at: now)
         return VerifiedRequest(
-            keyID: signature.keyID,
+            keyID: registered.keyID,
             algorithm: registered.key.algorithm,
             profile: profile,
             timestamp: signature.timestamp,
@@ -276,19 +278,32 @@ public struct RequestVerifier: Sendable {
         _ keyID: String,
         declaredAlgorithm: SignatureAlgorithm?,
         now: Int64,
+        byThumbprint: Bool = false,
         orRefuse refusal: SigilError? = nil
     ) async throws -> RegisteredKey {
         do {
-            return try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now)
+            return try await lookUp(keyID, declaredAlgorithm: declaredAlgorithm, now: now, byThumbprint: byThumbprint)
         } catch {
             throw refusal ?? error
         }
     }
 
-    func lookUp(_ keyID: String, declaredAlgorithm: SignatureAlgorithm?, now: Int64) async throws -> RegisteredKey {
+    /// The key `keyID` names: by its Sigil key ID, else (rfc9421, `byThumbprint`) by its RFC 7638
+    /// thumbprint. Either way the key found keeps its Sigil key ID, which its nonces are recorded
+    /// under: a request replayed under the other name is still a replay.
+    func lookUp(_ keyID: String, declaredAlgorithm: SignatureAlgorithm?, now: Int64, byThumbprint: Bool = false)
+        async throws -> RegisteredKey
+    {
         let found: RegisteredKey?
         do {
-            found = try await keys.key(for: keyID)
+            found =
+                if let key = try await keys.key(for: keyID) {
+                    key
+                } else if byThumbprint, JWK.isThumbprintShaped(keyID) {
+                    try await keys.key(forThumbprint: keyID)
+                } else {
+                    nil
+                }
         } catch {
             throw SigilError(.storeUnavailable, "the key directory did not answer")
         }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import SigilClient
 import SigilCore
 import SigilServer
 import Testing
@@ -103,6 +104,38 @@ struct KeyDirectoryTests {
                         interpreter, [script], input: Array(try JSONSerialization.data(withJSONObject: input))),
                     as: UTF8.self)
                 #expect(output.contains("verified 2"), "\(output)")
+            }
+        }
+    }
+
+    @Test(
+        "an rfc9421 request whose keyid is the key's JWK thumbprint verifies as the key; a replay under the other name is a replay"
+    )
+    func thumbprintKeyID() async throws {
+        try await TestServer.with { server in
+            try await server.client().using { client in
+                let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
+                let thumbprint = try #require(try device.key.verificationKey.jwkThumbprint)
+                let byThumbprint = TestDevice(key: device.key, keyID: thumbprint)
+                let nonce = "thumbprint-nonce-0123456789"
+                func echo(_ signer: TestDevice, _ profile: SignatureProfile) async throws -> TestResponse {
+                    var request = TestRequest(.post, "/v1/echo", server: server, json: "{}")
+                    let requestSigner = RequestSigner(
+                        key: signer.key, keyID: signer.keyID, profile: profile, clock: server.clock,
+                        nonces: FixedNonce(value: nonce))
+                    try request.sign(with: requestSigner)
+                    return try await request.send(client)
+                }
+                let first = try await echo(byThumbprint, .rfc9421)
+                #expect(first.status == 200, "\(first.text)")
+                // The identity names the key by its Sigil key ID.
+                #expect(first.text.contains(device.keyID))
+                // The same nonce under the Sigil key ID: the same key's nonce space.
+                #expect(try await echo(device, .rfc9421).code == "replayed-nonce")
+                // sigil-v1 names keys by Sigil key ID only.
+                #expect(try await echo(byThumbprint, .sigilV1).code == "unknown-key")
+                let records = try await server.prepared.directory.key(forThumbprint: thumbprint)
+                #expect(records?.keyID == device.keyID)
             }
         }
     }

@@ -204,4 +204,21 @@ struct OperatorTests {
         #expect(trail.first { $0.action == .serverKeyPromoted }?.keyID == next)
         try await directory.close()
     }
+
+    @Test("keys are found by JWK thumbprint, those registered before thumbprints were kept too")
+    func thumbprints() async throws {
+        let (directory, _, path, master) = try await Self.administration()
+        let key = try await Self.register(directory, device: "dev-1", user: "u", at: SigningSetup.start)[0]
+        let thumbprint = try #require(try await directory.key(for: key)?.key.jwkThumbprint)
+        #expect(try await directory.key(forThumbprint: thumbprint)?.keyID == key)
+        #expect(try await directory.key(forThumbprint: "no-such-thumbprint") == nil)
+        try await directory.close()
+        // A file from before: no thumbprint kept; opening it fills them in.
+        let old = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
+        _ = try await old.query("UPDATE sigil_keys SET jwk_thumbprint = NULL")
+        try await old.close()
+        let reopened = try await SQLiteKeyDirectory.open(path: path, masterKey: master)
+        #expect(try await reopened.key(forThumbprint: thumbprint)?.keyID == key)
+        try await reopened.close()
+    }
 }

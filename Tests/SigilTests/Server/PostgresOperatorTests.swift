@@ -38,6 +38,8 @@ extension ExternalStoreSuites {
                 }
                 #expect(try await serving.key(for: alice[0])?.state == .revoked)
                 #expect(try await serving.key(for: bob[0])?.state == .active)
+                let bobThumbprint = try #require(try await serving.key(for: bob[0])?.key.jwkThumbprint)
+                #expect(try await serving.key(forThumbprint: bobThumbprint)?.keyID == bob[0])
                 for target in [Administration.Target.user("nobody"), .device("dev-none"), .key("none")] {
                     await #expect(throws: SigilError(.unknownKey, "")) { try await admin.revoke(target, by: "ops") }
                 }

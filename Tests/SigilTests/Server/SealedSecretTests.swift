@@ -217,6 +217,7 @@ struct SealedSecretTests {
             try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN last_used_at")
             try await first.client.query("DROP TABLE sigil_audit")
             try await first.client.query("DROP TABLE sigil_server_keys")
+            try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN jwk_thumbprint")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
