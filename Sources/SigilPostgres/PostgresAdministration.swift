@@ -62,7 +62,7 @@ extension PostgresKeyDirectory: AdministeredDirectory {
             let keys = try await client.query(
                 filter(
                     """
-                    SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at
+                    SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
                     FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
                     """), logger: logger
             ).collect()
@@ -77,12 +77,13 @@ extension PostgresKeyDirectory: AdministeredDirectory {
         }
         var keysOf: [String: [DeviceRecord.Key]] = [:]
         for row in keys {
-            let (keyID, device, alg, state, created, validUntil, lastUsed) = try row.decode(
-                (String, String, String, String, Int64, Int64?, Int64?).self)
+            let (keyID, device, alg, state, created, validUntil, lastUsed, thumbprint) = try row.decode(
+                (String, String, String, String, Int64, Int64?, Int64?, String?).self)
             guard let state = RegisteredKey.State(rawValue: state) else { continue }
             keysOf[device, default: []].append(
                 DeviceRecord.Key(
-                    keyID: keyID, alg: alg, state: state, created: created, validUntil: validUntil, lastUsed: lastUsed))
+                    keyID: keyID, alg: alg, state: state, created: created, validUntil: validUntil, lastUsed: lastUsed,
+                    thumbprint: thumbprint))
         }
         var certificatesOf: [String: [IssuedCertificateRecord]] = [:]
         for row in certificates {

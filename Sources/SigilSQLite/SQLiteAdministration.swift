@@ -68,7 +68,7 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
             binds)
         let keys = try await read(
             """
-            SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at
+            SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
             FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id\(filter)
             """, binds)
         let certificates = try await read(
@@ -86,7 +86,8 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
                 DeviceRecord.Key(
                     keyID: keyID, alg: alg, state: state, created: Int64(row.column("created_at")?.integer ?? 0),
                     validUntil: row.column("valid_until")?.integer.map(Int64.init),
-                    lastUsed: row.column("last_used_at")?.integer.map(Int64.init)))
+                    lastUsed: row.column("last_used_at")?.integer.map(Int64.init),
+                    thumbprint: row.column("jwk_thumbprint")?.string))
         }
         var certificatesOf: [String: [IssuedCertificateRecord]] = [:]
         for row in certificates {

@@ -45,13 +45,18 @@ public enum Registration {
             /// `current` (signs answers now) or `next` (published ahead of a promotion); absent from
             /// servers whose key never rotates, which means current.
             public var state: String?
+            /// Its RFC 7638 JWK thumbprint, the `kid` of the signed key directory.
+            public var jwkThumbprint: String?
 
             /// Creates a key entry.
-            public init(keyId: String, alg: String, publicKey: String, state: String? = nil) {
+            public init(
+                keyId: String, alg: String, publicKey: String, state: String? = nil, jwkThumbprint: String? = nil
+            ) {
                 self.keyId = keyId
                 self.alg = alg
                 self.publicKey = publicKey
                 self.state = state
+                self.jwkThumbprint = jwkThumbprint
             }
         }
         /// A key request bodies may be sealed to (PROTOCOL.md section 6.1).

@@ -25,12 +25,15 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
         public var validUntil: Int64?
         /// Its last verified use (Unix seconds, to the minute), if any was recorded.
         public var lastUsed: Int64?
+        /// Its RFC 7638 JWK thumbprint (the other name an rfc9421 request may give it); none for a secret.
+        public var thumbprint: String?
 
         /// Creates a key entry.
         public init(
             keyID: String, alg: String, state: RegisteredKey.State, created: Int64, validUntil: Int64? = nil,
-            lastUsed: Int64? = nil
+            lastUsed: Int64? = nil, thumbprint: String? = nil
         ) {
+            self.thumbprint = thumbprint
             self.keyID = keyID
             self.alg = alg
             self.state = state
@@ -41,7 +44,7 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
 
         enum CodingKeys: String, CodingKey {
             case keyID = "keyId"
-            case alg, state, created, validUntil, lastUsed
+            case alg, state, created, validUntil, lastUsed, thumbprint
         }
     }
 
@@ -122,7 +125,7 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
         if let sealingKeyID { fields.append("sealing=\(sealingKeyID)") }
         for key in keys {
             fields.append(
-                "key=\(key.keyID)(\(key.alg),\(key.state.rawValue),created \(key.created),last used \(key.lastUsed.map(String.init) ?? "never"))"
+                "key=\(key.keyID)(\(key.alg),\(key.state.rawValue),created \(key.created),last used \(key.lastUsed.map(String.init) ?? "never")\(key.thumbprint.map { ",jkt " + $0 } ?? ""))"
             )
         }
         if !certificates.isEmpty { fields.append("certificates=\(certificates.map(\.serial).joined(separator: ","))") }
@@ -186,7 +189,7 @@ extension MemoryKeyDirectory: AdministeredDirectory {
                 keys: keys.map {
                     DeviceRecord.Key(
                         keyID: $0.keyID, alg: $0.key.algorithm.rawValue, state: $0.state, created: $0.createdAt ?? 0,
-                        validUntil: $0.validUntil, lastUsed: lastUsed[$0.keyID])
+                        validUntil: $0.validUntil, lastUsed: lastUsed[$0.keyID], thumbprint: $0.key.jwkThumbprint)
                 },
                 sealingKeyID: sealingKeys[deviceID]?.keyID,
                 certificates: certificates(ofDevice: deviceID))

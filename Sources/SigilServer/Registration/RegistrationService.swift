@@ -91,7 +91,9 @@ public struct RegistrationService: Sendable {
     ) -> Registration.Discovery {
         let keys = (responseSigner?.publishedKeys ?? []).compactMap { keyID, key, state in
             KeyFile.publicKeyFile(for: key).map {
-                Registration.Discovery.Key(keyId: keyID, alg: key.algorithm.rawValue, publicKey: $0, state: state)
+                Registration.Discovery.Key(
+                    keyId: keyID, alg: key.algorithm.rawValue, publicKey: $0, state: state,
+                    jwkThumbprint: key.jwkThumbprint)
             }
         }
         var discovery = Registration.Discovery(

@@ -58,6 +58,9 @@ struct KeyDirectoryTests {
                 #expect(response.headers[.contentType] == KeyDirectoryDocument.contentType)
                 let current = try #require(server.prepared.serverKeys.phase(.response)?.current.signing)
                 let currentKID = try #require(try current.verificationKey.jwkThumbprint)
+                let discovery = try await TestRequest(.get, Registration.Path.discovery, server: server).send(client)
+                let document = try JSONDecoder().decode(Registration.Discovery.self, from: Data(discovery.body))
+                #expect(document.responseKeys.first?.jwkThumbprint == currentKID)
                 #expect(try Self.verify(response, request: request.head, now: server.clock.now()) == [currentKID])
 
                 let next = try await server.prepared.serverKeys.rotate(.response, actor: "operator:test")

@@ -212,6 +212,8 @@ struct OperatorTests {
         let thumbprint = try #require(try await directory.key(for: key)?.key.jwkThumbprint)
         #expect(try await directory.key(forThumbprint: thumbprint)?.keyID == key)
         #expect(try await directory.key(forThumbprint: "no-such-thumbprint") == nil)
+        let admin = Administration(directory: directory, serverKeys: nil, clock: SystemUnixClock())
+        #expect(try await admin.device(key).keys.first?.thumbprint == thumbprint)
         try await directory.close()
         // A file from before: no thumbprint kept; opening it fills them in.
         let old = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
