@@ -107,3 +107,74 @@ extension VerificationKey {
     /// The RFC 7638 JWK thumbprint, or `nil` for an HMAC secret.
     public var jwkThumbprint: String? { (try? JWK(self))?.thumbprint }
 }
+
+extension JWK {
+    /// The public key a JWK's members describe, for `algorithm` (a JOSE `alg` picks it: see
+    /// ``algorithm(jose:)``). A member that would make it private (`d`, `p`, `q`, `dp`, `dq`, `qi`,
+    /// `k`, `priv`) is refused, as is any key of another kind than `algorithm` needs.
+    ///
+    /// - Throws: ``SigilInputError``.
+    public static func verificationKey(
+        _ members: [String: String], algorithm: SignatureAlgorithm, formats: KeyFormats = .builtIn
+    ) throws -> VerificationKey {
+        let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "k", "priv", "oth"]
+        guard privateMembers.isDisjoint(with: members.keys) else {
+            throw SigilInputError("a public JWK must not hold a private member")
+        }
+        func bytes(_ name: String, count: Int? = nil) throws -> [UInt8] {
+            guard let value = members[name], let decoded = Base64URL.decode(value),
+                count.map({ decoded.count == $0 }) ?? true
+            else { throw SigilInputError("the JWK's \(name) is missing or of the wrong length") }
+            return decoded
+        }
+        do {
+            switch (members["kty"], members["crv"], algorithm) {
+            case ("EC", "P-256", .ecdsaP256SHA256):
+                let key = try P256.Signing.PublicKey(
+                    x963Representation: [0x04] + bytes("x", count: 32) + bytes("y", count: 32))
+                return try VerificationKey(material: .p256(key), algorithm: algorithm)
+            case ("EC", "P-384", .ecdsaP384SHA384):
+                let key = try P384.Signing.PublicKey(
+                    x963Representation: [0x04] + bytes("x", count: 48) + bytes("y", count: 48))
+                return try VerificationKey(material: .p384(key), algorithm: algorithm)
+            case ("OKP", "Ed25519", .ed25519):
+                let key = try Curve25519.Signing.PublicKey(rawRepresentation: bytes("x", count: 32))
+                return try VerificationKey(material: .ed25519(key), algorithm: algorithm)
+            case ("RSA", nil, .rsaV15SHA256), ("RSA", nil, .rsaPSSSHA512):
+                var serializer = DER.Serializer()
+                // DER INTEGERs: minimal, positive (a zero byte before a high bit).
+                func integer(_ name: String) throws -> ArraySlice<UInt8> {
+                    let magnitude = try bytes(name).drop { $0 == 0 }
+                    guard let first = magnitude.first else { throw SigilInputError("the JWK's \(name) is zero") }
+                    return first & 0x80 == 0 ? ArraySlice(magnitude) : ArraySlice([0] + magnitude)
+                }
+                let (modulus, exponent) = (try integer("n"), try integer("e"))
+                try serializer.appendConstructedNode(identifier: .sequence) { coder in
+                    try coder.serialize(modulus)
+                    try coder.serialize(exponent)
+                }
+                let pkcs1 = serializer.serializedBytes
+                let pem = "-----BEGIN RSA PUBLIC KEY-----\n\(Base64.encode(pkcs1))\n-----END RSA PUBLIC KEY-----\n"
+                return try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: formats).verificationKey
+            default:
+                throw SigilInputError("the JWK is not a key for \(algorithm)")
+            }
+        } catch let error as SigilInputError {
+            throw error
+        } catch {
+            throw SigilInputError("the JWK does not describe a valid public key")
+        }
+    }
+
+    /// The Sigil algorithm of a JOSE `alg` a JWS may name: `ES256`, `ES384`, `EdDSA` (and `Ed25519`),
+    /// `RS256`; `nil` for anything else (`none`, `HS*`, the rest).
+    public static func algorithm(jose: String) -> SignatureAlgorithm? {
+        switch jose {
+        case "ES256": return .ecdsaP256SHA256
+        case "ES384": return .ecdsaP384SHA384
+        case "EdDSA", "Ed25519": return .ed25519
+        case "RS256": return .rsaV15SHA256
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Crypto
+import Foundation
+
+/// A DPoP proof (RFC 9449 §4): a compact JWS of `typ: dpop+jwt`, signed with an asymmetric key it
+/// carries as a public `jwk`, naming the request it is for (`htm`, `htu`), when (`iat`), once (`jti`),
+/// and the access token it goes with (`ath`).
+///
+/// ``parse(_:formats:)`` checks the form and the signature (RFC 9449 §4.3, steps 1–7);
+/// ``check(method:uri:now:maxSkew:accessToken:nonce:)`` checks it against the request (steps 8–12).
+/// Recording `jti` once is the caller's (a nonce store).
+public struct DPoPProof: Sendable {
+    /// The largest proof read, in bytes.
+    public static let maximumSize = 8_192
+    /// The JOSE algorithms accepted, for `WWW-Authenticate: DPoP algs="…"`.
+    public static let algorithms = ["ES256", "ES384", "EdDSA", "RS256"]
+
+    /// The proof's algorithm.
+    public let algorithm: SignatureAlgorithm
+    /// The proof's public key.
+    public let key: VerificationKey
+    /// The key's RFC 7638 thumbprint (what an access token's `cnf.jkt` names).
+    public let thumbprint: String
+    /// `htm`.
+    public let method: String
+    /// `htu`.
+    public let uri: String
+    /// `iat`.
+    public let issuedAt: Int64
+    /// `jti`.
+    public let id: String
+    /// `ath`, if present.
+    public let accessTokenHash: String?
+    /// `nonce`, if present.
+    public let nonce: String?
+
+    struct Header: Decodable {
+        let typ: String?
+        let alg: String?
+        let jwk: [String: String]?
+    }
+
+    struct Claims: Decodable {
+        let htm: String?
+        let htu: String?
+        let iat: Int64?
+        let jti: String?
+        let ath: String?
+        let nonce: String?
+    }
+
+    /// Reads a proof and checks its signature with the key it carries.
+    ///
+    /// - Throws: ``SigilError``: `malformed-signature` (not one compact JWS of `dpop+jwt` with the
+    ///   claims RFC 9449 requires, or a `jwk` that is not a public key of its `alg`),
+    ///   `unsupported-algorithm` (`none`, `HS*` or any other), `invalid-signature`.
+    public static func parse(_ compact: String, formats: KeyFormats = .builtIn) throws -> DPoPProof {
+        let bytes = Array(compact.utf8)
+        guard bytes.count <= maximumSize else {
+            throw malformed("the DPoP proof is larger than \(maximumSize) bytes")
+        }
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else { throw malformed("the DPoP proof is not one compact JWS") }
+        let headerPart = bytes[..<dots[0]]
+        let claimsPart = bytes[(dots[0] + 1)..<dots[1]]
+        let signaturePart = bytes[(dots[1] + 1)...]
+        guard let headerJSON = Base64URL.decode(String(decoding: headerPart, as: UTF8.self)),
+            let claimsJSON = Base64URL.decode(String(decoding: claimsPart, as: UTF8.self)),
+            let signature = Base64URL.decode(String(decoding: signaturePart, as: UTF8.self)), !signature.isEmpty,
+            let header = try? JSONDecoder().decode(Header.self, from: Data(headerJSON)),
+            let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimsJSON))
+        else { throw malformed("the DPoP proof's parts do not decode") }
+        guard header.typ == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
+        guard let name = header.alg, let algorithm = JWK.algorithm(jose: name) else {
+            throw SigilError(
+                .unsupportedAlgorithm, "the DPoP proof's alg must be one of \(algorithms.joined(separator: ", "))")
+        }
+        guard let members = header.jwk else { throw malformed("the DPoP proof carries no jwk") }
+        let key: VerificationKey
+        do {
+            key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
+        } catch {
+            throw malformed("the DPoP proof's jwk is not a public key for \(name)")
+        }
+        guard let htm = claims.htm, let htu = claims.htu, let iat = claims.iat, let jti = claims.jti, !jti.isEmpty,
+            jti.utf8.count <= 256
+        else { throw malformed("the DPoP proof lacks htm, htu, iat or jti") }
+        // The JWS signing input, signed in JOSE's encoding (ECDSA as r‖s, as rfc9421 has it).
+        let signingInput = Array(bytes[..<dots[1]])
+        guard key.isValidSignature(signature, for: signingInput, profile: .rfc9421) else {
+            throw SigilError(.invalidSignature, "the DPoP proof's signature does not verify with its jwk")
+        }
+        return DPoPProof(
+            algorithm: algorithm, key: key, thumbprint: try JWK(key).thumbprint, method: htm, uri: htu,
+            issuedAt: iat, id: jti, accessTokenHash: claims.ath, nonce: claims.nonce)
+    }
+
+    /// Checks the proof against the request it came with.
+    ///
+    /// - Parameters:
+    ///   - method: the request's method.
+    ///   - uri: the request's URI as this server is reached (the scheme and authority it is configured
+    ///     with); query and fragment are ignored on both sides, paths compared canonically.
+    ///   - accessToken: the access token sent with it (`Authorization: DPoP <token>`), whose hash
+    ///     `ath` must be; `nil` where no token goes with the proof.
+    ///   - nonce: the server's nonce the proof must carry, if the server requires one.
+    /// - Throws: ``SigilError``: `invalid-signature` (another method, URI, token or nonce),
+    ///   `timestamp-out-of-window` (`iat`).
+    public func check(
+        method: String, uri: String, now: Int64, maxSkew: Int64, accessToken: String?, nonce: String? = nil
+    ) throws {
+        guard self.method == method else {
+            throw SigilError(.invalidSignature, "the DPoP proof is for another method")
+        }
+        guard let expected = Self.comparableURI(uri), Self.comparableURI(self.uri) == expected else {
+            throw SigilError(.invalidSignature, "the DPoP proof is for another URI")
+        }
+        if let refusal = TimeWindow(maxSkew: maxSkew).refusal(of: issuedAt, at: now, what: "the DPoP proof's iat") {
+            throw refusal
+        }
+        if let accessToken {
+            let hash = Base64URL.encode(Array(SHA256.hash(data: Array(accessToken.utf8))))
+            guard accessTokenHash == hash else {
+                throw SigilError(.invalidSignature, "the DPoP proof's ath is not the access token's hash")
+            }
+        }
+        if let nonce, self.nonce != nonce {
+            throw SigilError(.invalidSignature, "the DPoP proof does not carry the server's nonce")
+        }
+    }
+
+    /// `uri` for comparison: scheme and host lowercased, a default port dropped, query and fragment
+    /// dropped, the path canonical (PROTOCOL.md section 2.3); `nil` when it is no absolute http(s) URI.
+    package static func comparableURI(_ uri: String) -> String? {
+        guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        let port = components.port.flatMap {
+            (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0
+        }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let canonical = String(decoding: CanonicalTarget.canonicalPath(Array(path.utf8)[...]), as: UTF8.self)
+        return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")\(canonical)"
+    }
+
+    static func malformed(_ detail: String) -> SigilError { SigilError(.malformedSignature, detail) }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import SigilCore
+import SigilRSA
+import Testing
+
+/// DPoP proofs (RFC 9449) made by outside code (joserfc, `Tests/Interop/dpop_proofs.py`): the valid
+/// ones pass, each single change is refused with its code.
+@Suite("DPoP proofs")
+struct DPoPTests {
+    static let url = "https://localhost:8443/v1/echo"
+    static let token = "an-access-token.with.three-parts"
+
+    struct Case: Decodable {
+        let proof: String
+        let expect: String
+    }
+
+    /// The outside proofs, or `nil` (and a note) where Python with joserfc is not here.
+    static func outsideProofs(now: Int64) throws -> [String: Case]? {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/dpop_proofs.py").path
+        let interpreter = PythonHPKE.interpreter.flatMap { python in
+            (try? PythonHPKE.run(python, ["-c", "import joserfc"])) != nil ? python : nil
+        }
+        guard let interpreter else {
+            #expect(!ExternalServers.isCI, "no python3 with joserfc")
+            return nil
+        }
+        let output = try PythonHPKE.run(interpreter, [script, String(now), url, token])
+        return try JSONDecoder().decode([String: Case].self, from: Data(output))
+    }
+
+    @Test("proofs made by joserfc: ES256, EdDSA, RS256 pass; each single change is refused with its code")
+    func outside() throws {
+        let now = SigningSetup.start
+        guard let cases = try Self.outsideProofs(now: now) else { return }
+        #expect(cases.count == 15)
+        for (name, entry) in cases.sorted(by: { $0.key < $1.key }) {
+            var outcome = "ok"
+            do {
+                let proof = try DPoPProof.parse(entry.proof, formats: .withRSA)
+                try proof.check(method: "POST", uri: Self.url, now: now, maxSkew: 300, accessToken: Self.token)
+                #expect(proof.thumbprint == proof.key.jwkThumbprint)
+            } catch let error as SigilError {
+                outcome = error.code.rawValue
+            }
+            #expect(outcome == entry.expect, "\(name)")
+        }
+    }
+
+    @Test("the URI is compared as the server is reached: case, default port, query and dot segments aside")
+    func uriComparison() {
+        let same = [
+            "https://LOCALHOST:443/v1/echo", "https://localhost/v1/./echo?x=1", "https://localhost/v1/echo#f",
+        ]
+        for uri in same {
+            #expect(DPoPProof.comparableURI(uri) == DPoPProof.comparableURI("https://localhost/v1/echo"), "\(uri)")
+        }
+        for other in ["http://localhost/v1/echo", "https://localhost:8443/v1/echo", "https://evil/v1/echo", "/v1/echo"]
+        {
+            #expect(DPoPProof.comparableURI(other) != DPoPProof.comparableURI("https://localhost/v1/echo"), "\(other)")
+        }
+    }
+
+    @Test("bad input is refused quickly, never crashes: 100 KB, 10,000 segments, non-JSON headers")
+    func badInput() {
+        let inputs = [
+            String(repeating: "a", count: 100_000), String(repeating: "a.", count: 10_000), "not-json.not-json.sig",
+            Base64URL.encode(Array("[1,2]".utf8)) + ".e30.c2ln", "", "..", "a.b.c.d",
+        ]
+        for input in inputs {
+            #expect(throws: SigilError.self) { try DPoPProof.parse(input) }
+        }
+    }
+}
