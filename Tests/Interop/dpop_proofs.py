@@ -1,7 +1,9 @@
-"""DPoP proofs (RFC 9449) made by outside code (joserfc), for Sigil's DPoP tests: valid ones with
-ES256, EdDSA and RS256, then one single change each.
+"""DPoP proofs (RFC 9449) and access tokens made by outside code (joserfc), for Sigil's DPoP tests:
+valid proofs with ES256, EdDSA and RS256, then one single change each.
 
 Usage: python3 dpop_proofs.py NOW URL ACCESS_TOKEN; prints {"case": {"proof": …, "expect": code|"ok"}}.
+With ACCESS_TOKEN "-", an ES256 issuer key is made, and the output gains "issuer" (its public PEM) and,
+per case, the access token (bound by cnf.jkt, audience "sigil-test", issuer "https://issuer.test").
 """
 import base64
 import hashlib
@@ -13,6 +15,15 @@ from joserfc import jws
 from joserfc.jwk import ECKey, OctKey, OKPKey, RSAKey
 
 now, url, token = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+issuer = ECKey.generate_key("P-256") if token == "-" else None
+
+
+def access_token(bound_to, *, aud="sigil-test", exp=None):
+    claims = {
+        "sub": "user-1", "aud": aud, "iss": "https://issuer.test", "exp": exp or now + 600, "iat": now,
+        "cnf": {"jkt": bound_to.thumbprint()},
+    }
+    return jws.serialize_compact({"alg": "ES256", "typ": "at+jwt"}, json.dumps(claims).encode(), issuer)
 
 
 def b64url(data: bytes) -> str:
@@ -23,10 +34,10 @@ def ath(value: str) -> str:
     return b64url(hashlib.sha256(value.encode()).digest())
 
 
-def proof(key, alg, *, header=None, claims=None, jwk=None, signer=None):
+def proof(key, alg, *, header=None, claims=None, jwk=None, signer=None, for_token=None):
     head = {"typ": "dpop+jwt", "alg": alg, "jwk": jwk if jwk is not None else key.as_dict(private=False)}
     head.update(header or {})
-    body = {"htm": "POST", "htu": url, "iat": now, "jti": str(uuid.uuid4()), "ath": ath(token)}
+    body = {"htm": "POST", "htu": url, "iat": now, "jti": str(uuid.uuid4()), "ath": ath(for_token or token)}
     body.update(claims or {})
     body = {name: value for name, value in body.items() if value is not None}
     registry = jws.JWSRegistry(algorithms=[alg])
@@ -57,4 +68,24 @@ cases = {
     "other-key": (proof(es, "ES256", signer=other), "invalid-signature"),
     "typ-jwt": (proof(es, "ES256", header={"typ": "JWT"}), "malformed-signature"),
 }
-print(json.dumps({name: {"proof": value, "expect": expect} for name, (value, expect) in cases.items()}))
+if issuer is None:
+    print(json.dumps({name: {"proof": value, "expect": expect} for name, (value, expect) in cases.items()}))
+    sys.exit(0)
+
+# With tokens: each case again with a token bound to its key (signature cases keep their codes), then
+# the token's own single changes.
+output = {"issuer": issuer.as_pem(private=False).decode(), "cases": {}}
+keys = {"es256": es, "eddsa": ed, "rs256": rsa}
+for name in ("es256", "eddsa", "rs256"):
+    bound = access_token(keys[name])
+    alg = {"es256": "ES256", "eddsa": "EdDSA", "rs256": "RS256"}[name]
+    output["cases"][name] = {"proof": proof(keys[name], alg, for_token=bound), "token": bound, "expect": "ok"}
+for name, token_value, expect in [
+    ("token-other-key", access_token(other), "invalid_token"),
+    ("token-expired", access_token(es, exp=now - 60), "invalid_token"),
+    ("token-other-audience", access_token(es, aud="someone-else"), "invalid_token"),
+]:
+    output["cases"][name] = {"proof": proof(es, "ES256", for_token=token_value), "token": token_value, "expect": expect}
+bound = access_token(es)
+output["cases"]["ath-of-another-token"] = {"proof": proof(es, "ES256"), "token": bound, "expect": "invalid_dpop_proof"}
+print(json.dumps(output))

@@ -1,6 +1,9 @@
 import Foundation
+import HTTPTypes
 import SigilCore
+import SigilJWT
 import SigilRSA
+import SigilServer
 import Testing
 
 /// DPoP proofs (RFC 9449) made by outside code (joserfc, `Tests/Interop/dpop_proofs.py`): the valid
@@ -71,5 +74,70 @@ struct DPoPTests {
         for input in inputs {
             #expect(throws: SigilError.self) { try DPoPProof.parse(input) }
         }
+    }
+
+    struct TokenCase: Decodable {
+        let proof: String
+        let token: String
+        let expect: String
+    }
+
+    struct TokenCases: Decodable {
+        let issuer: String
+        let cases: [String: TokenCase]
+    }
+
+    @Test(
+        "a DPoP request with joserfc's proof and access token is accepted once; a token bound elsewhere, expired or for another audience is invalid_token"
+    )
+    func requests() async throws {
+        let now = SigningSetup.start
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/dpop_proofs.py").path
+        guard
+            let interpreter = PythonHPKE.interpreter.flatMap({ python in
+                (try? PythonHPKE.run(python, ["-c", "import joserfc"])) != nil ? python : nil
+            })
+        else {
+            #expect(!ExternalServers.isCI, "no python3 with joserfc")
+            return
+        }
+        // Proofs made after the nonce store started (it refuses what is dated before its start).
+        let clock = ManualUnixClock(now)
+        let nonces = MemoryNonceStore(clock: clock)
+        clock.advance(by: 5)
+        let output = try PythonHPKE.run(interpreter, [script, String(clock.now()), Self.url, "-"])
+        let made = try JSONDecoder().decode(TokenCases.self, from: Data(output))
+        let keys = try #require(try await EnrollmentPolicy.jwtKeys(pemKeys: [made.issuer], hs256Secrets: [], jwks: []))
+        var verifier = DPoPVerifier(
+            tokens: JWTAccessTokens(keys: keys, audience: "sigil-test", issuer: "https://issuer.test", clock: clock),
+            nonces: nonces, clock: clock)
+        verifier.origin = "https://localhost:8443"
+        verifier.keyFormats = .withRSA
+        func request(_ entry: TokenCase) -> HTTPRequest {
+            var head = HTTPRequest(method: .post, scheme: "https", authority: "localhost:8443", path: "/v1/echo?x=1")
+            head.headerFields[.authorization] = "DPoP " + entry.token
+            head.headerFields[HTTPField.Name("DPoP")!] = entry.proof
+            return head
+        }
+        #expect(made.cases.count == 7)
+        for (name, entry) in made.cases.sorted(by: { $0.key < $1.key }) {
+            do {
+                let identity = try await verifier.verify(request(entry))
+                #expect(entry.expect == "ok", "\(name)")
+                #expect(identity.subject == "user-1")
+            } catch let refusal as DPoPRefusal {
+                #expect(
+                    refusal.challenge.contains("error=\"\(entry.expect)\""),
+                    "\(name): \(refusal.challenge) \(refusal.error)")
+            }
+        }
+        // The same proof again: a replay, refused as a proof.
+        let replay = try #require(made.cases["es256"])
+        await #expect(throws: DPoPRefusal.self) { try await verifier.verify(request(replay)) }
+        // Bearer or missing parts: refused before any signature.
+        var bearer = request(replay)
+        bearer.headerFields[.authorization] = "Bearer " + replay.token
+        await #expect(throws: DPoPRefusal.self) { try await verifier.verify(bearer) }
     }
 }

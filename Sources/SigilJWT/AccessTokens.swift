@@ -1,0 +1,57 @@
+import Foundation
+import JWTKit
+import SigilCore
+import SigilServer
+
+/// Access tokens as JWTs (RFC 9068 style), checked with jwt-kit: a configured key's signature, the
+/// audience and issuer this server expects, `exp` (and `nbf`), a `sub`; `cnf.jkt` is read for the
+/// DPoP binding (RFC 9449 §6.1).
+public struct JWTAccessTokens: AccessTokenVerifier {
+    let keys: JWTKeyCollection
+    let audience: String
+    let issuer: String
+    let clock: any UnixClock
+
+    /// Creates a verifier from the same keys enrollment JWTs use (``EnrollmentPolicy/jwtKeys(pemKeys:hs256Secrets:jwks:)``).
+    public init(keys: JWTKeyCollection, audience: String, issuer: String, clock: any UnixClock = SystemUnixClock()) {
+        self.keys = keys
+        self.audience = audience
+        self.issuer = issuer
+        self.clock = clock
+    }
+
+    struct Confirmation: Codable, Sendable {
+        var jkt: String?
+    }
+
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var aud: AudienceClaim?
+        var iss: IssuerClaim?
+        var nbf: NotBeforeClaim?
+        var cnf: Confirmation?
+
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    public func verify(_ token: String) async throws -> AccessToken {
+        guard token.utf8.count <= 16_384 else { throw SigilError(.malformedSignature, "the access token is too long") }
+        let claims = try await keys.verify(token, as: Claims.self)
+        let now = Date(timeIntervalSince1970: TimeInterval(clock.now()))
+        try claims.exp.verifyNotExpired(currentDate: now)
+        try claims.nbf?.verifyNotBefore(currentDate: now)
+        guard let audiences = claims.aud, audiences.value.contains(audience) else {
+            throw SigilError(.invalidSignature, "the access token is not for this audience")
+        }
+        guard claims.iss?.value == issuer else {
+            throw SigilError(.invalidSignature, "the access token is not from the expected issuer")
+        }
+        guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
+            throw SigilError(.invalidSignature, "the access token has no usable sub")
+        }
+        return AccessToken(
+            subject: claims.sub.value, boundThumbprint: claims.cnf?.jkt,
+            expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
+    }
+}
