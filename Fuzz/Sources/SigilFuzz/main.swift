@@ -85,8 +85,14 @@ func fuzz(_ bytes: [UInt8]) {
     case "csr":
         guard let csr = try? CertificateAuthority.parseCSR(bytes) else { return }
         _ = try? CertificateAuthority.keyID(of: csr)
+    case "dpop":
+        // A proof that parses has a public key whose thumbprint is its own.
+        guard let proof = try? DPoPProof.parse(String(decoding: bytes, as: UTF8.self), formats: .withRSA) else { return }
+        guard proof.thumbprint == proof.key.jwkThumbprint else { finding("a DPoP proof's key thumbprint differs") }
+        _ = try? proof.check(
+            method: "POST", uri: "https://localhost/v1/echo", now: proof.issuedAt, maxSkew: 300, accessToken: "t")
     default:
-        finding("set SIGIL_FUZZ_TARGET to http, sigil-v1, rfc9421, jcs, keys or csr")
+        finding("set SIGIL_FUZZ_TARGET to http, sigil-v1, rfc9421, jcs, keys, csr or dpop")
     }
 }
 
