@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SigilClient
 import SigilCore
 import SigilJWT
 import SigilRSA
@@ -139,5 +140,57 @@ struct DPoPTests {
         var bearer = request(replay)
         bearer.headerFields[.authorization] = "Bearer " + replay.token
         await #expect(throws: DPoPRefusal.self) { try await verifier.verify(bearer) }
+    }
+
+    @Test(
+        "the client's DPoPProver makes proofs Sigil's verifier and joserfc accept",
+        arguments: [
+            SignatureAlgorithm.ecdsaP256SHA256, .ecdsaP384SHA384, .ed25519, .rsaV15SHA256,
+        ])
+    func prover(algorithm: SignatureAlgorithm) throws {
+        let clock = ManualUnixClock(SigningSetup.start)
+        let key = try SigningKey.generate(algorithm, formats: .withRSA)
+        let prover = try DPoPProver(signer: key, clock: clock)
+        var request = HTTPRequest(method: .post, scheme: "https", authority: "localhost:8443", path: "/v1/echo?x=1")
+        request.headerFields[.contentType] = "application/json"
+        let proof = try prover.proof(for: request, accessToken: Self.token, nonce: "server-nonce")
+        let parsed = try DPoPProof.parse(proof, formats: .withRSA)
+        try parsed.check(
+            method: "POST", uri: Self.url, now: clock.now(), maxSkew: 300, accessToken: Self.token,
+            nonce: "server-nonce")
+        #expect(parsed.thumbprint == prover.thumbprint)
+        #expect(parsed.uri == "https://localhost:8443/v1/echo")
+        #expect(
+            try DPoPProof.parse(try prover.proof(for: request, accessToken: nil), formats: .withRSA).id != parsed.id)
+        // joserfc reads it as a valid JWS signed by the jwk it carries.
+        guard
+            let python = PythonHPKE.interpreter.flatMap({ python in
+                (try? PythonHPKE.run(python, ["-c", "import joserfc"])) != nil ? python : nil
+            })
+        else { return }
+        let check = """
+            import json, sys, base64
+            from joserfc import jws
+            from joserfc.jwk import import_key
+            token = sys.stdin.read().strip()
+            head = json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))
+            key = import_key(head["jwk"], head["jwk"]["kty"])
+            registry = jws.JWSRegistry(algorithms=[head["alg"]])
+            registry.max_header_length = 4096  # an RSA jwk in the header passes joserfc's default 512
+            try:
+                jws.deserialize_compact(token, key, registry=registry)
+                print("ok")
+            except Exception as error:
+                print("refused", type(error).__name__, error)
+            """
+        let output = try PythonHPKE.run(python, ["-c", check], input: Array(proof.utf8))
+        #expect(String(decoding: output, as: UTF8.self).hasPrefix("ok"), "\(String(decoding: output, as: UTF8.self))")
+    }
+
+    @Test("a key JOSE does not name cannot make proofs")
+    func proverRefusesOtherKeys() throws {
+        for algorithm in [SignatureAlgorithm.hmacSHA256, .ecdsaP256SHA512, .mlDSA65] {
+            #expect(throws: SigilInputError.self) { try DPoPProver(signer: try SigningKey.generate(algorithm)) }
+        }
     }
 }

@@ -87,7 +87,9 @@ func fuzz(_ bytes: [UInt8]) {
         _ = try? CertificateAuthority.keyID(of: csr)
     case "dpop":
         // A proof that parses has a public key whose thumbprint is its own.
-        guard let proof = try? DPoPProof.parse(String(decoding: bytes, as: UTF8.self), formats: .withRSA) else { return }
+        guard let proof = try? DPoPProof.parse(String(decoding: bytes, as: UTF8.self), formats: .withRSA) else {
+            return
+        }
         guard proof.thumbprint == proof.key.jwkThumbprint else { finding("a DPoP proof's key thumbprint differs") }
         _ = try? proof.check(
             method: "POST", uri: "https://localhost/v1/echo", now: proof.issuedAt, maxSkew: 300, accessToken: "t")
