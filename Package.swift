@@ -253,6 +253,8 @@ let package = Package(
                 "SigilPostgres",
                 "SigilRedis",
                 "SigilAppAttest",
+                "SigilJWT",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

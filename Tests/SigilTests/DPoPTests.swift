@@ -5,6 +5,7 @@ import SigilCore
 import SigilJWT
 import SigilRSA
 import SigilServer
+import Synchronization
 import Testing
 
 /// DPoP proofs (RFC 9449) made by outside code (joserfc, `Tests/Interop/dpop_proofs.py`): the valid
@@ -192,5 +193,53 @@ struct DPoPTests {
         for algorithm in [SignatureAlgorithm.hmacSHA256, .ecdsaP256SHA512, .mlDSA65] {
             #expect(throws: SigilInputError.self) { try DPoPProver(signer: try SigningKey.generate(algorithm)) }
         }
+    }
+
+    /// Counts the tokens it is asked to verify; each verifies, bound to `thumbprint`, until `expiresAt`.
+    final class CountingTokens: AccessTokenVerifier, @unchecked Sendable {
+        let thumbprint: String
+        let expiresAt: Int64
+        let count = Mutex(0)
+
+        init(thumbprint: String, expiresAt: Int64) {
+            self.thumbprint = thumbprint
+            self.expiresAt = expiresAt
+        }
+
+        func verify(_ token: String) async throws -> AccessToken {
+            count.withLock { $0 += 1 }
+            return AccessToken(subject: "user-1", boundThumbprint: thumbprint, expiresAt: expiresAt)
+        }
+    }
+
+    @Test(
+        "a token verified before is remembered by its hash until its exp; the proof and the binding are checked every time"
+    )
+    func rememberedTokens() async throws {
+        let clock = ManualUnixClock(SigningSetup.start)
+        let nonces = MemoryNonceStore(clock: clock)
+        clock.advance(by: 2)
+        let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: clock)
+        let tokens = CountingTokens(thumbprint: prover.thumbprint, expiresAt: clock.now() + 60)
+        let verifier = DPoPVerifier(tokens: tokens, nonces: nonces, clock: clock)
+        func request(token: String, prover: DPoPProver) throws -> HTTPRequest {
+            var head = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/v1/orders")
+            head.headerFields[.authorization] = "DPoP " + token
+            head.headerFields[DPoPProver.field] = try prover.proof(for: head, accessToken: token)
+            return head
+        }
+        for _ in 0..<3 { _ = try await verifier.verify(try request(token: "token-a", prover: prover)) }
+        #expect(tokens.count.withLock { $0 } == 1)
+        // Another key's proof with the remembered token: the binding is checked anyway.
+        let stranger = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: clock)
+        await #expect(throws: DPoPRefusal.self) {
+            try await verifier.verify(try request(token: "token-a", prover: stranger))
+        }
+        // Past its exp, the token is not remembered, and refused.
+        clock.advance(by: 61)
+        await #expect(throws: DPoPRefusal.self) {
+            try await verifier.verify(try request(token: "token-a", prover: prover))
+        }
+        #expect(tokens.count.withLock { $0 } == 2)
     }
 }

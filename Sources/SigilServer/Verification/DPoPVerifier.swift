@@ -1,6 +1,7 @@
 import Crypto
 import HTTPTypes
 import SigilCore
+import Synchronization
 
 /// An access token as a DPoP verifier needs it: whose it is, the key it is bound to, until when.
 public struct AccessToken: Sendable, Hashable {
@@ -63,6 +64,9 @@ public struct DPoPVerifier: Sendable {
     public var origin: String?
     /// The key kinds a proof's `jwk` may be beyond the built-in ones (`.withRSA`).
     public var keyFormats: KeyFormats = .builtIn
+    /// Access tokens verified before, by their SHA-256, until their `exp` (a token is sent with many
+    /// requests; each then costs the proof's signature alone). `nil` checks every token every time.
+    public var rememberedTokens: RememberedTokens? = RememberedTokens()
 
     /// Creates a verifier.
     public init(tokens: any AccessTokenVerifier, nonces: any NonceStore, clock: any UnixClock = SystemUnixClock()) {
@@ -104,10 +108,16 @@ public struct DPoPVerifier: Sendable {
             throw proofRefusal(error)
         }
         let accessToken: AccessToken
-        do {
-            accessToken = try await tokens.verify(token)
-        } catch {
-            throw tokenRefusal("the access token does not verify")
+        let digest = SHA256.hash(data: Array(token.utf8))
+        if let remembered = rememberedTokens?.token(digest, now: now) {
+            accessToken = remembered
+        } else {
+            do {
+                accessToken = try await tokens.verify(token)
+            } catch {
+                throw tokenRefusal("the access token does not verify")
+            }
+            rememberedTokens?.remember(accessToken, digest: digest, now: now)
         }
         guard accessToken.expiresAt > now else { throw tokenRefusal("the access token expired") }
         guard accessToken.boundThumbprint == proof.thumbprint else {
@@ -134,5 +144,37 @@ public struct DPoPVerifier: Sendable {
         DPoPRefusal(
             error: SigilError(.invalidSignature, detail),
             challenge: "DPoP error=\"invalid_token\", algs=\"\(DPoPProof.algorithms.joined(separator: " "))\"")
+    }
+}
+
+/// Access tokens that verified, by their SHA-256 (never the token itself), each until its `exp`; at
+/// most ``capacity`` at once (full, it forgets those expired, then all).
+public final class RememberedTokens: Sendable {
+    let entries = Mutex<[SHA256Digest: AccessToken]>([:])
+    /// The most tokens remembered at once.
+    public let capacity: Int
+
+    /// Creates an empty memory.
+    public init(capacity: Int = 10_000) { self.capacity = capacity }
+
+    func token(_ digest: SHA256Digest, now: Int64) -> AccessToken? {
+        entries.withLock { entries in
+            guard let token = entries[digest] else { return nil }
+            guard token.expiresAt > now else {
+                entries[digest] = nil
+                return nil
+            }
+            return token
+        }
+    }
+
+    func remember(_ token: AccessToken, digest: SHA256Digest, now: Int64) {
+        entries.withLock { entries in
+            if entries.count >= capacity {
+                entries = entries.filter { $0.value.expiresAt > now }
+                if entries.count >= capacity { entries.removeAll() }
+            }
+            entries[digest] = token
+        }
     }
 }

@@ -58,6 +58,7 @@ struct CoreBench: AsyncParsableCommand {
         let nonces = NonceStoreBench.run(count: 1_000_000)
         let canonicalization = CanonicalizationBench.run(seconds: seconds)
         let sealing = try await SealingBench.run(seconds: seconds)
+        let dpop = try await DPoPBench.run(seconds: seconds)
         if json {
             let object: [String: Any] = [
                 "algorithms": rows.map(\.dictionary),
@@ -66,6 +67,10 @@ struct CoreBench: AsyncParsableCommand {
                 "sealing": sealing.map {
                     ["measure": $0.name, "sigilPerSecond": $0.sigil, "swiftCryptoPerSecond": $0.raw]
                 },
+                "dpop": [
+                    "rawES256PerSecond": dpop.raw, "rememberedTokenPerSecond": dpop.remembered,
+                    "freshTokenPerSecond": dpop.fresh,
+                ],
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -95,6 +100,15 @@ struct CoreBench: AsyncParsableCommand {
             print(
                 "| \(row.name) | \(Self.format(row.sigil)) | \(Self.format(row.raw)) | \(String(format: "%.2f", row.sigil / row.raw)) |"
             )
+        }
+        print()
+        print("| DPoP (RFC 9449; ES256 proof, ES256 JWT access token) | verifies/s | vs raw ES256 |")
+        print("|---|---:|---:|")
+        print("| raw ES256 verification | \(Self.format(dpop.raw)) | 1.00 |")
+        for (name, value) in [
+            ("DPoP request, token verified before", dpop.remembered), ("DPoP request, fresh token", dpop.fresh),
+        ] {
+            print("| \(name) | \(Self.format(value)) | \(String(format: "%.2f", value / dpop.raw)) |")
         }
     }
 
