@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// A DPoP proof (RFC 9449 §4): a compact JWS of `typ: dpop+jwt`, signed with an asymmetric key it
 /// carries as a public `jwk`, naming the request it is for (`htm`, `htu`), when (`iat`), once (`jti`),
@@ -76,10 +77,18 @@ public struct DPoPProof: Sendable {
         }
         guard let members = header.jwk else { throw malformed("the DPoP proof carries no jwk") }
         let key: VerificationKey
-        do {
-            key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
-        } catch {
-            throw malformed("the DPoP proof's jwk is not a public key for \(name)")
+        let thumbprint: String
+        // A client proves with one key for many requests: its parsed key is kept by the header's bytes.
+        if let known = KnownKeys.shared.key(Array(headerPart)), known.key.algorithm == algorithm {
+            (key, thumbprint) = known
+        } else {
+            do {
+                key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
+                thumbprint = try JWK(key).thumbprint
+            } catch {
+                throw malformed("the DPoP proof's jwk is not a public key for \(name)")
+            }
+            KnownKeys.shared.keep(Array(headerPart), key: key, thumbprint: thumbprint)
         }
         guard let htm = claims.htm, let htu = claims.htu, let iat = claims.iat, let jti = claims.jti, !jti.isEmpty,
             jti.utf8.count <= 256
@@ -90,7 +99,7 @@ public struct DPoPProof: Sendable {
             throw SigilError(.invalidSignature, "the DPoP proof's signature does not verify with its jwk")
         }
         return DPoPProof(
-            algorithm: algorithm, key: key, thumbprint: try JWK(key).thumbprint, method: htm, uri: htu,
+            algorithm: algorithm, key: key, thumbprint: thumbprint, method: htm, uri: htu,
             issuedAt: iat, id: jti, accessTokenHash: claims.ath, nonce: claims.nonce)
     }
 
@@ -143,4 +152,20 @@ public struct DPoPProof: Sendable {
     }
 
     static func malformed(_ detail: String) -> SigilError { SigilError(.malformedSignature, detail) }
+}
+
+/// Parsed proof keys by the exact bytes of the protected header that carried them (which fix `alg`
+/// and `jwk`), at most 4,096 at once.
+final class KnownKeys: Sendable {
+    static let shared = KnownKeys()
+    let entries = Mutex<[[UInt8]: (key: VerificationKey, thumbprint: String)]>([:])
+
+    func key(_ header: [UInt8]) -> (key: VerificationKey, thumbprint: String)? { entries.withLock { $0[header] } }
+
+    func keep(_ header: [UInt8], key: VerificationKey, thumbprint: String) {
+        entries.withLock { entries in
+            if entries.count >= 4_096 { entries.removeAll() }
+            entries[header] = (key, thumbprint)
+        }
+    }
 }
