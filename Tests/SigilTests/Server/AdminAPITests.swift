@@ -121,6 +121,7 @@ struct AdminAPITests {
                     client: client)
                 let rows = try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))
                 #expect(rows.map(\.action) == [.registered, .revoked])
+                #expect(rows.first?.clientAddress == "127.0.0.1")  // the registration, through Hummingbird
                 #expect(rows.last?.actor == "operator:token:alice-ops")
                 #expect(rows.last?.reason == "lost")
                 #expect(rows.last?.clientAddress == "127.0.0.1")

@@ -70,7 +70,7 @@ struct VaporAdapterTests {
         let clock = ManualUnixClock(SystemUnixClock().now())
         let ca = try CertificateAuthority.create(name: "Sigil Vapor test CA").authority
         try await withApp { app in
-            _ = try Self.configure(app, clock: clock, certificates: ca)
+            let (_, directory, _) = try Self.configure(app, clock: clock, certificates: ca)
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))
             do {
                 try await Self.lifecycle(port: try #require(app.http.server.shared.localAddress?.port), clock: clock)
@@ -79,6 +79,11 @@ struct VaporAdapterTests {
                 throw error
             }
             await app.server.shutdown()
+            // Every change the routes made is audited with the client's address, as through Hummingbird.
+            let trail = await directory.auditTrail(AuditQuery())
+            let actions = Set(trail.map(\.action))
+            #expect(actions.isSuperset(of: [.registered, .secretIssued, .certificateIssued, .rotated, .revoked]))
+            #expect(trail.allSatisfy { $0.clientAddress == "127.0.0.1" })
         }
     }
 
