@@ -51,17 +51,20 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     ///     a sealed request is sealed.
     ///   - bodyTimeout: how long a body may take to arrive whole; `nil` (the default) where the
     ///     server's channel enforces ``RequestTimeouts``, as `sigil serve` does.
+    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
+    ///     when it ``DPoPVerifier/requiresSigilSignature``.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         includeSignatureBase: Bool = false,
         readsClientCertificate: Bool = false,
         sealing: SealedBodies? = nil,
-        bodyTimeout: Duration? = nil
+        bodyTimeout: Duration? = nil,
+        dpop: DPoPVerifier? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
         self.readsClientCertificate = readsClientCertificate
     }
 

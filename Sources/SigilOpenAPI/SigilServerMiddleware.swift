@@ -53,6 +53,8 @@ public struct SigilServerMiddleware: ServerMiddleware {
     ///   - scheme: the scheme of requests the transport passes without one.
     ///   - authority: the authority (host and port clients use) of requests the transport passes
     ///     with neither an authority nor a `Host` field.
+    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
+    ///     when it ``DPoPVerifier/requiresSigilSignature``.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -60,11 +62,12 @@ public struct SigilServerMiddleware: ServerMiddleware {
         sealing: SealedBodies? = nil,
         bodyTimeout: Duration = .seconds(60),
         scheme: String? = nil,
-        authority: String? = nil
+        authority: String? = nil,
+        dpop: DPoPVerifier? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
         self.authority = authority
         self.scheme = scheme
     }

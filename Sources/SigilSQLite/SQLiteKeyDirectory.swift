@@ -128,6 +128,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         try await writeLock.withLock { try await self.writer.close() }
     }
 
+    /// A directory dropped without ``close()`` (a thrown error between open and close) still closes
+    /// its file: SQLite's connections are closed on their thread pool, which keeps them until then.
+    deinit {
+        if !closed.load(ordering: .relaxed) {
+            _ = reader.close()
+            _ = writer.close()
+        }
+    }
+
     static let schema = [
         """
         CREATE TABLE IF NOT EXISTS sigil_devices (
@@ -224,8 +233,13 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        _ = try await connection.query("PRAGMA busy_timeout = 5000")
-        _ = try await connection.query("PRAGMA foreign_keys = ON")
+        do {
+            _ = try await connection.query("PRAGMA busy_timeout = 5000")
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+        } catch {
+            try? await connection.close()
+            throw error
+        }
         return connection
     }
 

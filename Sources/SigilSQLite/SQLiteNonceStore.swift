@@ -118,6 +118,11 @@ public final class SQLiteNonceStore: NonceStore {
         try await writeLock.withLock { try await self.connection.close() }
     }
 
+    /// A store dropped without ``close()`` still closes its file (see ``SQLiteKeyDirectory``).
+    deinit {
+        if !closed.load(ordering: .relaxed) { _ = connection.close() }
+    }
+
     /// The second after the previous process's horizon: what it may have accepted is refused by time.
     public var oldestAcceptableTimestamp: Int64? { restartHorizon + 1 }
 

@@ -31,6 +31,8 @@ struct EchoRoutes: Sendable {
         let userId: String?
         let alg: String
         let profile: String
+        var dpopThumbprint: String? = nil
+        var bodySigned = true
         let clientCertificate: Certificate?
         let body: String?
         let bodyBase64: String?
@@ -46,8 +48,10 @@ struct EchoRoutes: Sendable {
                 keyId: identity.keyID,
                 deviceId: identity.deviceID,
                 userId: identity.userID,
-                alg: identity.request.algorithm.rawValue,
-                profile: identity.request.profile.rawValue,
+                alg: identity.algorithm.rawValue,
+                profile: identity.profile,
+                dpopThumbprint: identity.dpop?.thumbprint,
+                bodySigned: identity.coversBody,
                 clientCertificate: identity.clientCertificate.map {
                     .init(subject: $0.subject, keyId: $0.sigilKeyID, pin: $0.pin)
                 },

@@ -119,7 +119,9 @@ struct GatewayRoutes: Sendable {
         let identity = try context.requireSigilIdentity()
         // A SigilError thrown here is refused by the middleware, signed for the admitted request.
         let target = try Self.target(
-            request.head.path ?? "/", profile: identity.request.profile, keepPath: upstream.keepPath)
+            request.head.path ?? "/",
+            // DPoP compares paths canonically, as sigil-v1 does: the backend gets the path compared.
+            profile: identity.request?.profile ?? .sigilV1, keepPath: upstream.keepPath)
         var outgoing = HTTPClientRequest(url: base + target)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers = forwardedHeaders(request, identity: identity, client: Self.clientAddress(context.channel))
@@ -213,8 +215,10 @@ struct GatewayRoutes: Sendable {
         headers.add(name: "Sigil-Key-ID", value: identity.keyID)
         if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
         if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
-        headers.add(name: "Sigil-Algorithm", value: identity.request.algorithm.rawValue)
-        headers.add(name: "Sigil-Profile", value: identity.request.profile.rawValue)
+        headers.add(name: "Sigil-Algorithm", value: identity.algorithm.rawValue)
+        headers.add(name: "Sigil-Profile", value: identity.profile)
+        if let dpop = identity.dpop { headers.add(name: "Sigil-DPoP-Thumbprint", value: dpop.thumbprint) }
+        headers.add(name: "Sigil-Body-Signed", value: identity.coversBody ? "?1" : "?0")
         if let subject = identity.clientCertificate?.subject {
             headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
         }
@@ -222,7 +226,7 @@ struct GatewayRoutes: Sendable {
         // Configured, or covered by the signature; never an unsigned Host.
         let authority =
             upstream.publicHost
-            ?? (identity.request.coversAuthority
+            ?? (identity.coversAuthority
                 ? request.head.authority.flatMap(SigilStandalone.Upstream.plainAuthority) : nil)
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)

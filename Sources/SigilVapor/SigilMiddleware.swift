@@ -67,6 +67,8 @@ public struct SigilMiddleware: AsyncMiddleware {
     ///   - errorMiddleware: makes responses of a route's errors (other than ``SigilError``) to be
     ///     signed: your app's own, or `nil` for `ErrorMiddleware.default` in the app's environment
     ///     (which shows an error's description outside production).
+    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
+    ///     when it ``DPoPVerifier/requiresSigilSignature``.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -75,11 +77,12 @@ public struct SigilMiddleware: AsyncMiddleware {
         sealing: SealedBodies? = nil,
         bodyLimit: Int? = nil,
         bodyTimeout: Duration = .seconds(60),
-        errorMiddleware: ErrorMiddleware? = nil
+        errorMiddleware: ErrorMiddleware? = nil,
+        dpop: DPoPVerifier? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
         self.errorMiddleware = errorMiddleware
         self.readsClientCertificate = readsClientCertificate
         self.bodyLimit = bodyLimit

@@ -128,19 +128,19 @@ struct DPoPTests {
                 let identity = try await verifier.verify(request(entry))
                 #expect(entry.expect == "ok", "\(name)")
                 #expect(identity.subject == "user-1")
-            } catch let refusal as DPoPRefusal {
+            } catch let refusal as SigilError {
                 #expect(
-                    refusal.challenge.contains("error=\"\(entry.expect)\""),
-                    "\(name): \(refusal.challenge) \(refusal.error)")
+                    refusal.challenge?.contains("error=\"\(entry.expect)\"") == true,
+                    "\(name): \(refusal.challenge ?? "no challenge") \(refusal)")
             }
         }
         // The same proof again: a replay, refused as a proof.
         let replay = try #require(made.cases["es256"])
-        await #expect(throws: DPoPRefusal.self) { try await verifier.verify(request(replay)) }
+        await #expect(throws: SigilError.self) { try await verifier.verify(request(replay)) }
         // Bearer or missing parts: refused before any signature.
         var bearer = request(replay)
         bearer.headerFields[.authorization] = "Bearer " + replay.token
-        await #expect(throws: DPoPRefusal.self) { try await verifier.verify(bearer) }
+        await #expect(throws: SigilError.self) { try await verifier.verify(bearer) }
     }
 
     @Test(
@@ -156,9 +156,8 @@ struct DPoPTests {
         request.headerFields[.contentType] = "application/json"
         let proof = try prover.proof(for: request, accessToken: Self.token, nonce: "server-nonce")
         let parsed = try DPoPProof.parse(proof, formats: .withRSA)
-        try parsed.check(
-            method: "POST", uri: Self.url, now: clock.now(), maxSkew: 300, accessToken: Self.token,
-            nonce: "server-nonce")
+        try parsed.check(method: "POST", uri: Self.url, now: clock.now(), maxSkew: 300, accessToken: Self.token)
+        #expect(parsed.nonce == "server-nonce")
         #expect(parsed.thumbprint == prover.thumbprint)
         #expect(parsed.uri == "https://localhost:8443/v1/echo")
         #expect(
@@ -232,12 +231,12 @@ struct DPoPTests {
         #expect(tokens.count.withLock { $0 } == 1)
         // Another key's proof with the remembered token: the binding is checked anyway.
         let stranger = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: clock)
-        await #expect(throws: DPoPRefusal.self) {
+        await #expect(throws: SigilError.self) {
             try await verifier.verify(try request(token: "token-a", prover: stranger))
         }
         // Past its exp, the token is not remembered, and refused.
         clock.advance(by: 61)
-        await #expect(throws: DPoPRefusal.self) {
+        await #expect(throws: SigilError.self) {
             try await verifier.verify(try request(token: "token-a", prover: prover))
         }
         #expect(tokens.count.withLock { $0 } == 2)

@@ -34,21 +34,6 @@ public struct DPoPProof: Sendable {
     /// `nonce`, if present.
     public let nonce: String?
 
-    struct Header: Decodable {
-        let typ: String?
-        let alg: String?
-        let jwk: [String: String]?
-    }
-
-    struct Claims: Decodable {
-        let htm: String?
-        let htu: String?
-        let iat: Int64?
-        let jti: String?
-        let ath: String?
-        let nonce: String?
-    }
-
     /// Reads a proof and checks its signature with the key it carries.
     ///
     /// - Throws: ``SigilError``: `malformed-signature` (not one compact JWS of `dpop+jwt` with the
@@ -64,43 +49,58 @@ public struct DPoPProof: Sendable {
         let headerPart = bytes[..<dots[0]]
         let claimsPart = bytes[(dots[0] + 1)..<dots[1]]
         let signaturePart = bytes[(dots[1] + 1)...]
-        guard let headerJSON = Base64URL.decode(String(decoding: headerPart, as: UTF8.self)),
-            let claimsJSON = Base64URL.decode(String(decoding: claimsPart, as: UTF8.self)),
+        let headerBytes = Array(headerPart)
+        guard let claimsJSON = Base64URL.decode(String(decoding: claimsPart, as: UTF8.self)),
             let signature = Base64URL.decode(String(decoding: signaturePart, as: UTF8.self)), !signature.isEmpty,
-            let header = try? JSONDecoder().decode(Header.self, from: Data(headerJSON)),
-            let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimsJSON))
+            let claims = FlatJSON.object(claimsJSON)
         else { throw malformed("the DPoP proof's parts do not decode") }
-        guard header.typ == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
-        guard let name = header.alg, let algorithm = JWK.algorithm(jose: name) else {
-            throw SigilError(
-                .unsupportedAlgorithm, "the DPoP proof's alg must be one of \(algorithms.joined(separator: ", "))")
-        }
-        guard let members = header.jwk else { throw malformed("the DPoP proof carries no jwk") }
-        let key: VerificationKey
-        let thumbprint: String
-        // A client proves with one key for many requests: its parsed key is kept by the header's bytes.
-        if let known = KnownKeys.shared.key(Array(headerPart)), known.key.algorithm == algorithm {
-            (key, thumbprint) = known
+        // A client proves with one key for many requests: the header's checks and its parsed key are
+        // kept by the header's exact bytes (which fix `typ`, `alg` and `jwk`).
+        let known: KnownKeys.Entry
+        if let entry = KnownKeys.shared.entry(headerBytes),
+            entry.isBuiltIn || formats.format(for: entry.key.algorithm) != nil
+        {
+            known = entry
         } else {
-            do {
-                key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
-                thumbprint = try JWK(key).thumbprint
-            } catch {
-                throw malformed("the DPoP proof's jwk is not a public key for \(name)")
-            }
-            KnownKeys.shared.keep(Array(headerPart), key: key, thumbprint: thumbprint)
+            known = try header(headerBytes, formats: formats)
+            KnownKeys.shared.keep(headerBytes, known)
         }
-        guard let htm = claims.htm, let htu = claims.htu, let iat = claims.iat, let jti = claims.jti, !jti.isEmpty,
-            jti.utf8.count <= 256
+        guard let htm = claims["htm"]?.string, let htu = claims["htu"]?.string, let iat = claims["iat"]?.integer,
+            let jti = claims["jti"]?.string, !jti.isEmpty, jti.utf8.count <= 256
         else { throw malformed("the DPoP proof lacks htm, htu, iat or jti") }
+        let ath = claims["ath"]
+        let nonce = claims["nonce"]
+        guard ath == nil || ath?.string != nil, nonce == nil || nonce?.string != nil else {
+            throw malformed("the DPoP proof's ath or nonce is not a string")
+        }
         // The JWS signing input, signed in JOSE's encoding (ECDSA as r‖s, as rfc9421 has it).
         let signingInput = Array(bytes[..<dots[1]])
-        guard key.isValidSignature(signature, for: signingInput, profile: .rfc9421) else {
+        guard known.key.isValidSignature(signature, for: signingInput, profile: .rfc9421) else {
             throw SigilError(.invalidSignature, "the DPoP proof's signature does not verify with its jwk")
         }
         return DPoPProof(
-            algorithm: algorithm, key: key, thumbprint: thumbprint, method: htm, uri: htu,
-            issuedAt: iat, id: jti, accessTokenHash: claims.ath, nonce: claims.nonce)
+            algorithm: known.key.algorithm, key: known.key, thumbprint: known.thumbprint, method: htm, uri: htu,
+            issuedAt: iat, id: jti, accessTokenHash: ath?.string, nonce: nonce?.string)
+    }
+
+    /// The protected header's checks: `typ`, an accepted `alg`, a public `jwk` of that algorithm.
+    static func header(_ encoded: [UInt8], formats: KeyFormats) throws -> KnownKeys.Entry {
+        guard let json = Base64URL.decode(String(decoding: encoded, as: UTF8.self)), let header = FlatJSON.object(json)
+        else { throw malformed("the DPoP proof's parts do not decode") }
+        guard header["typ"]?.string == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
+        // RFC 7515 section 4.1.11: an extension this verifier does not know must not be ignored.
+        guard header["crit"] == nil else { throw malformed("the DPoP proof names critical extensions") }
+        guard let name = header["alg"]?.string, let algorithm = JWK.algorithm(jose: name) else {
+            throw SigilError(
+                .unsupportedAlgorithm, "the DPoP proof's alg must be one of \(algorithms.joined(separator: ", "))")
+        }
+        guard let members = header["jwk"]?.stringMembers else { throw malformed("the DPoP proof carries no jwk") }
+        do {
+            let key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
+            return KnownKeys.Entry(key: key, thumbprint: try JWK(key).thumbprint)
+        } catch {
+            throw malformed("the DPoP proof's jwk is not a public key for \(name)")
+        }
     }
 
     /// Checks the proof against the request it came with.
@@ -111,29 +111,32 @@ public struct DPoPProof: Sendable {
     ///     with); query and fragment are ignored on both sides, paths compared canonically.
     ///   - accessToken: the access token sent with it (`Authorization: DPoP <token>`), whose hash
     ///     `ath` must be; `nil` where no token goes with the proof.
-    ///   - nonce: the server's nonce the proof must carry, if the server requires one.
-    /// - Throws: ``SigilError``: `invalid-signature` (another method, URI, token or nonce),
+    /// - Throws: ``SigilError``: `invalid-signature` (another method, URI or token),
     ///   `timestamp-out-of-window` (`iat`).
-    public func check(
-        method: String, uri: String, now: Int64, maxSkew: Int64, accessToken: String?, nonce: String? = nil
-    ) throws {
+    public func check(method: String, uri: String, now: Int64, maxSkew: Int64, accessToken: String?) throws {
+        try check(
+            method: method, uri: uri, now: now, maxSkew: maxSkew,
+            accessTokenHash: accessToken.map { Base64URL.encode(Array(SHA256.hash(data: Array($0.utf8)))) })
+    }
+
+    /// ``check(method:uri:now:maxSkew:accessToken:)`` with the token's hash computed by the caller.
+    public func check(method: String, uri: String, now: Int64, maxSkew: Int64, accessTokenHash: String?) throws {
         guard self.method == method else {
             throw SigilError(.invalidSignature, "the DPoP proof is for another method")
         }
-        guard let expected = Self.comparableURI(uri), Self.comparableURI(self.uri) == expected else {
+        // The common case, a client naming the URI exactly as the server sees it, needs no parsing.
+        let path = uri.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { uri[..<$0] }
+        guard
+            self.uri == path ?? uri[...]
+                || Self.comparableURI(uri).map({ $0 == Self.comparableURI(self.uri) }) == true
+        else {
             throw SigilError(.invalidSignature, "the DPoP proof is for another URI")
         }
         if let refusal = TimeWindow(maxSkew: maxSkew).refusal(of: issuedAt, at: now, what: "the DPoP proof's iat") {
             throw refusal
         }
-        if let accessToken {
-            let hash = Base64URL.encode(Array(SHA256.hash(data: Array(accessToken.utf8))))
-            guard accessTokenHash == hash else {
-                throw SigilError(.invalidSignature, "the DPoP proof's ath is not the access token's hash")
-            }
-        }
-        if let nonce, self.nonce != nonce {
-            throw SigilError(.invalidSignature, "the DPoP proof does not carry the server's nonce")
+        if let accessTokenHash, accessTokenHash != self.accessTokenHash {
+            throw SigilError(.invalidSignature, "the DPoP proof's ath is not the access token's hash")
         }
     }
 
@@ -157,15 +160,26 @@ public struct DPoPProof: Sendable {
 /// Parsed proof keys by the exact bytes of the protected header that carried them (which fix `alg`
 /// and `jwk`), at most 4,096 at once.
 final class KnownKeys: Sendable {
+    struct Entry: Sendable {
+        let key: VerificationKey
+        let thumbprint: String
+
+        /// Whether the key is of a kind SigilCore builds in (an RSA key needs `.withRSA` to be accepted).
+        var isBuiltIn: Bool {
+            if case .external = key.material { return false }
+            return true
+        }
+    }
+
     static let shared = KnownKeys()
-    let entries = Mutex<[[UInt8]: (key: VerificationKey, thumbprint: String)]>([:])
+    let entries = Mutex<[[UInt8]: Entry]>([:])
 
-    func key(_ header: [UInt8]) -> (key: VerificationKey, thumbprint: String)? { entries.withLock { $0[header] } }
+    func entry(_ header: [UInt8]) -> Entry? { entries.withLock { $0[header] } }
 
-    func keep(_ header: [UInt8], key: VerificationKey, thumbprint: String) {
+    func keep(_ header: [UInt8], _ entry: Entry) {
         entries.withLock { entries in
             if entries.count >= 4_096 { entries.removeAll() }
-            entries[header] = (key, thumbprint)
+            entries[header] = entry
         }
     }
 }

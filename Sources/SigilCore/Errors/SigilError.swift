@@ -136,6 +136,12 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     /// client's nonce tells that client its request was not carried out.
     public var requestVerified = false
 
+    /// The `WWW-Authenticate` challenge the refusal carries, when its scheme asks for one
+    /// (`DPoP error="invalid_dpop_proof", algs="…"`, RFC 9449 section 7.1).
+    public var challenge: String?
+    /// A fresh server nonce for DPoP proofs (`DPoP-Nonce`, RFC 9449 section 9), when the server asks for them.
+    public var dpopNonce: String?
+
     /// Creates an error.
     public init(_ code: Code, _ detail: String, signatureBase: String? = nil) {
         self.code = code

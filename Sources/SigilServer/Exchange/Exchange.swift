@@ -28,6 +28,9 @@ public struct Exchange: Sendable {
     /// How long a body may take to arrive whole (then `request-timeout`); `nil` where the transport
     /// enforces its own limits (Hummingbird's ``RequestTimeouts`` in a channel handler).
     public let bodyTimeout: Duration?
+    /// Accepts DPoP-bound access tokens (RFC 9449), when set: in place of a Sigil signature, or
+    /// with one when ``DPoPVerifier/requiresSigilSignature`` is set.
+    public let dpop: DPoPVerifier?
 
     /// Creates the exchange.
     ///
@@ -38,18 +41,21 @@ public struct Exchange: Sendable {
     ///   - includeSignatureBase: put `signatureBase` in refusals.
     ///     - Warning: for development: it shows a caller what the server expected.
     ///   - bodyTimeout: how long a body may take to arrive whole, or `nil` when the transport limits it.
+    ///   - dpop: accepts DPoP requests (RFC 9449) too.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         sealing: SealedBodies? = nil,
         includeSignatureBase: Bool = false,
-        bodyTimeout: Duration? = .seconds(60)
+        bodyTimeout: Duration? = .seconds(60),
+        dpop: DPoPVerifier? = nil
     ) {
         self.verifier = verifier
         self.responseSigner = responseSigner
         self.sealing = sealing
         self.includeSignatureBase = includeSignatureBase
         self.bodyTimeout = bodyTimeout
+        self.dpop = dpop
     }
 
     // MARK: Admit
@@ -75,6 +81,20 @@ public struct Exchange: Sendable {
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
         try Self.checkHost(head)
+        if let dpop, try provesWithDPoPAlone(head, dpop) {
+            let proved = try await dpop.verify(head)
+            let body: [UInt8]
+            let limit = min(limit ?? verifier.configuration.bodyLimit, verifier.configuration.bodyLimit)
+            let declared = head.headerFields[.contentLength].flatMap(Int.init)
+            if let bodyTimeout {
+                body = try await withDeadline(
+                    bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
+                ) { try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit) }
+            } else {
+                body = try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
+            }
+            return try await admitted(head, body: body, dpop: proved, clientCertificate: clientCertificate)
+        }
         let verified: VerifiedRequest
         let body: [UInt8]
         if let bodyTimeout {
@@ -95,8 +115,26 @@ public struct Exchange: Sendable {
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission {
         try Self.checkHost(head)
+        if let dpop, try provesWithDPoPAlone(head, dpop) {
+            try BodyReader.check(body.count, limit: verifier.configuration.bodyLimit)
+            let proved = try await dpop.verify(head)
+            return try await admitted(head, body: body, dpop: proved, clientCertificate: clientCertificate)
+        }
         let verified = try await verifier.verify(head, body: body)
         return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
+    }
+
+    /// Whether `head` is to be admitted on a DPoP proof alone: DPoP stands in for a Sigil signature
+    /// and the request carries no Sigil signature. A request with neither is refused here, with
+    /// DPoP's challenge beside Sigil's own.
+    @usableFromInline
+    func provesWithDPoPAlone(_ head: HTTPRequest, _ dpop: DPoPVerifier) throws -> Bool {
+        guard !verifier.carriesSignature(head) else { return false }
+        if DPoPVerifier.isPresent(in: head.headerFields) { return !dpop.requiresSigilSignature }
+        var missing = SigilError(.missingSignature, "the request carries no Sigil signature and no DPoP proof")
+        missing.challenge = dpop.challenge
+        missing.dpopNonce = dpop.currentNonce()
+        throw missing
     }
 
     /// Refuses a request whose `Host` fields say more than its authority: two of them, or one that
@@ -120,17 +158,25 @@ public struct Exchange: Sendable {
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
     ) async throws -> Admission {
         do {
+            // With DPoP on, a proof sent with a signature is checked too; one is needed where the
+            // route requires both.
+            var proved: DPoPIdentity?
+            if let dpop, dpop.requiresSigilSignature || DPoPVerifier.isPresent(in: head.headerFields) {
+                proved = try await dpop.verify(head)
+            }
             let opened = try sealing?.open(head, body: body, verified: verified)
             let certificate = try await clientCertificate?()
             if let certificateKeyID = certificate?.sigilKeyID {
                 try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
             }
             return Admission(
-                identity: SigilIdentity(request: verified, clientCertificate: certificate, sealedTo: opened?.keyID),
+                identity: SigilIdentity(
+                    request: verified, dpop: proved, clientCertificate: certificate, sealedTo: opened?.keyID),
                 request: opened?.request ?? head,
                 body: opened?.body ?? body,
                 signedRequest: head,
-                sealer: opened?.sealer
+                sealer: opened?.sealer,
+                dpopNonce: proved == nil ? nil : dpop?.currentNonce()
             )
         } catch let error as SigilError {
             // After the signature verified: the refusal is the request's own, to be signed.
@@ -138,11 +184,31 @@ public struct Exchange: Sendable {
         }
     }
 
+    /// The steps after a DPoP proof stood in for a signature: no sealed body (it is bound to a Sigil
+    /// signer, section 6.2), the client certificate read as it is (it names no key to compare with).
+    @usableFromInline
+    func admitted(
+        _ head: HTTPRequest,
+        body: [UInt8],
+        dpop proved: DPoPIdentity,
+        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
+    ) async throws -> Admission {
+        if Sealing.codings(head.headerFields).contains(Sealing.contentEncoding)
+            || (!body.isEmpty && sealing?.requiresSealed(head.path ?? "/") == true)
+        {
+            throw SigilError(.sealedBodyInvalid, "a sealed body needs a Sigil signature, not a DPoP proof alone")
+        }
+        let certificate = try await clientCertificate?()
+        return Admission(
+            identity: SigilIdentity(dpop: proved, clientCertificate: certificate),
+            request: head, body: body, signedRequest: head, sealer: nil, dpopNonce: dpop?.currentNonce())
+    }
+
     /// The admission of a request a route verified itself (a registration, signed by the key it
     /// registers), so its answers and refusals are bound to it like any other's. Nothing is sealed.
     public func admission(of request: HTTPRequest, body: [UInt8] = [], verified: VerifiedRequest) -> Admission {
         Admission(
-            identity: SigilIdentity(request: verified, clientCertificate: nil), request: request, body: body,
+            identity: SigilIdentity(request: verified, dpop: nil, clientCertificate: nil), request: request, body: body,
             signedRequest: request, sealer: nil)
     }
 
@@ -163,15 +229,19 @@ public struct Exchange: Sendable {
             head.headerFields[.contentEncoding] = Sealing.contentEncoding
             if head.headerFields[.contentLength] != nil { head.headerFields[.contentLength] = String(body.count) }
         }
-        try responseSigner?.sign(
-            &head, body: body, answering: admission.signedRequest, binding: admission.identity.request.binding)
+        if let nonce = admission.dpopNonce { head.headerFields[DPoPNonces.field] = nonce }
+        // An answer is bound to a Sigil signature (section 2.7); a DPoP proof alone gets it unsigned.
+        if let binding = admission.identity.request?.binding {
+            try responseSigner?.sign(&head, body: body, answering: admission.signedRequest, binding: binding)
+        }
         return (head, body)
     }
 
     /// Whether ``answer(_:body:for:)`` changes anything, so an adapter can pass a response through
     /// untouched (and unread) when it does not.
     public func answersChange(_ admission: Admission) -> Bool {
-        responseSigner != nil || admission.sealer != nil
+        (responseSigner != nil && admission.identity.request != nil) || admission.sealer != nil
+            || admission.dpopNonce != nil
     }
 
     /// What a route's failure becomes: a ``SigilError`` its refusal, signed for the admitted request;
@@ -224,30 +294,59 @@ public struct Admission: Sendable {
     public let signedRequest: HTTPRequest
     /// Seals the answer, when the request was sealed.
     let sealer: SealedResponseSealer?
+    /// The server's next DPoP nonce, for the answer's `DPoP-Nonce`.
+    var dpopNonce: String? = nil
 }
 
 /// Who sent a verified request: the key and its device and user, how it was signed, the TLS client
-/// certificate when one was presented, and the key its body was sealed to. The one identity every
-/// adapter hands its routes.
+/// certificate when one was presented, and the key its body was sealed to; or, for a request proved
+/// by DPoP alone, the access token's subject and the proof key. The one identity every adapter hands
+/// its routes.
 public struct SigilIdentity: Sendable, Hashable {
-    /// The verified signature: key ID, algorithm, profile, timestamp, nonce, device and user.
-    public let request: VerifiedRequest
+    /// The verified Sigil signature: key ID, algorithm, profile, timestamp, nonce, device and user;
+    /// `nil` when a DPoP proof stood in for it.
+    public let request: VerifiedRequest?
+    /// The verified DPoP proof and access token, when the request carried them.
+    public let dpop: DPoPIdentity?
     /// The client certificate of the TLS connection, if the client presented one and the adapter reads them.
     public let clientCertificate: ClientCertificateIdentity?
     /// The server sealing key the request's body was sealed to, when it was sealed.
     public let sealedTo: String?
 
-    /// Creates an identity.
-    public init(request: VerifiedRequest, clientCertificate: ClientCertificateIdentity?, sealedTo: String? = nil) {
+    /// Creates the identity of a signed request (and its DPoP proof, when it carried one too).
+    public init(
+        request: VerifiedRequest, dpop: DPoPIdentity? = nil, clientCertificate: ClientCertificateIdentity?,
+        sealedTo: String? = nil
+    ) {
         self.request = request
+        self.dpop = dpop
         self.clientCertificate = clientCertificate
         self.sealedTo = sealedTo
     }
 
-    /// The key ID that signed the request.
-    public var keyID: String { request.keyID }
-    /// The device the key belongs to, if registered with one.
-    public var deviceID: String? { request.deviceID }
-    /// The user the device belongs to, if any.
-    public var userID: String? { request.userID }
+    /// Creates the identity of a request proved by DPoP alone.
+    public init(dpop: DPoPIdentity, clientCertificate: ClientCertificateIdentity?) {
+        self.request = nil
+        self.dpop = dpop
+        self.clientCertificate = clientCertificate
+        self.sealedTo = nil
+    }
+
+    /// The Sigil key ID that signed the request; for a request proved by DPoP alone, `dpop:` and the
+    /// proof key's thumbprint (which no Sigil key ID can be).
+    public var keyID: String { request?.keyID ?? "dpop:" + (dpop?.thumbprint ?? "") }
+    /// The device the key belongs to, if registered with one; none for DPoP alone.
+    public var deviceID: String? { request?.deviceID }
+    /// The user the device belongs to, if any; for DPoP alone, the access token's `sub`.
+    public var userID: String? { request.map(\.userID) ?? dpop?.subject }
+    /// The profile that proved the request: `sigil-v1`, `rfc9421`, or `dpop` (alone).
+    public var profile: String { request?.profile.rawValue ?? "dpop" }
+    /// The algorithm of the signature, or of the DPoP proof alone.
+    public var algorithm: SignatureAlgorithm { request?.algorithm ?? dpop?.algorithm ?? .ecdsaP256SHA256 }
+    /// Whether a signature covers the body (a Sigil signature does; a DPoP proof signs none).
+    public var coversBody: Bool { request != nil }
+    /// Whether a signature covers the request's authority (rfc9421 `@authority`). A DPoP proof's `htu`
+    /// is compared with the origin the server is configured with, when it is: nothing should be
+    /// decided on the `Host` of a request proved by DPoP alone.
+    public var coversAuthority: Bool { request?.coversAuthority ?? false }
 }

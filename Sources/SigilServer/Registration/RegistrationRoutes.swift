@@ -71,8 +71,10 @@ public struct RegistrationCall: Sendable {
     }
 
     func requireIdentity() throws -> VerifiedRequest {
-        guard let identity else { throw SigilError(.missingSignature, "the route requires a signed request") }
-        return identity.request
+        guard let request = identity?.request else {
+            throw SigilError(.missingSignature, "the route requires a request signed with a Sigil key")
+        }
+        return request
     }
 
     func requireKeyID() throws -> String {

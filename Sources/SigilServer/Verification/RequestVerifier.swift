@@ -97,6 +97,13 @@ public struct RequestVerifier: Sendable {
         try await counted { try await complete(admitted, request: request, body: body, bodyWasAwaited: true) }
     }
 
+    /// Whether `request` carries a signature of a profile this verifier takes (it may not verify).
+    public func carriesSignature(_ request: HTTPRequest) -> Bool {
+        SignatureProfile.verificationOrder.contains { profile in
+            configuration.profiles.contains(profile) && profile.format.isPresent(in: request.headerFields)
+        }
+    }
+
     /// Checks that a TLS client certificate naming the Sigil key `certificateKeyID` (its
     /// `urn:sigil:key:` name) belongs to the device of the key that signed `request`.
     ///
