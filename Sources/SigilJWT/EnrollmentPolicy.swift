@@ -61,6 +61,8 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         var aud: AudienceClaim?
         var iss: IssuerClaim?
         var nbf: NotBeforeClaim?
+        /// A confirmation (RFC 7800): present on sender-constrained tokens, which never enroll.
+        var cnf: [String: String]?
 
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
@@ -94,6 +96,11 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             }
             guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT has no usable sub")
+            }
+            // A DPoP-bound access token (from the same issuer, with `--dpop`) is useless without its
+            // key; as an enrollment token it would be a bearer token again.
+            guard claims.cnf == nil else {
+                throw SigilError(.enrollmentRefused, "a sender-constrained token (cnf) is not an enrollment JWT")
             }
             return claims.sub.value
         }

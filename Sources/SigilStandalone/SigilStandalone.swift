@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
+import JWTKit
 import Logging
 import Metrics
 import NIOCore
@@ -60,6 +61,13 @@ public enum SigilStandalone {
         public var jwtReuse = false
         /// The verifier's settings: window, body limit, profiles.
         public var verifier = VerifierConfiguration()
+        /// Accept DPoP-bound access tokens (RFC 9449) on protected routes, verified with the JWT keys,
+        /// audience and issuer above: in place of a Sigil signature (`.alone`) or only with one (`.withSignature`).
+        public var dpop: DPoPMode?
+        /// Require server-provided DPoP nonces (`DPoP-Nonce`, `use_dpop_nonce`).
+        public var dpopNonces = false
+        /// The origin DPoP proofs' `htu` must name (`https://api.example`); without it, the request's own.
+        public var dpopOrigin: String?
         /// How long a device's previous HMAC secret stays valid after a new one is issued, in seconds.
         public var secretOverlap: Int64 = 86_400
         /// How long a rotated key stays valid, in seconds.
@@ -162,6 +170,14 @@ public enum SigilStandalone {
         }
     }
 
+    /// How DPoP proofs are taken.
+    public enum DPoPMode: Sendable {
+        /// A DPoP proof with its access token stands in for a Sigil signature.
+        case alone
+        /// A request must carry a Sigil signature and a DPoP proof.
+        case withSignature
+    }
+
     /// Prepares the data directory, the key directory, TLS and the routes.
     ///
     /// - Parameter onListening: called with the bound port once the server listens.
@@ -178,6 +194,39 @@ public enum SigilStandalone {
             try? await stores.close()
             throw error
         }
+    }
+
+    /// The DPoP verifier `--dpop` asks for: access tokens checked with the JWT keys, audience and
+    /// issuer; proofs' `jti` in the server's nonce store; server nonces keyed from the master key, so
+    /// replicas accept each other's.
+    static func dpopVerifier(
+        _ options: Options, keys: JWTKeyCollection?, nonces: any NonceStore, clock: any UnixClock,
+        masterKey: SymmetricKey
+    ) throws -> DPoPVerifier? {
+        guard let mode = options.dpop else { return nil }
+        guard let keys, let audience = options.jwtAudience, !audience.isEmpty, let issuer = options.jwtIssuer,
+            !issuer.isEmpty
+        else {
+            throw SigilInputError(
+                "--dpop checks access tokens with --jwt-key, --jwks or --jwt-secret, and needs --jwt-audience and --jwt-issuer"
+            )
+        }
+        if let origin = options.dpopOrigin, DPoPProof.comparableURI(origin + "/") == nil {
+            throw SigilInputError("--dpop-origin is a scheme and authority, such as https://api.example")
+        }
+        var verifier = DPoPVerifier(
+            tokens: JWTAccessTokens(keys: keys, audience: audience, issuer: issuer, clock: clock), nonces: nonces,
+            clock: clock)
+        verifier.maxSkew = options.verifier.maxSkew
+        verifier.keyFormats = .withRSA
+        verifier.origin = options.dpopOrigin
+        verifier.requiresSigilSignature = mode == .withSignature
+        if options.dpopNonces {
+            verifier.serverNonces = DPoPNonces(
+                key: HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: masterKey, info: Array("sigil dpop nonces".utf8), outputByteCount: 32))
+        }
+        return verifier
     }
 
     static func prepare(
@@ -274,6 +323,8 @@ public enum SigilStandalone {
             jwt = EnrollmentPolicy.JWTRules(keys: jwtKeys, audience: audience, issuer: issuer)
             jwt?.allowsReuse = options.jwtReuse
         }
+        let dpop = try dpopVerifier(
+            options, keys: jwtKeys, nonces: nonces, clock: clock, masterKey: try data.masterKey())
         // With JWTs, a bootstrap token would be a second way in: only an explicitly given one is on.
         let token = jwt == nil || options.enrollToken != nil ? try data.enrollToken(given: options.enrollToken) : nil
         let policy = EnrollmentPolicy(
@@ -293,7 +344,8 @@ public enum SigilStandalone {
             readsClientCertificate: clientCA != nil,
             sealing: SealedBodies(
                 ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()), extraRetired: sealingFiles.retired,
-                sealedPaths: options.sealedPaths)
+                sealedPaths: options.sealedPaths),
+            dpop: dpop
         )
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         var registration = RegistrationService.Configuration(verifier: verifierConfiguration)

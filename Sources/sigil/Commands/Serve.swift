@@ -181,6 +181,21 @@ struct ServerOptions: ParsableArguments {
         help: "Let one enrollment JWT enroll any number of devices until it expires (default: one device each).")
     var jwtReuse = false
 
+    @Option(
+        name: .customLong("dpop"),
+        help: ArgumentHelp(
+            "Accept DPoP-bound access tokens (RFC 9449), checked with the --jwt-* keys: alone, or with-signature.",
+            valueName: "alone|with-signature"))
+    var dpop: String?
+
+    @Flag(name: .customLong("dpop-nonce"), help: "Require server-provided DPoP nonces (DPoP-Nonce, use_dpop_nonce).")
+    var dpopNonce = false
+
+    @Option(
+        name: .customLong("dpop-origin"),
+        help: "The origin DPoP proofs must name in htu (default: the request's own scheme and authority).")
+    var dpopOrigin: String?
+
     @Option(name: .customLong("max-skew"), help: "Seconds a request's timestamp may be from the server's time.")
     var maxSkew: Int64 = 300
 
@@ -352,6 +367,17 @@ struct ServerOptions: ParsableArguments {
         options.jwtReuse = jwtReuse
         options.jwksFiles = jwks
         options.verifier.maxSkew = maxSkew
+        switch dpop {
+        case nil: options.dpop = nil
+        case "alone"?: options.dpop = .alone
+        case "with-signature"?: options.dpop = .withSignature
+        default: throw ValidationError("--dpop is alone or with-signature")
+        }
+        guard dpop != nil || !dpopNonce && dpopOrigin == nil else {
+            throw ValidationError("--dpop-nonce and --dpop-origin go with --dpop")
+        }
+        options.dpopNonces = dpopNonce
+        options.dpopOrigin = dpopOrigin
         options.verifier.bodyLimit = bodyLimit
         options.secretOverlap = secretOverlap
         options.rotationGrace = rotationGrace

@@ -26,6 +26,7 @@ extension ExternalStoreSuites {
         static func withReplicas(
             nonces: Nonces,
             storeTimeout: Duration = .seconds(10),
+            configure more: @escaping @Sendable (inout SigilStandalone.Options) -> Void = { _ in },
             _ body: ([TestServer], PostgresTestServer, RedisTestServer?) async throws -> Void
         ) async throws {
             try await PostgresTestServer.with { postgres in
@@ -37,6 +38,7 @@ extension ExternalStoreSuites {
                     options.keyStore = .postgres(url: postgres.url)
                     if let redis { options.nonceStorage = .redis(url: redis.url) }
                     options.storeTimeout = storeTimeout
+                    more(&options)
                 }
                 try await TestServer.with(dataDirectory: directory, clock: clock, configure: configure) { a in
                     try await TestServer.with(dataDirectory: directory, clock: clock, configure: configure) { b in
