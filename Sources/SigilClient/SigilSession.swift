@@ -96,6 +96,10 @@ public struct SigilSession: Sendable {
     /// any other is refused before it is signed. sigil-v1 covers no authority, so a request signed
     /// for another server could be replayed by that server to this one within the window.
     public var origin: Origin?
+    /// Adds a DPoP-bound access token and a proof to every request, for a server that wants DPoP
+    /// with the Sigil signature (`sigil serve --dpop with-signature`). A signed `use_dpop_nonce`
+    /// refusal is answered once with the server's nonce.
+    public var dpop: DPoPAuthorization?
 
     /// Creates a session.
     ///
@@ -185,6 +189,7 @@ public struct SigilSession: Sendable {
                 (sent, opener) = try Sealing.sealRequest(body, to: sealingKey, keyID: signer.keyID, nonce: nonce)
                 signed.headerFields[.contentEncoding] = Sealing.contentEncoding
             }
+            try dpop?.authorize(&signed)
             try signer.sign(&signed, body: sent, nonce: nonce)
             let sentAt = clock.localTime
             let (head, responseBody) = try await transport.send(signed, body: sent)
@@ -200,6 +205,9 @@ public struct SigilSession: Sendable {
                 guard try await learnResponseKeys(for: signed) else { throw error }
                 response = try verified(received, request: signed, roundTrip: roundTrip)
             }
+            // The server's DPoP nonce is learnt from signed answers only; a signed use_dpop_nonce
+            // refusal (the request did not run) is resent once with it.
+            if response.signatureVerified, let dpop, dpop.learn(from: head), attempts == 1 { continue }
             if let opener {
                 response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
                 response.sentSealedBody = sent

@@ -44,26 +44,31 @@ public struct DPoPProof: Sendable {
         guard bytes.count <= maximumSize else {
             throw malformed("the DPoP proof is larger than \(maximumSize) bytes")
         }
-        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
-        guard dots.count == 2 else { throw malformed("the DPoP proof is not one compact JWS") }
-        let headerPart = bytes[..<dots[0]]
-        let claimsPart = bytes[(dots[0] + 1)..<dots[1]]
-        let signaturePart = bytes[(dots[1] + 1)...]
-        let headerBytes = Array(headerPart)
-        guard let claimsJSON = Base64URL.decode(String(decoding: claimsPart, as: UTF8.self)),
-            let signature = Base64URL.decode(String(decoding: signaturePart, as: UTF8.self)), !signature.isEmpty,
+        guard let first = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            !bytes[(second + 1)...].contains(UInt8(ascii: "."))
+        else { throw malformed("the DPoP proof is not one compact JWS") }
+        let headerBytes = Array(bytes[..<first])
+        let headerText = String(decoding: headerBytes, as: UTF8.self)
+        let decoded = bytes.withUnsafeBufferPointer { buffer in
+            (
+                Base64URL.decode(UnsafeBufferPointer(rebasing: buffer[(first + 1)..<second])),
+                Base64URL.decode(UnsafeBufferPointer(rebasing: buffer[(second + 1)...]))
+            )
+        }
+        guard let claimsJSON = decoded.0, let signature = decoded.1, !signature.isEmpty,
             let claims = FlatJSON.object(claimsJSON)
         else { throw malformed("the DPoP proof's parts do not decode") }
         // A client proves with one key for many requests: the header's checks and its parsed key are
         // kept by the header's exact bytes (which fix `typ`, `alg` and `jwk`).
         let known: KnownKeys.Entry
-        if let entry = KnownKeys.shared.entry(headerBytes),
+        if let entry = KnownKeys.shared.entry(headerText),
             entry.isBuiltIn || formats.format(for: entry.key.algorithm) != nil
         {
             known = entry
         } else {
             known = try header(headerBytes, formats: formats)
-            KnownKeys.shared.keep(headerBytes, known)
+            KnownKeys.shared.keep(headerText, known)
         }
         guard let htm = claims["htm"]?.string, let htu = claims["htu"]?.string, let iat = claims["iat"]?.integer,
             let jti = claims["jti"]?.string, !jti.isEmpty, jti.utf8.count <= 256
@@ -74,7 +79,7 @@ public struct DPoPProof: Sendable {
             throw malformed("the DPoP proof's ath or nonce is not a string")
         }
         // The JWS signing input, signed in JOSE's encoding (ECDSA as r‖s, as rfc9421 has it).
-        let signingInput = Array(bytes[..<dots[1]])
+        let signingInput = Array(bytes[..<second])
         guard known.key.isValidSignature(signature, for: signingInput, profile: .rfc9421) else {
             throw SigilError(.invalidSignature, "the DPoP proof's signature does not verify with its jwk")
         }
@@ -172,11 +177,11 @@ final class KnownKeys: Sendable {
     }
 
     static let shared = KnownKeys()
-    let entries = Mutex<[[UInt8]: Entry]>([:])
+    let entries = Mutex<[String: Entry]>([:])
 
-    func entry(_ header: [UInt8]) -> Entry? { entries.withLock { $0[header] } }
+    func entry(_ header: String) -> Entry? { entries.withLock { $0[header] } }
 
-    func keep(_ header: [UInt8], _ entry: Entry) {
+    func keep(_ header: String, _ entry: Entry) {
         entries.withLock { entries in
             if entries.count >= 4_096 { entries.removeAll() }
             entries[header] = entry

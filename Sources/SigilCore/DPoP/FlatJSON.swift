@@ -157,10 +157,15 @@ struct FlatJSON {
             guard index < bytes.count, isDigit(bytes[index]) else { return nil }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        guard isInteger, let value = Int64(String(decoding: bytes[start..<index], as: UTF8.self)) else {
-            return .other
+        guard isInteger, index - start <= 19 else { return .other }
+        var value: Int64 = 0
+        for byte in bytes[start..<index] where byte != UInt8(ascii: "-") {
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = shifted.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return .other }
+            value = sum
         }
-        return .integer(value)
+        return .integer(bytes[start] == UInt8(ascii: "-") ? -value : value)
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -169,7 +174,18 @@ struct FlatJSON {
     /// surrogate or invalid UTF-8.
     mutating func string() -> String? {
         index += 1
-        var scalars: [UInt8] = []
+        // The common case, ASCII without escapes, read straight from the input.
+        let start = index
+        while index < bytes.count, bytes[index] >= 0x20, bytes[index] < 0x80, bytes[index] != UInt8(ascii: "\""),
+            bytes[index] != UInt8(ascii: "\\")
+        {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            return String(decoding: bytes[start..<(index - 1)], as: UTF8.self)
+        }
+        var scalars = Array(bytes[start..<index])
         var runStart = index
         while index < bytes.count {
             let byte = bytes[index]

@@ -106,7 +106,7 @@ public struct DPoPVerifier: Sendable {
                 SigilError(.missingSignature, "a DPoP request has one Authorization: DPoP and one DPoP proof"),
                 "invalid_dpop_proof")
         }
-        let token = String(authorization.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+        let token = String(authorization.utf8.dropFirst(5).drop { $0 == 0x20 || $0 == 0x09 }) ?? ""
         let now = clock.now()
         let digest = SHA256.hash(data: Array(token.utf8))
         let proof: DPoPProof
