@@ -337,16 +337,21 @@ public enum SigilStandalone {
             logger.warning("open enrollment: anyone who can reach this server can register a device")
         }
 
-        let middleware = SigilMiddleware<SigilBasicRequestContext>(
-            verifier: verifier,
-            responseSigner: options.signsResponses ? responseSigner : nil,
-            includeSignatureBase: options.includeSignatureBase,
-            readsClientCertificate: clientCA != nil,
-            sealing: SealedBodies(
-                ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()), extraRetired: sealingFiles.retired,
-                sealedPaths: options.sealedPaths),
-            dpop: dpop
-        )
+        func middleware(dpop: DPoPVerifier?) -> SigilMiddleware<SigilBasicRequestContext> {
+            SigilMiddleware(
+                verifier: verifier,
+                responseSigner: options.signsResponses ? responseSigner : nil,
+                includeSignatureBase: options.includeSignatureBase,
+                readsClientCertificate: clientCA != nil,
+                sealing: SealedBodies(
+                    ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()),
+                    extraRetired: sealingFiles.retired, sealedPaths: options.sealedPaths),
+                dpop: dpop
+            )
+        }
+        // DPoP guards the protected routes; a device's own routes (registration, rotation,
+        // revocation) take its Sigil key's signature.
+        let protected = middleware(dpop: dpop)
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         var registration = RegistrationService.Configuration(verifier: verifierConfiguration)
         registration.secretOverlap = options.secretOverlap
@@ -365,7 +370,7 @@ public enum SigilStandalone {
         )
         let router = Router(context: SigilBasicRequestContext.self)
         SigilRegistrationRoutes(
-            service: service, middleware: middleware, pins: pins, backupPins: backupPin.map { [$0] } ?? []
+            service: service, middleware: middleware(dpop: nil), pins: pins, backupPins: backupPin.map { [$0] } ?? []
         ).add(to: router)
         var upstreamClient: HTTPClient?
         var gateway: GatewayRoutes?
@@ -383,13 +388,13 @@ public enum SigilStandalone {
             upstreamClient = client
             do {
                 gateway = try GatewayRoutes(
-                    middleware: middleware, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit)
+                    middleware: protected, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit)
             } catch {
                 try? await client.shutdown()
                 throw error
             }
         } else {
-            let echo = EchoRoutes(middleware: middleware, bodyLimit: options.verifier.bodyLimit)
+            let echo = EchoRoutes(middleware: protected, bodyLimit: options.verifier.bodyLimit)
             echo.add(to: router)
             if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
         }

@@ -89,6 +89,19 @@ struct Curl: AsyncParsableCommand {
         help: "The server's X-Wing public key file for --seal (default: the one the identity was enrolled with).")
     var sealingKeyFile: String?
 
+    @Flag(
+        name: .long,
+        help: "Add a DPoP proof (RFC 9449) made with the signing key, and --token as Authorization: DPoP.")
+    var dpop = false
+
+    @Option(name: .long, help: "The DPoP-bound access token, or @FILE (with --dpop).")
+    var token: String?
+
+    @Flag(
+        name: .customLong("no-signature"),
+        help: "With --dpop: send DPoP alone, without a Sigil signature (as an OAuth client does).")
+    var noSignature = false
+
     @Argument(help: "https://host[:port]/path?query")
     var url: String
 
@@ -110,6 +123,9 @@ struct Curl: AsyncParsableCommand {
                     "the default identity signs for \(enrolled) only, where it enrolled; name it with --identity to sign for another origin"
                 )
             }
+        }
+        guard dpop == (token != nil), !noSignature || dpop else {
+            throw SigilInputError("--dpop goes with --token (and --no-signature with --dpop)")
         }
         let (signingKey, signingKeyID) = try signingKey(stored)
         var options = SigilHTTPClient.Options()
@@ -183,6 +199,19 @@ struct Curl: AsyncParsableCommand {
             requireSignedResponses: false)
         // The default identity signs for its own server only; a named one where the user says.
         if identity == nil, key == nil { session.origin = enrolledOrigin }
+        if let token {
+            let value =
+                token.hasPrefix("@") ? try String(contentsOfFile: String(token.dropFirst()), encoding: .utf8) : token
+            let authorization = DPoPAuthorization(
+                prover: try DPoPProver(signer: signer.key, clock: clock),
+                accessToken: value.trimmingCharacters(in: .whitespacesAndNewlines))
+            if verbose { note("DPoP proof with key thumbprint \(authorization.prover.thumbprint)") }
+            if noSignature {
+                try await sendDPoPAlone(request, body: body, authorization: authorization, connection: connection)
+                return
+            }
+            session.dpop = authorization
+        }
         if seal {
             session.sealingKey = try sealingKey(stored?.identity)
             session.sealsBodies = true
@@ -227,6 +256,36 @@ struct Curl: AsyncParsableCommand {
         if status.code >= 400 || response.problemCode != nil {
             warn("\(statusLine)\(code), " + (response.signatureVerified ? "signed" : "unsigned"))
             throw ExitStatus(code: 1)
+        }
+    }
+
+    /// `--dpop --no-signature`: the request with its DPoP proof and token only, sent once more with
+    /// the server's nonce when it asks for one; nothing of the answer is signed.
+    func sendDPoPAlone(
+        _ request: HTTPRequest, body: [UInt8], authorization: DPoPAuthorization, connection: SigilHTTPClient
+    ) async throws {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var sent = request
+            try authorization.authorize(&sent)
+            let (head, answer) = try await connection.transport.send(sent, body: body)
+            if authorization.learn(from: head), attempt == 1 {
+                if verbose { note("the server asked for its DPoP nonce: sent once more with it") }
+                continue
+            }
+            if include {
+                var lines = "HTTP \(head.status.code) \(head.status.reasonPhrase)\r\n"
+                for field in head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
+                FileHandle.standardOutput.write(Data((lines + "\r\n").utf8))
+            }
+            FileHandle.standardOutput.write(Data(answer))
+            guard head.status.code < 400 else {
+                let challenge = head.headerFields[.wwwAuthenticate].map { " (\($0))" } ?? ""
+                warn("HTTP \(head.status.code) \(head.status.reasonPhrase)\(challenge)")
+                throw ExitStatus(code: 1)
+            }
+            return
         }
     }
 

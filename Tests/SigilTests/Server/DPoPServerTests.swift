@@ -260,3 +260,73 @@ extension ExternalStoreSuites.ReplicaTests {
         }
     }
 }
+
+extension DPoPServerTests {
+    @Test(
+        "sigil curl --dpop --token --no-signature: a proof from the key file, the server's nonce learnt and resent once"
+    )
+    func curl() async throws {
+        let issuer = try await TestTokenIssuer.make()
+        let now = Int64(Date().timeIntervalSince1970)
+        try await TestServer.with(
+            clock: ManualUnixClock(now),
+            configure: { options in
+                issuer.configure(&options)
+                options.dpopNonces = true
+            }
+        ) { server in
+            let keyPath = TestServer.temporaryDirectory() + "-dpop.pem"
+            let keygen = try await SigilCommand.run(["keygen", "--alg", "ecdsa-p256-sha256", "--out", keyPath])
+            #expect(keygen.status == 0, "\(keygen.error)")
+            let key = try KeyFile.load(Array(try String(contentsOfFile: keyPath, encoding: .utf8).utf8))
+            let thumbprint = try JWK(key.verificationKey).thumbprint
+            let token = try await issuer.token(boundTo: thumbprint, expiresAt: server.clock.now() + 600)
+            let url = "https://localhost:\(server.port)/v1/echo"
+            let curl = try await SigilCommand.run([
+                "curl", "-v", "--key", keyPath, "--cacert", server.prepared.certificateFile, "--dpop", "--token", token,
+                "--no-signature", "--json", #"{"a":1}"#, url,
+            ])
+            #expect(curl.status == 0, "\(curl.error)")
+            #expect(curl.text.contains(#""profile":"dpop""#), "\(curl.text)")
+            #expect(curl.error.contains("nonce"), "\(curl.error)")
+            // Without a token: refused before anything is sent.
+            let missing = try await SigilCommand.run(["curl", "--key", keyPath, "--dpop", url])
+            #expect(missing.status != 0)
+        }
+    }
+}
+
+extension DPoPServerTests {
+    @Test(
+        "SigilSession with dpop on a with-signature server: the signed use_dpop_nonce refusal is answered once with the nonce"
+    )
+    func session() async throws {
+        let issuer = try await TestTokenIssuer.make()
+        try await TestServer.with(configure: { options in
+            issuer.configure(&options, mode: .withSignature)
+            options.dpopNonces = true
+        }) { server in
+            let (_, connection, enrolled, _) = try await AdminAPITests.enrolledSession(server)
+            do {
+                var session = enrolled
+                let prover = try DPoPProver(signer: try SigningKey.generate(.ed25519), clock: session.clock)
+                let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+                session.dpop = DPoPAuthorization(prover: prover, accessToken: token)
+                let request = HTTPRequest(
+                    method: .post, scheme: "https", authority: "localhost:\(server.port)", path: "/v1/echo")
+                let response = try await session.send(request, body: Array(#"{"n":1}"#.utf8))
+                #expect(response.head.status == .ok, "\(String(decoding: response.body, as: UTF8.self))")
+                #expect(response.attempts == 2)
+                #expect(response.signatureVerified)
+                #expect(session.dpop?.nonce != nil)
+                // The nonce is kept: the next request goes through at once.
+                let next = try await session.send(request, body: Array(#"{"n":2}"#.utf8))
+                #expect(next.head.status == .ok && next.attempts == 1)
+                try await connection.shutdown()
+            } catch {
+                try? await connection.shutdown()
+                throw error
+            }
+        }
+    }
+}

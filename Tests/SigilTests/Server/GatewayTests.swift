@@ -19,6 +19,7 @@ struct GatewayTests {
         keepPath: Bool = false,
         publicHost: String? = nil,
         sealedPaths: [String] = [],
+        configure more: (inout SigilStandalone.Options) -> Void = { _ in },
         _ body: (TestServer, PythonUpstream, TestDevice, HTTPClient) async throws -> Void
     ) async throws {
         let upstream = try await PythonUpstream.start()
@@ -33,6 +34,7 @@ struct GatewayTests {
             options.upstream = target
             options.sealedPaths = sealedPaths
             options.verifier.bodyLimit = 8 << 20
+            more(&options)
         }) { server in
             let device = try TestDevice(.ed25519)
             try await server.prepared.directory.apply(
@@ -90,6 +92,30 @@ struct GatewayTests {
             try Self.responses(server).verifySigilV1(
                 HTTPResponse(status: .ok, headerFields: response.headers), body: response.body,
                 answering: request.answered)
+            #expect(try await upstream.count() == 1)
+        }
+    }
+
+    @Test("a DPoP request goes to the backend as profile dpop: the token's sub, the key's thumbprint, body not signed")
+    func forwardsDPoP() async throws {
+        let issuer = try await TestTokenIssuer.make()
+        try await Self.withGateway(configure: { issuer.configure(&$0) }) { server, upstream, _, client in
+            let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
+            let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+            var request = TestRequest(.post, "/orders/7", server: server, json: #"{"qty":1}"#)
+            request.head.headerFields[HTTPField.Name("Sigil-Body-Signed")!] = "?1"
+            try request.addDPoP(prover, token: token)
+            let response = try await request.send(client)
+            #expect(response.status == 200, "\(response.text)")
+            let headers = response.json["headers"] as? [String: [String]] ?? [:]
+            #expect(headers["sigil-profile"] == ["dpop"])
+            #expect(headers["sigil-user-id"] == ["user-1"])
+            #expect(headers["sigil-dpop-thumbprint"] == [prover.thumbprint])
+            #expect(headers["sigil-body-signed"] == ["?0"])
+            #expect(headers["sigil-key-id"] == ["dpop:" + prover.thumbprint])
+            // The same proof again never reaches the backend.
+            let replay = try await request.send(client)
+            #expect(replay.status == 401 && replay.code == "replayed-nonce")
             #expect(try await upstream.count() == 1)
         }
     }
