@@ -1,4 +1,5 @@
 import Foundation
+import SigilCore
 import Testing
 
 #if canImport(Glibc)
@@ -185,9 +186,19 @@ final class PostgresTestServer: @unchecked Sendable {
             bin + "/initdb", ["-D", directory + "/data", "-U", "sigil", "-A", "trust", "-N", "-E", "UTF8"],
             asUser: user,
             log: directory + "/initdb.log")
-        let server = PostgresTestServer(directory: directory, port: try ExternalServers.freePort())
-        try await server.resume()
-        return server
+        // A free port may be taken by another test before the server binds it: then another port.
+        for attempt in 1...3 {
+            let server = PostgresTestServer(directory: directory, port: try ExternalServers.freePort())
+            do {
+                try await server.resume()
+                return server
+            } catch where attempt < 3 {
+                let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+                guard log.contains("Address already in use") else { throw error }
+                try? FileManager.default.removeItem(atPath: directory + "/log")
+            }
+        }
+        throw SigilInputError("PostgreSQL did not start")
     }
 
     /// Starts the server again after ``stop()``, on the same port with the same data.
