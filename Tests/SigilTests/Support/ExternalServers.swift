@@ -192,7 +192,7 @@ final class PostgresTestServer: @unchecked Sendable {
             do {
                 try await server.resume()
                 return server
-            } catch where attempt < 3 {
+            } catch  where attempt < 3 {
                 let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
                 guard log.contains("Address already in use") else { throw error }
                 try? FileManager.default.removeItem(atPath: directory + "/log")
