@@ -212,6 +212,73 @@ public final class TrustedResponseKeys: Sendable {
     }
 }
 
+extension TrustedResponseKeys {
+    /// Learns the response keys of the server's signed key directory
+    /// (`/.well-known/http-message-signatures-directory`, docs/PROTOCOL.md §12), answered to `request`.
+    ///
+    /// The answer is taken when a key already trusted signed it, over `("@authority";req)` and
+    /// `content-digest` (so over the list itself) with the directory's tag, within `maxSkew` of `now`
+    /// and not expired; when every key it lists signed it too (each proves it holds its key); and when
+    /// it is no older than the last document learnt from. Its keys then replace the ones trusted,
+    /// by their Sigil key IDs. A directory whose signatures cover `@authority` alone teaches nothing:
+    /// anyone on the path could list another key beside a signature that still verifies.
+    ///
+    /// - Returns: the key IDs learnt now (none when the directory is refused).
+    @discardableResult
+    public func learn(
+        directory body: [UInt8], response: HTTPResponse, request: HTTPRequest, now: Int64, maxSkew: Int64 = 300
+    ) -> [String] {
+        guard response.status == .ok, (try? ContentDigest.verify(response.headerFields, body: body)) != nil,
+            let signatures = try? MessageSignatures(response.headerFields),
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let listed = object["keys"] as? [[String: Any]], !listed.isEmpty, listed.count <= 16
+        else { return [] }
+        var keys: [String: VerificationKey] = [:]
+        var byThumbprint: [String: VerificationKey] = [:]
+        for jwk in listed {
+            guard let kid = jwk["kid"] as? String, let alg = jwk["alg"] as? String,
+                let algorithm = JWK.algorithm(jose: alg),
+                let key = try? JWK.verificationKey(
+                    jwk.compactMapValues { $0 as? String }.filter {
+                        $0.key != "kid" && $0.key != "alg" && $0.key != "use"
+                    },
+                    algorithm: algorithm, formats: keyFormats),
+                key.jwkThumbprint == kid, let keyID = key.derivedKeyID
+            else { return [] }
+            keys[keyID] = key
+            byThumbprint[kid] = key
+        }
+        let trusted = state.withLock { $0.keys }
+        let trustedThumbprints = Set(trusted.values.compactMap(\.jwkThumbprint))
+        let message = RFC9421Message(response: response, answering: request)
+        var signedBy: Set<String> = []
+        var newest = Int64.min
+        for entry in signatures.entries {
+            let input = entry.input
+            guard (try? input.tag) == Registration.Path.keyDirectoryTag,
+                input.components.contains(ComponentIdentifier("@authority", parameters: [("req", .bool(true))])),
+                input.components.contains(.contentDigest),
+                let created = try? input.created,
+                TimeWindow(maxSkew: maxSkew).refusal(of: created, at: now, what: "the directory") == nil,
+                (try? input.expires).map({ $0.map { $0 > now } ?? true }) == true,
+                let kid = try? input.keyID, let key = byThumbprint[kid],
+                let base = try? RFC9421.signatureBase(for: input, message: message),
+                key.isValidSignature(entry.signature, for: base, profile: .rfc9421)
+            else { continue }
+            signedBy.insert(kid)
+            newest = max(newest, created)
+        }
+        guard signedBy == Set(byThumbprint.keys), !signedBy.isDisjoint(with: trustedThumbprints) else { return [] }
+        return state.withLock { state -> [String] in
+            guard newest >= state.lastServerTime else { return [] }
+            let learnt = keys.keys.filter { state.keys[$0] == nil }.sorted()
+            state.keys = keys
+            state.lastServerTime = newest
+            return learnt
+        }
+    }
+}
+
 extension DeviceIdentity {
     /// The identity following what `trusted` learnt from the server's signed discovery (its current
     /// response key, its current sealing key), to keep in place of the keys of enrollment; `nil`

@@ -250,7 +250,28 @@ public struct SigilSession: Sendable {
         }
         let sealing = trusted.sealingKey
         let learnt = trusted.learn(discovery: body, signature: head.headerFields[field], now: clock.now())
-        return !learnt.isEmpty || trusted.sealingKey != sealing
+        if learnt.isEmpty && trusted.sealingKey == sealing {
+            return !(try await readKeyDirectory(scheme: request.scheme, authority: request.authority)).isEmpty
+        }
+        return true
+    }
+
+    /// Reads the server's signed key directory (`/.well-known/http-message-signatures-directory`)
+    /// and learns the response keys it lists when a key this session trusts signed it (see
+    /// ``TrustedResponseKeys/learn(directory:response:request:now:maxSkew:)``): the next key before a
+    /// promotion, so answers signed by it verify from its first one.
+    ///
+    /// - Returns: the key IDs learnt now.
+    public func readKeyDirectory(scheme: String? = nil, authority: String? = nil) async throws -> [String] {
+        guard let trusted = responses?.trusted else { return [] }
+        let scheme = scheme ?? origin?.scheme ?? "https"
+        guard let authority = authority ?? origin.map({ "\($0.host):\($0.port)" }) else {
+            throw SigilInputError("the session names no server to read the key directory of")
+        }
+        let request = HTTPRequest(
+            method: .get, scheme: scheme, authority: authority, path: Registration.Path.keyDirectory)
+        let (head, body) = try await transport.send(request, body: [])
+        return trusted.learn(directory: body, response: head, request: request, now: clock.now())
     }
 
     /// The answer to a sealed request, opened.

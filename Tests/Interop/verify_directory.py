@@ -7,6 +7,7 @@ Prints "verified N" and exits 0, or prints the reason and exits 1.
 """
 import base64
 import datetime
+import hashlib
 import json
 import sys
 
@@ -57,6 +58,10 @@ def public_key(jwk):
 def main():
     given = json.load(sys.stdin)
     keys = json.loads(given["body"])["keys"]
+    digest = "sha-256=:" + base64.b64encode(hashlib.sha256(given["body"].encode()).digest()).decode() + ":"
+    if Headers(given["headers"]).get("content-digest") != digest:
+        print("the Content-Digest is not the body's")
+        return 1
     verified = 0
     for jwk in keys:
         members = {name: jwk[name] for name in ("kty", "crv", "x", "y") if name in jwk}
@@ -72,7 +77,7 @@ def main():
         label = f"sig{keys.index(jwk) + 1}"
         results = verifier.verify(
             response, expect_tag="http-message-signatures-directory", expect_label=label,
-            max_age=datetime.timedelta(minutes=5), require_components=['"@authority";req'])
+            max_age=datetime.timedelta(minutes=5), require_components=['"@authority";req', '"content-digest"'])
         if [result.parameters.get("keyid") for result in results] != [jwk["kid"]]:
             print(f"{label} is not signed by {jwk['kid']}")
             return 1

@@ -25,6 +25,8 @@ public enum Registration {
         public static let attestChallenge = "/v1/attest/challenge"
         /// `GET`: the server's response keys as a signed JWKS (the HTTP message signatures directory).
         public static let keyDirectory = "/.well-known/http-message-signatures-directory"
+        /// The `tag` of the directory's signatures.
+        public static let keyDirectoryTag = "http-message-signatures-directory"
 
         /// `POST`: a fresh HMAC secret for the device of `keyID`.
         public static func secret(keyID: String) -> String { "/v1/devices/\(keyID)/secret" }

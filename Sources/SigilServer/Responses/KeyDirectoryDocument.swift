@@ -12,7 +12,7 @@ public enum KeyDirectoryDocument {
     /// The media type.
     public static let contentType = "application/http-message-signatures-directory+json"
     /// The signatures' `tag`.
-    public static let tag = "http-message-signatures-directory"
+    public static let tag = Registration.Path.keyDirectoryTag
     /// How long a signature of the directory is valid, in seconds.
     public static let lifetime: Int64 = 300
 
@@ -36,11 +36,15 @@ public enum KeyDirectoryDocument {
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = contentType
         head.headerFields[.cacheControl] = "max-age=60"
+        // Beyond the draft's `@authority`: the body too, so a key's signature endorses the list and a
+        // client may learn the keys it names from a key it trusts (an `@authority` signature alone
+        // would verify over any list a proxy put in its place).
+        head.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: body)
         var inputs: [String] = []
         var signatures: [String] = []
         for (index, key) in keys.enumerated() {
             let input = SignatureInput(
-                components: [ComponentIdentifier("@authority", parameters: [("req", .bool(true))])],
+                components: [ComponentIdentifier("@authority", parameters: [("req", .bool(true))]), .contentDigest],
                 created: now, expires: now + lifetime, keyID: try JWK(key.key).thumbprint,
                 algorithm: key.key.algorithm, tag: tag)
             let (inputMember, signatureMember) = try RFC9421.sign(

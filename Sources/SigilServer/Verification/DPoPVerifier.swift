@@ -83,7 +83,14 @@ public struct DPoPVerifier: Sendable {
 
     /// Whether `request` is a DPoP request (it names the scheme in `Authorization` or carries a proof).
     public static func isPresent(in fields: HTTPFields) -> Bool {
-        fields[proofField] != nil || fields[.authorization]?.lowercased().hasPrefix("dpop ") == true
+        fields.has(proofField) || fields.values(.authorization).contains(where: namesDPoP)
+    }
+
+    /// Whether an `Authorization` value is of the DPoP scheme (`DPoP <token>`, any case).
+    static func namesDPoP(_ authorization: String) -> Bool {
+        let bytes = Array(authorization.utf8.prefix(5))
+        guard bytes.count == 5, authorization.utf8.count > 5, bytes[4] == UInt8(ascii: " ") else { return false }
+        return zip(bytes.prefix(4), "dpop".utf8).allSatisfy { ($0 | 0x20) == $1 }
     }
 
     /// The challenge a refusal of a request that carried no proof at all gets.
@@ -97,10 +104,10 @@ public struct DPoPVerifier: Sendable {
     /// - Throws: ``SigilError`` carrying RFC 9449's challenge.
     public func verify(_ request: HTTPRequest) async throws -> DPoPIdentity {
         let fields = request.headerFields
-        let authorizations = fields[values: .authorization]
-        let proofs = fields[values: Self.proofField]
-        guard authorizations.count == 1, let authorization = authorizations.first,
-            authorization.utf8.count > 5, authorization.prefix(5).lowercased() == "dpop ", proofs.count == 1
+        let authorizations = fields.values(.authorization)
+        let proofs = fields.values(Self.proofField)
+        guard authorizations.count == 1, let authorization = authorizations.first, Self.namesDPoP(authorization),
+            proofs.count == 1
         else {
             throw refusal(
                 SigilError(.missingSignature, "a DPoP request has one Authorization: DPoP and one DPoP proof"),

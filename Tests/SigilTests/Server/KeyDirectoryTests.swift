@@ -19,7 +19,7 @@ struct KeyDirectoryTests {
         #expect(signatures.entries.map(\.label) == (1...jwks.count).map { "sig\($0)" })
         for entry in signatures.entries {
             let input = entry.input
-            #expect(input.components.map(\.serialized) == [#""@authority";req"#])
+            #expect(input.components.map(\.serialized) == [#""@authority";req"#, #""content-digest""#])
             #expect(try input.tag == KeyDirectoryDocument.tag)
             let created = try #require(try input.created)
             #expect(created == now)
@@ -74,6 +74,81 @@ struct KeyDirectoryTests {
                 #expect(nextKey.stored.keyID == next)
                 #expect(listed[1]["nbf"] as? Int == Int(nextKey.stored.activatesAt))
                 #expect(listed[0]["exp"] as? Int == Int(nextKey.stored.activatesAt + 7 * 86_400))
+            }
+        }
+    }
+
+    @Test(
+        "a session learns the next response key from the directory its trusted key signed; a list a proxy changed, or one no trusted key signed, teaches nothing"
+    )
+    func sessionLearnsNextKey() async throws {
+        try await TestServer.with { server in
+            let (identity, connection, session, _) = try await AdminAPITests.enrolledSession(server)
+            do {
+                let trusted = try #require(session.responses?.trusted)
+                let current = try #require(trusted.key(identity.responseKeyID))
+                let next = try await server.prepared.serverKeys.rotate(.response, actor: "operator:test")
+                #expect(trusted.key(next) == nil)
+                let request = HTTPRequest(
+                    method: .get, scheme: "https", authority: "localhost:\(server.port)",
+                    path: Registration.Path.keyDirectory)
+                let (head, body) = try await connection.transport.send(request, body: [])
+                let now = server.clock.now()
+
+                // A proxy lists its own key as the next one, signs for it, and fixes the digest: the
+                // trusted key's signature covers the old list, so nothing is learnt.
+                let attacker = try SigningKey.generate(.ed25519)
+                let attackerKID = try attacker.verificationKey.jwkThumbprint ?? ""
+                let forgedBody = Array(
+                    ("{\"keys\":["
+                        + (try JWK(current).json(extra: ["kid": "\"\(try current.jwkThumbprint ?? "")\""]))
+                        .replacingOccurrences(of: "}", with: ",\"alg\":\"EdDSA\",\"use\":\"sig\"}") + ","
+                        + (try JWK(attacker.verificationKey).json(extra: [
+                            "kid": "\"\(attackerKID)\"", "alg": "\"EdDSA\"", "use": "\"sig\"",
+                        ])) + "]}").utf8)
+                var forged = head
+                forged.headerFields[MessageSignatures.contentDigestField] = ContentDigest.fieldValue(for: forgedBody)
+                let (input, signature) = try RFC9421.sign(
+                    RFC9421Message(response: forged, answering: request),
+                    input: SignatureInput(
+                        components: [
+                            ComponentIdentifier("@authority", parameters: [("req", .bool(true))]), .contentDigest,
+                        ],
+                        created: now, expires: now + 300, keyID: attackerKID, algorithm: .ed25519,
+                        tag: KeyDirectoryDocument.tag),
+                    label: "sig2", signer: attacker)
+                let served = try MessageSignatures(head.headerFields)
+                #expect(served.entries.count == 2)
+                let first = (head.headerFields[MessageSignatures.signatureInputField] ?? "").components(
+                    separatedBy: ", sig2=")[0]
+                let firstSignature = (head.headerFields[MessageSignatures.signatureField] ?? "").components(
+                    separatedBy: ", sig2=")[0]
+                forged.headerFields[MessageSignatures.signatureInputField] = first + ", " + input
+                forged.headerFields[MessageSignatures.signatureField] = firstSignature + ", " + signature
+                let victim = TrustedResponseKeys([identity.responseKeyID: current])
+                #expect(victim.learn(directory: forgedBody, response: forged, request: request, now: now).isEmpty)
+                // The list changed without its digest: nothing either.
+                var swapped = head
+                swapped.headerFields[MessageSignatures.contentDigestField] = nil
+                #expect(victim.learn(directory: body, response: swapped, request: request, now: now).isEmpty)
+                // A directory no trusted key signed teaches nothing.
+                let stranger = TrustedResponseKeys(["other": try attacker.verificationKey])
+                #expect(stranger.learn(directory: body, response: head, request: request, now: now).isEmpty)
+                #expect(victim.key(next) == nil)
+
+                // The directory as served: the session learns the next key, and keeps verifying after
+                // the promotion from the first answer.
+                #expect(try await session.readKeyDirectory() == [next])
+                _ = try await server.prepared.serverKeys.promote(.response, actor: "operator:test")
+                let echo = try await session.send(
+                    HTTPRequest(
+                        method: .post, scheme: "https", authority: "localhost:\(server.port)", path: "/v1/echo"),
+                    body: Array("{}".utf8))
+                #expect(echo.head.status == .ok && echo.signatureVerified)
+                try await connection.shutdown()
+            } catch {
+                try? await connection.shutdown()
+                throw error
             }
         }
     }
