@@ -81,6 +81,13 @@ public struct RSAPublicKey: ExternalPublicKey, CustomStringConvertible {
             return false
         }
     }
+
+    /// `PS256` (RSASSA-PSS with SHA-256, salt of 32 bytes), which DPoP proofs may use.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], jose: String) -> Bool {
+        guard jose == "PS256" else { return false }
+        return key.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: message), padding: .PSS)
+    }
 }
 
 /// An RSA private key.

@@ -48,7 +48,7 @@ struct EchoRoutes: Sendable {
                 keyId: identity.keyID,
                 deviceId: identity.deviceID,
                 userId: identity.userID,
-                alg: identity.algorithm.rawValue,
+                alg: identity.algorithm,
                 profile: identity.profile,
                 dpopThumbprint: identity.dpop?.thumbprint,
                 bodySigned: identity.coversBody,

@@ -215,7 +215,7 @@ struct GatewayRoutes: Sendable {
         headers.add(name: "Sigil-Key-ID", value: identity.keyID)
         if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
         if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
-        headers.add(name: "Sigil-Algorithm", value: identity.algorithm.rawValue)
+        headers.add(name: "Sigil-Algorithm", value: identity.algorithm)
         headers.add(name: "Sigil-Profile", value: identity.profile)
         if let dpop = identity.dpop { headers.add(name: "Sigil-DPoP-Thumbprint", value: dpop.thumbprint) }
         headers.add(name: "Sigil-Body-Signed", value: identity.coversBody ? "?1" : "?0")

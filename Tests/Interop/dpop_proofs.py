@@ -1,5 +1,5 @@
 """DPoP proofs (RFC 9449) and access tokens made by outside code (joserfc), for Sigil's DPoP tests:
-valid proofs with ES256, EdDSA and RS256, then one single change each.
+valid proofs with ES256, EdDSA, RS256 and PS256, then one single change each.
 
 Usage: python3 dpop_proofs.py NOW URL ACCESS_TOKEN; prints {"case": {"proof": …, "expect": code|"ok"}}.
 With ACCESS_TOKEN "-", an ES256 issuer key is made, and the output gains "issuer" (its public PEM) and,
@@ -55,6 +55,7 @@ cases = {
     "es256": (proof(es, "ES256"), "ok"),
     "eddsa": (proof(ed, "EdDSA"), "ok"),
     "rs256": (proof(rsa, "RS256"), "ok"),
+    "ps256": (proof(rsa, "PS256"), "ok"),
     "another-htm": (proof(es, "ES256", claims={"htm": "GET"}), "invalid-signature"),
     "another-scheme": (proof(es, "ES256", claims={"htu": url.replace("https://", "http://")}), "invalid-signature"),
     "another-host": (proof(es, "ES256", claims={"htu": url.replace("localhost", "evil.example")}), "invalid-signature"),
@@ -75,10 +76,10 @@ if issuer is None:
 # With tokens: each case again with a token bound to its key (signature cases keep their codes), then
 # the token's own single changes.
 output = {"issuer": issuer.as_pem(private=False).decode(), "cases": {}}
-keys = {"es256": es, "eddsa": ed, "rs256": rsa}
-for name in ("es256", "eddsa", "rs256"):
+keys = {"es256": es, "eddsa": ed, "rs256": rsa, "ps256": rsa}
+for name in ("es256", "eddsa", "rs256", "ps256"):
     bound = access_token(keys[name])
-    alg = {"es256": "ES256", "eddsa": "EdDSA", "rs256": "RS256"}[name]
+    alg = {"es256": "ES256", "eddsa": "EdDSA", "rs256": "RS256", "ps256": "PS256"}[name]
     output["cases"][name] = {"proof": proof(keys[name], alg, for_token=bound), "token": bound, "expect": "ok"}
 for name, token_value, expect in [
     ("token-other-key", access_token(other), "invalid_token"),

@@ -35,11 +35,11 @@ struct DPoPTests {
         return try JSONDecoder().decode([String: Case].self, from: Data(output))
     }
 
-    @Test("proofs made by joserfc: ES256, EdDSA, RS256 pass; each single change is refused with its code")
+    @Test("proofs made by joserfc: ES256, EdDSA, RS256, PS256 pass; each single change is refused with its code")
     func outside() throws {
         let now = SigningSetup.start
         guard let cases = try Self.outsideProofs(now: now) else { return }
-        #expect(cases.count == 15)
+        #expect(cases.count == 16)
         for (name, entry) in cases.sorted(by: { $0.key < $1.key }) {
             var outcome = "ok"
             do {
@@ -122,12 +122,13 @@ struct DPoPTests {
             head.headerFields[HTTPField.Name("DPoP")!] = entry.proof
             return head
         }
-        #expect(made.cases.count == 7)
+        #expect(made.cases.count == 8)
         for (name, entry) in made.cases.sorted(by: { $0.key < $1.key }) {
             do {
                 let identity = try await verifier.verify(request(entry))
                 #expect(entry.expect == "ok", "\(name)")
                 #expect(identity.subject == "user-1")
+                if name == "ps256" || name == "rs256" { #expect(identity.algorithm == name.uppercased()) }
             } catch let refusal as SigilError {
                 #expect(
                     refusal.challenge?.contains("error=\"\(entry.expect)\"") == true,

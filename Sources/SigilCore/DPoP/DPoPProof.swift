@@ -13,10 +13,10 @@ public struct DPoPProof: Sendable {
     /// The largest proof read, in bytes.
     public static let maximumSize = 8_192
     /// The JOSE algorithms accepted, for `WWW-Authenticate: DPoP algs="…"`.
-    public static let algorithms = ["ES256", "ES384", "EdDSA", "RS256"]
+    public static let algorithms = ["ES256", "ES384", "EdDSA", "RS256", "PS256"]
 
-    /// The proof's algorithm.
-    public let algorithm: SignatureAlgorithm
+    /// The proof's JOSE `alg` (one of ``algorithms``).
+    public let algorithm: String
     /// The proof's public key.
     public let key: VerificationKey
     /// The key's RFC 7638 thumbprint (what an access token's `cnf.jkt` names).
@@ -80,11 +80,11 @@ public struct DPoPProof: Sendable {
         }
         // The JWS signing input, signed in JOSE's encoding (ECDSA as r‖s, as rfc9421 has it).
         let signingInput = Array(bytes[..<second])
-        guard known.key.isValidSignature(signature, for: signingInput, profile: .rfc9421) else {
+        guard known.isValidSignature(signature, for: signingInput) else {
             throw SigilError(.invalidSignature, "the DPoP proof's signature does not verify with its jwk")
         }
         return DPoPProof(
-            algorithm: known.key.algorithm, key: known.key, thumbprint: known.thumbprint, method: htm, uri: htu,
+            algorithm: known.jose, key: known.key, thumbprint: known.thumbprint, method: htm, uri: htu,
             issuedAt: iat, id: jti, accessTokenHash: ath?.string, nonce: nonce?.string)
     }
 
@@ -95,14 +95,17 @@ public struct DPoPProof: Sendable {
         guard header["typ"]?.string == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
         // RFC 7515 section 4.1.11: an extension this verifier does not know must not be ignored.
         guard header["crit"] == nil else { throw malformed("the DPoP proof names critical extensions") }
-        guard let name = header["alg"]?.string, let algorithm = JWK.algorithm(jose: name) else {
+        // PS256 has no Sigil algorithm: its key is read as an RSA key and the signature checked by JOSE's name.
+        guard let name = header["alg"]?.string,
+            let algorithm = name == "PS256" ? .rsaV15SHA256 : JWK.algorithm(jose: name)
+        else {
             throw SigilError(
                 .unsupportedAlgorithm, "the DPoP proof's alg must be one of \(algorithms.joined(separator: ", "))")
         }
         guard let members = header["jwk"]?.stringMembers else { throw malformed("the DPoP proof carries no jwk") }
         do {
             let key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
-            return KnownKeys.Entry(key: key, thumbprint: try JWK(key).thumbprint)
+            return KnownKeys.Entry(key: key, thumbprint: try JWK(key).thumbprint, jose: name)
         } catch {
             throw malformed("the DPoP proof's jwk is not a public key for \(name)")
         }
@@ -168,6 +171,17 @@ final class KnownKeys: Sendable {
     struct Entry: Sendable {
         let key: VerificationKey
         let thumbprint: String
+        /// The header's `alg`.
+        let jose: String
+
+        /// Checks the JWS signature (ECDSA as JOSE's `r‖s`, as rfc9421 has it).
+        func isValidSignature(_ signature: [UInt8], for signingInput: [UInt8]) -> Bool {
+            if jose == "PS256" {
+                guard case .external(let external) = key.material else { return false }
+                return external.isValidSignature(signature, for: signingInput, jose: jose)
+            }
+            return key.isValidSignature(signature, for: signingInput, profile: .rfc9421)
+        }
 
         /// Whether the key is of a kind SigilCore builds in (an RSA key needs `.withRSA` to be accepted).
         var isBuiltIn: Bool {

@@ -11,6 +11,13 @@ public protocol ExternalPublicKey: Sendable {
     var subjectPublicKeyInfo: [UInt8] { get }
     /// Checks `signature` over `message` with `algorithm` (one of ``algorithms``); never throws.
     func isValidSignature(_ signature: [UInt8], for message: [UInt8], algorithm: SignatureAlgorithm) -> Bool
+    /// Checks a JOSE signature of an algorithm no Sigil profile names (RSA's `PS256`, for DPoP
+    /// proofs); never throws. `false` unless the kind implements it.
+    func isValidSignature(_ signature: [UInt8], for message: [UInt8], jose: String) -> Bool
+}
+
+extension ExternalPublicKey {
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], jose: String) -> Bool { false }
 }
 
 /// A private key of a kind SigilCore does not build in; see ``ExternalPublicKey``.

@@ -341,8 +341,9 @@ public struct SigilIdentity: Sendable, Hashable {
     public var userID: String? { request.map(\.userID) ?? dpop?.subject }
     /// The profile that proved the request: `sigil-v1`, `rfc9421`, or `dpop` (alone).
     public var profile: String { request?.profile.rawValue ?? "dpop" }
-    /// The algorithm of the signature, or of the DPoP proof alone.
-    public var algorithm: SignatureAlgorithm { request?.algorithm ?? dpop?.algorithm ?? .ecdsaP256SHA256 }
+    /// The algorithm of the signature by its Sigil name (`ecdsa-p256-sha256`), or of a DPoP proof alone
+    /// by its JOSE name (`ES256`).
+    public var algorithm: String { request?.algorithm.rawValue ?? dpop?.algorithm ?? "" }
     /// Whether a signature covers the body (a Sigil signature does; a DPoP proof signs none).
     public var coversBody: Bool { request != nil }
     /// Whether a signature covers the request's authority (rfc9421 `@authority`). A DPoP proof's `htu`

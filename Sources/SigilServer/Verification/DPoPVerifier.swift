@@ -34,8 +34,8 @@ public struct DPoPIdentity: Sendable, Hashable {
     public let subject: String
     /// The proof key's RFC 7638 thumbprint (the token's `cnf.jkt`).
     public let thumbprint: String
-    /// The proof's algorithm.
-    public let algorithm: SignatureAlgorithm
+    /// The proof's JOSE `alg` (`ES256`, `ES384`, `EdDSA`, `RS256`, `PS256`).
+    public let algorithm: String
     /// The proof's `jti`, recorded once.
     public let proofID: String
 }

@@ -123,7 +123,7 @@ struct DPoPServerTests {
                         #expect(response.status == 401, "\(name)")
                         let challenge = response.headers[.wwwAuthenticate] ?? ""
                         #expect(challenge.contains("error=\"\(entry.expect)\""), "\(name): \(challenge)")
-                        #expect(challenge.contains("algs=\"ES256 ES384 EdDSA RS256\""), "\(name)")
+                        #expect(challenge.contains("algs=\"ES256 ES384 EdDSA RS256 PS256\""), "\(name)")
                         #expect(response.code != nil, "\(name)")
                     }
                 }
