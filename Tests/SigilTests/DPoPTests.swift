@@ -78,6 +78,32 @@ struct DPoPTests {
         }
     }
 
+    @Test("a proof's JSON: duplicate member names, more than 64 members, or nesting deeper than 4 is malformed")
+    func strictJSON() throws {
+        let key = try SigningKey.generate(.ecdsaP256SHA256)
+        let header = "{\"typ\":\"dpop+jwt\",\"alg\":\"ES256\",\"jwk\":\(try JWK(key.verificationKey).json())}"
+        func proof(_ claims: String, header: String = header) throws -> String {
+            let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+            return input + "." + Base64URL.encode(try key.signature(for: Array(input.utf8), profile: .rfc9421))
+        }
+        let base = #""htm":"POST","htu":"https://a.example/x","iat":1700000000,"jti":"j""#
+        #expect(try DPoPProof.parse(try proof("{\(base)}")).method == "POST")
+        let extra = (0..<60).map { "\"m\($0)\":\($0)" }.joined(separator: ",")
+        #expect(try DPoPProof.parse(try proof("{\(base),\(extra)}")).id == "j")
+        let tooMany = (0..<61).map { "\"m\($0)\":\($0)" }.joined(separator: ",")
+        let nested = #""x":{"a":{"b":{"c":{}}}}"#
+        for claims in [
+            "{\(base),\"htm\":\"GET\"}", "{\(base),\(tooMany)}", "{\(base),\(nested)}", "{\(base)", "{\(base)}x",
+        ] {
+            #expect(throws: SigilError.self, "\(claims.suffix(40))") { try DPoPProof.parse(try proof(claims)) }
+        }
+        #expect(throws: SigilError.self) {
+            try DPoPProof.parse(
+                try proof(
+                    "{\(base)}", header: header.replacingOccurrences(of: "{\"typ", with: "{\"alg\":\"ES256\",\"typ")))
+        }
+    }
+
     struct TokenCase: Decodable {
         let proof: String
         let token: String

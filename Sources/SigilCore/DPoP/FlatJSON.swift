@@ -4,12 +4,27 @@
 ///
 /// Faster than Foundation's decoders for the few hundred bytes of a DPoP proof, and it reads only
 /// what it is asked for: strings, integers and nested objects; any other value is checked and kept
-/// as ``Value/other``.
+/// as ``Value/other``. An object has at most ``Members/maximumCount`` members.
 struct FlatJSON {
-    enum Value: Equatable {
+    /// An object's members in their order, looked up by a linear scan: a JWS header or claims set has
+    /// a handful, for which hashing each name costs more than comparing it.
+    struct Members: Equatable {
+        /// The most members one object may have.
+        static let maximumCount = 64
+
+        var pairs: [(name: String, value: Value)] = []
+
+        subscript(name: String) -> Value? { pairs.first { $0.name == name }?.value }
+
+        static func == (lhs: Members, rhs: Members) -> Bool {
+            lhs.pairs.elementsEqual(rhs.pairs) { $0.name == $1.name && $0.value == $1.value }
+        }
+    }
+
+    indirect enum Value: Equatable {
         case string(String)
         case integer(Int64)
-        case object([String: Value])
+        case object(Members)
         case other
 
         var string: String? {
@@ -25,14 +40,16 @@ struct FlatJSON {
         /// The string members of an object (the members of a JWK), others left out.
         var stringMembers: [String: String]? {
             guard case .object(let members) = self else { return nil }
-            return members.compactMapValues(\.string)
+            return Dictionary(
+                members.pairs.compactMap { pair in pair.value.string.map { (pair.name, $0) } },
+                uniquingKeysWith: { first, _ in first })
         }
     }
 
     static let maximumDepth = 4
 
     /// The members of the object `bytes` holds, or `nil` when it is no single well-formed object.
-    static func object(_ bytes: [UInt8]) -> [String: Value]? {
+    static func object(_ bytes: [UInt8]) -> Members? {
         var reader = FlatJSON(bytes: bytes)
         guard case .object(let members)? = reader.value(depth: 0) else { return nil }
         reader.skipSpace()
@@ -72,7 +89,7 @@ struct FlatJSON {
 
     mutating func object(depth: Int) -> Value? {
         index += 1
-        var members: [String: Value] = [:]
+        var members = Members()
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -84,9 +101,10 @@ struct FlatJSON {
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
-            guard let member = value(depth: depth), members.updateValue(member, forKey: name) == nil else {
-                return nil
-            }
+            guard let member = value(depth: depth), members.pairs.count < Members.maximumCount,
+                !members.pairs.contains(where: { $0.name == name })
+            else { return nil }
+            members.pairs.append((name, member))
             skipSpace()
             guard index < bytes.count else { return nil }
             if bytes[index] == UInt8(ascii: ",") {
