@@ -31,7 +31,7 @@ public struct ResponseVerifier: Sendable {
     /// The trusted key `id` names: one of ``trusted`` when set (which starts with ``key`` and follows
     /// the server's rotations), else ``key``.
     func trustedKey(_ id: String) -> VerificationKey? {
-        if let trusted { return trusted.key(id) }
+        if let trusted { return trusted.key(id, at: clock.now(), maxSkew: maxSkew) }
         return id == keyID ? key : nil
     }
 
@@ -84,6 +84,7 @@ public struct ResponseVerifier: Sendable {
         guard key.isValidSignature(signature, for: base, profile: .sigilV1) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }
+        trusted?.signed(by: keyIDs[0])
         return VerifiedResponse(timestamp: timestamp, isBoundToRequestNonce: true)
     }
 
@@ -133,6 +134,7 @@ public struct ResponseVerifier: Sendable {
         guard key.isValidSignature(entry.signature, for: base, profile: .rfc9421) else {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }
+        trusted?.signed(by: entryKeyID)
         return VerifiedResponse(timestamp: created, isBoundToRequestNonce: bound)
     }
 
@@ -157,6 +159,10 @@ public final class TrustedResponseKeys: Sendable {
         var current: Registration.Discovery.Key?
         var sealingKey: SealingPublicKey?
         var lastServerTime = Int64.min
+        /// When keys stop signing (the directory's `exp`), by key ID.
+        var expiries: [String: Int64] = [:]
+        /// The keys learnt as published ahead of a promotion, not yet seen signing.
+        var next: Set<String> = []
     }
     let state: Mutex<State>
     let keyFormats: KeyFormats
@@ -169,6 +175,29 @@ public final class TrustedResponseKeys: Sendable {
 
     /// The key `id` names, if trusted.
     public func key(_ id: String) -> VerificationKey? { state.withLock { $0.keys[id] } }
+
+    /// The key `id` names, if trusted and not past the `exp` its directory gave it (by more than
+    /// `maxSkew`): a retired key, even one stolen afterwards, signs nothing this client takes.
+    public func key(_ id: String, at now: Int64, maxSkew: Int64) -> VerificationKey? {
+        state.withLock { state in
+            if let expiry = state.expiries[id], now > expiry + maxSkew { return nil }
+            return state.keys[id]
+        }
+    }
+
+    /// Notes that an answer verified under `id`: a key learnt as the next one signs answers only once
+    /// the server promoted it, so it becomes current (what ``DeviceIdentity/following(_:)`` keeps).
+    /// Only forward: an answer by the key it replaced (a replica a moment behind) changes nothing.
+    public func signed(by id: String) {
+        state.withLock { state in
+            guard state.next.contains(id), let key = state.keys[id], let pem = KeyFile.publicKeyFile(for: key)
+            else { return }
+            state.next.remove(id)
+            state.current = Registration.Discovery.Key(
+                keyId: id, alg: key.algorithm.rawValue, publicKey: pem, state: "current",
+                jwkThumbprint: key.jwkThumbprint)
+        }
+    }
 
     /// The server's current response key as the last discovery learnt said, for a client to keep in
     /// its identity in place of the one it enrolled with; `nil` until one was learnt.
@@ -204,8 +233,10 @@ public final class TrustedResponseKeys: Sendable {
             guard discovery.serverTime >= state.lastServerTime else { return [] }
             let learnt = keys.keys.filter { state.keys[$0] == nil }.sorted()
             state.keys = keys
-            state.lastServerTime = discovery.serverTime
+            state.lastServerTime = min(discovery.serverTime, now)
             state.current = discovery.responseKeys.first { $0.state == nil || $0.state == "current" }
+            state.next = Set(discovery.responseKeys.filter { $0.state == "next" }.map(\.keyId)).intersection(keys.keys)
+            state.expiries = [:]
             if let sealing = try? discovery.sealingKeys?.first?.key() { state.sealingKey = sealing }
             return learnt
         }
@@ -228,16 +259,29 @@ extension TrustedResponseKeys {
     public func learn(
         directory body: [UInt8], response: HTTPResponse, request: HTTPRequest, now: Int64, maxSkew: Int64 = 300
     ) -> [String] {
-        guard response.status == .ok, (try? ContentDigest.verify(response.headerFields, body: body)) != nil,
-            let signatures = try? MessageSignatures(response.headerFields),
+        guard response.status == .ok, body.count <= 65_536,
+            (try? ContentDigest.verify(response.headerFields, body: body)) != nil,
+            let signatures = try? MessageSignatures(response.headerFields), signatures.entries.count <= 16,
             let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let listed = object["keys"] as? [[String: Any]], !listed.isEmpty, listed.count <= 16
         else { return [] }
+        // Each key's algorithm is the one its own signature names (signed), and its JOSE `alg` when given.
+        var signedAlgorithms: [String: SignatureAlgorithm] = [:]
+        for entry in signatures.entries {
+            if let kid = try? entry.input.keyID, let name = try? entry.input.algorithm,
+                let algorithm = SignatureAlgorithm(rawValue: name)
+            {
+                signedAlgorithms[kid] = algorithm
+            }
+        }
         var keys: [String: VerificationKey] = [:]
         var byThumbprint: [String: VerificationKey] = [:]
+        var current: Registration.Discovery.Key?
+        var next: Set<String> = []
+        var expiries: [String: Int64] = [:]
         for jwk in listed {
-            guard let kid = jwk["kid"] as? String, let alg = jwk["alg"] as? String,
-                let algorithm = JWK.algorithm(jose: alg),
+            guard let kid = jwk["kid"] as? String, byThumbprint[kid] == nil, let algorithm = signedAlgorithms[kid],
+                (jwk["alg"] as? String).map({ $0 == JWK.joseAlgorithm(algorithm) }) ?? true,
                 let key = try? JWK.verificationKey(
                     jwk.compactMapValues { $0 as? String }.filter {
                         $0.key != "kid" && $0.key != "alg" && $0.key != "use"
@@ -247,9 +291,18 @@ extension TrustedResponseKeys {
             else { return [] }
             keys[keyID] = key
             byThumbprint[kid] = key
+            if jwk["nbf"] != nil {
+                next.insert(keyID)
+            } else if current == nil, let pem = KeyFile.publicKeyFile(for: key) {
+                current = Registration.Discovery.Key(
+                    keyId: keyID, alg: algorithm.rawValue, publicKey: pem, state: "current", jwkThumbprint: kid)
+            }
+            if let expiry = jwk["exp"] as? Int { expiries[keyID] = Int64(expiry) }
         }
+        // Nothing is verified unless a key already trusted is among those listed.
         let trusted = state.withLock { $0.keys }
         let trustedThumbprints = Set(trusted.values.compactMap(\.jwkThumbprint))
+        guard !trustedThumbprints.isDisjoint(with: byThumbprint.keys) else { return [] }
         let message = RFC9421Message(response: response, answering: request)
         var signedBy: Set<String> = []
         var newest = Int64.min
@@ -260,7 +313,7 @@ extension TrustedResponseKeys {
                 input.components.contains(.contentDigest),
                 let created = try? input.created,
                 TimeWindow(maxSkew: maxSkew).refusal(of: created, at: now, what: "the directory") == nil,
-                (try? input.expires).map({ $0.map { $0 > now } ?? true }) == true,
+                let expiry = try? input.expires, expiry > now,
                 let kid = try? input.keyID, let key = byThumbprint[kid],
                 let base = try? RFC9421.signatureBase(for: input, message: message),
                 key.isValidSignature(entry.signature, for: base, profile: .rfc9421)
@@ -273,7 +326,11 @@ extension TrustedResponseKeys {
             guard newest >= state.lastServerTime else { return [] }
             let learnt = keys.keys.filter { state.keys[$0] == nil }.sorted()
             state.keys = keys
-            state.lastServerTime = newest
+            // A document dated ahead of this clock (a replica running fast) does not hold back the next.
+            state.lastServerTime = min(newest, now)
+            if let current { state.current = current }
+            state.next = next
+            state.expiries = expiries
             return learnt
         }
     }

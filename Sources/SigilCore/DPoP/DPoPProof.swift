@@ -49,7 +49,6 @@ public struct DPoPProof: Sendable {
             !bytes[(second + 1)...].contains(UInt8(ascii: "."))
         else { throw malformed("the DPoP proof is not one compact JWS") }
         let headerBytes = Array(bytes[..<first])
-        let headerText = String(decoding: headerBytes, as: UTF8.self)
         let decoded = bytes.withUnsafeBufferPointer { buffer in
             (
                 Base64URL.decode(UnsafeBufferPointer(rebasing: buffer[(first + 1)..<second])),
@@ -62,13 +61,13 @@ public struct DPoPProof: Sendable {
         // A client proves with one key for many requests: the header's checks and its parsed key are
         // kept by the header's exact bytes (which fix `typ`, `alg` and `jwk`).
         let known: KnownKeys.Entry
-        if let entry = KnownKeys.shared.entry(headerText),
+        if let entry = KnownKeys.shared.entry(headerBytes),
             entry.isBuiltIn || formats.format(for: entry.key.algorithm) != nil
         {
             known = entry
         } else {
             known = try header(headerBytes, formats: formats)
-            KnownKeys.shared.keep(headerText, known)
+            KnownKeys.shared.keep(headerBytes, known)
         }
         guard let htm = claims["htm"]?.string, let htu = claims["htu"]?.string, let iat = claims["iat"]?.integer,
             let jti = claims["jti"]?.string, !jti.isEmpty, jti.utf8.count <= 256
@@ -166,7 +165,8 @@ public struct DPoPProof: Sendable {
 }
 
 /// Parsed proof keys by the exact bytes of the protected header that carried them (which fix `alg`
-/// and `jwk`), at most 4,096 at once.
+/// and `jwk`), at most 4,096 at once. Bytes, not a `String`: strings compare by canonical equivalence,
+/// and a header that differs from a cached one by a Kelvin sign must be read, and refused, on its own.
 final class KnownKeys: Sendable {
     struct Entry: Sendable {
         let key: VerificationKey
@@ -191,11 +191,11 @@ final class KnownKeys: Sendable {
     }
 
     static let shared = KnownKeys()
-    let entries = Mutex<[String: Entry]>([:])
+    let entries = Mutex<[[UInt8]: Entry]>([:])
 
-    func entry(_ header: String) -> Entry? { entries.withLock { $0[header] } }
+    func entry(_ header: [UInt8]) -> Entry? { entries.withLock { $0[header] } }
 
-    func keep(_ header: String, _ entry: Entry) {
+    func keep(_ header: [UInt8], _ entry: Entry) {
         entries.withLock { entries in
             if entries.count >= 4_096 { entries.removeAll() }
             entries[header] = entry

@@ -14,10 +14,11 @@ struct FlatJSON {
 
         var pairs: [(name: String, value: Value)] = []
 
-        subscript(name: String) -> Value? { pairs.first { $0.name == name }?.value }
+        /// Names compare by their UTF-8 bytes, as JSON's members do (not by Unicode equivalence).
+        subscript(name: String) -> Value? { pairs.first { $0.name.utf8.elementsEqual(name.utf8) }?.value }
 
         static func == (lhs: Members, rhs: Members) -> Bool {
-            lhs.pairs.elementsEqual(rhs.pairs) { $0.name == $1.name && $0.value == $1.value }
+            lhs.pairs.elementsEqual(rhs.pairs) { $0.name.utf8.elementsEqual($1.name.utf8) && $0.value == $1.value }
         }
     }
 
@@ -102,7 +103,7 @@ struct FlatJSON {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             guard let member = value(depth: depth), members.pairs.count < Members.maximumCount,
-                !members.pairs.contains(where: { $0.name == name })
+                !members.pairs.contains(where: { $0.name.utf8.elementsEqual(name.utf8) })
             else { return nil }
             members.pairs.append((name, member))
             skipSpace()

@@ -139,12 +139,22 @@ struct KeyDirectoryTests {
                 // The directory as served: the session learns the next key, and keeps verifying after
                 // the promotion from the first answer.
                 #expect(try await session.readKeyDirectory() == [next])
+                // The outgoing key is trusted until the `exp` the directory gave it (and the skew), no longer.
+                let listed = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["keys"] as? [[String: Any]])
+                let expiry = Int64(try #require(listed.first?["exp"] as? Int))
+                #expect(trusted.key(identity.responseKeyID, at: expiry + 300, maxSkew: 300) != nil)
+                #expect(trusted.key(identity.responseKeyID, at: expiry + 301, maxSkew: 300) == nil)
+                #expect(identity.following(trusted) == nil)
                 _ = try await server.prepared.serverKeys.promote(.response, actor: "operator:test")
                 let echo = try await session.send(
                     HTTPRequest(
                         method: .post, scheme: "https", authority: "localhost:\(server.port)", path: "/v1/echo"),
                     body: Array("{}".utf8))
                 #expect(echo.head.status == .ok && echo.signatureVerified)
+                // Its first answer shows the promotion: the identity to keep now names the new key.
+                #expect(trusted.current?.keyId == next)
+                #expect(identity.following(trusted)?.responseKeyID == next)
                 try await connection.shutdown()
             } catch {
                 try? await connection.shutdown()
