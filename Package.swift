@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "SigilOpenAPI", targets: ["SigilOpenAPI"]),
         .library(name: "SigilOpenAPIClient", targets: ["SigilOpenAPIClient"]),
         .library(name: "SigilAppAttest", targets: ["SigilAppAttest"]),
+        .library(name: "SigilAndroidAttestation", targets: ["SigilAndroidAttestation"]),
         .executable(name: "sigil", targets: ["sigil"]),
     ],
     dependencies: [
@@ -95,6 +96,14 @@ let package = Package(
             dependencies: [
                 "SigilCore",
                 "SigilServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .target(
+            name: "SigilAndroidAttestation",
+            dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -253,7 +262,9 @@ let package = Package(
                 "SigilPostgres",
                 "SigilRedis",
                 "SigilAppAttest",
+                "SigilAndroidAttestation",
                 "SigilJWT",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -272,6 +283,8 @@ let package = Package(
             dependencies: [
                 "SigilCore", "SigilRSA", "SigilFiles", "SigilClient", "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilStandalone",
                 "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", "SigilOpenAPIClient", "SigilAppAttest",
+                "SigilAndroidAttestation",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "VaporTesting", package: "vapor"),

@@ -8,9 +8,10 @@ import SigilCore
 /// server checks it, from the JSON shape of the shared vectors or from flags.
 struct Attest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Verify App Attest attestations and assertions; prints the verified facts as JSON.",
+        abstract:
+            "Verify App Attest attestations and assertions, and Android Key Attestation chains; prints the facts as JSON.",
         discussion: "Exit 0 and the facts; exit 1 and 'invalid CODE: detail'; exit 2 on unusable input.",
-        subcommands: [VerifyAttestation.self, VerifyAssertion.self]
+        subcommands: [VerifyAttestation.self, VerifyAssertion.self, VerifyAndroidKey.self]
     )
 
     /// What both subcommands read: a vector (a file of the shape of appattest.json, one vector or the
