@@ -104,6 +104,8 @@ let package = Package(
         .target(
             name: "SigilAndroidAttestation",
             dependencies: [
+                "SigilCore",
+                "SigilServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),

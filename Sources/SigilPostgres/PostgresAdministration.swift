@@ -56,7 +56,9 @@ extension PostgresKeyDirectory: AdministeredDirectory {
         }
         let (devices, keys, certificates) = try await store.run("the key directory could not be read") { client in
             let devices = try await client.query(
-                filter("SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key FROM sigil_devices d"),
+                filter(
+                    "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d"
+                ),
                 logger: logger
             ).collect()
             let keys = try await client.query(
@@ -92,12 +94,12 @@ extension PostgresKeyDirectory: AdministeredDirectory {
                 IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: device, notAfter: notAfter))
         }
         return try devices.map { row in
-            let (device, user, created, revoked, sealingKey) = try row.decode(
-                (String, String?, Int64, Int64?, String?).self)
+            let (device, user, created, revoked, sealingKey, attestation) = try row.decode(
+                (String, String?, Int64, Int64?, String?, String?).self)
             return DeviceRecord(
                 deviceID: device, userID: user, created: created, revoked: revoked, keys: keysOf[device] ?? [],
                 sealingKeyID: try? SealingPublicKey(storedBase64: sealingKey, keyID: device)?.keyID,
-                certificates: certificatesOf[device] ?? [])
+                certificates: certificatesOf[device] ?? [], attestation: attestation)
         }.sorted { $0.deviceID < $1.deviceID }
     }
 

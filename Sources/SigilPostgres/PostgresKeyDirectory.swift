@@ -186,20 +186,22 @@ public final class PostgresKeyDirectory: KeyRegistry {
     static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
                CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
-               d.sealing_key
+               d.sealing_key, d.attestation
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
     private func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
-        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?)
+        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?)
         do {
             decoded = try row.decode(
-                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?).self)
+                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?).self)
         } catch {
             throw SigilError(.storeUnavailable, "a key row is incomplete")
         }
-        let (keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil, sealingKey) =
-            decoded
+        let (
+            keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil, sealingKey,
+            attestation
+        ) = decoded
         guard let state = RegisteredKey.State(rawValue: stateName) else {
             throw SigilError(.storeUnavailable, "key \(keyID) has an unknown state")
         }
@@ -214,7 +216,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
         return RegisteredKey(
             keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
-            createdAt: createdAt, sealingKey: try SealingPublicKey(storedBase64: sealingKey, keyID: keyID))
+            createdAt: createdAt, sealingKey: try SealingPublicKey(storedBase64: sealingKey, keyID: keyID),
+            deviceAttestation: attestation)
     }
 
     // MARK: Changes
@@ -284,7 +287,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
             let deviceID = key.deviceID ?? ""
             try await connection.query(
                 """
-                INSERT INTO sigil_devices (device_id, user_id, created_at) VALUES (\(deviceID), \(key.userID), \(now))
+                INSERT INTO sigil_devices (device_id, user_id, created_at, attestation)
+                VALUES (\(deviceID), \(key.userID), \(now), \(key.deviceAttestation))
                 ON CONFLICT (device_id) DO NOTHING
                 """,
                 logger: logger)

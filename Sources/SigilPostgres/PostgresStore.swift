@@ -400,6 +400,7 @@ public final class PostgresStore: Sendable {
             "ALTER TABLE sigil_keys ADD COLUMN jwk_thumbprint TEXT",
             "CREATE INDEX sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
         ],
+        ["ALTER TABLE sigil_devices ADD COLUMN attestation TEXT"],
     ]
 }
 

@@ -64,7 +64,7 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
         }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let devices = try await read(
-            "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key FROM sigil_devices d\(filter) ORDER BY d.device_id",
+            "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d\(filter) ORDER BY d.device_id",
             binds)
         let keys = try await read(
             """
@@ -107,7 +107,7 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
                 keys: keysOf[device] ?? [],
                 sealingKeyID: try? SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: device)?
                     .keyID,
-                certificates: certificatesOf[device] ?? [])
+                certificates: certificatesOf[device] ?? [], attestation: row.column("attestation")?.string)
         }
     }
 

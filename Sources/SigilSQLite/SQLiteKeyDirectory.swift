@@ -144,7 +144,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             user_id TEXT,
             created_at INTEGER NOT NULL,
             revoked_at INTEGER,
-            sealing_key TEXT
+            sealing_key TEXT,
+            attestation TEXT
         )
         """,
         """
@@ -215,11 +216,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         """,
     ]
 
-    /// Adds `sigil_devices.sealing_key` and `sigil_keys.last_used_at` to a file made before them.
+    /// Adds the columns later releases brought (`sigil_devices.sealing_key` and `.attestation`,
+    /// `sigil_keys.last_used_at` and `.jwk_thumbprint`) to a file made before them.
     private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
         for (table, column, type) in [
             ("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER"),
-            ("sigil_keys", "jwk_thumbprint", "TEXT"),
+            ("sigil_keys", "jwk_thumbprint", "TEXT"), ("sigil_devices", "attestation", "TEXT"),
         ] {
             let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
                 $0.column("name")?.string
@@ -333,7 +335,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     private static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
                CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
-               d.sealing_key
+               d.sealing_key, d.attestation
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
@@ -359,7 +361,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             userID: row.column("user_id")?.string,
             validUntil: row.column("valid_until")?.integer.map(Int64.init),
             createdAt: row.column("created_at")?.integer.map(Int64.init),
-            sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID)
+            sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID),
+            deviceAttestation: row.column("attestation")?.string
         )
     }
 
@@ -408,8 +411,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             try await checkRules(of: change, now: now)
             for (key, material, column) in rows {
                 _ = try await writer.query(
-                    "INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at) VALUES (?, ?, ?)",
-                    [.text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now))]
+                    """
+                    INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation)
+                    VALUES (?, ?, ?, ?)
+                    """,
+                    [
+                        .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
+                        key.deviceAttestation.map(SQLiteData.text) ?? .null,
+                    ]
                 )
                 let exists = try await writer.query("SELECT 1 FROM sigil_keys WHERE key_id = ?", [.text(key.keyID)])
                 guard exists.isEmpty else {

@@ -175,6 +175,11 @@ public enum Registration {
         /// For `apple-appattest`: the attestation of the key, which admits the device in place of a
         /// bootstrap token or JWT.
         public var attestation: Attestation?
+        /// For an Android Keystore key (`ecdsa-p256-sha256`): its attestation certificate chain, leaf
+        /// first, each standard base64 of the DER, made with the server's challenge
+        /// (`setAttestationChallenge` with the challenge's UTF-8); it admits the device in place of a
+        /// bootstrap token or JWT.
+        public var androidKeyAttestation: [String]?
         /// The device's own X-Wing key, in the shape of a discovery entry: the device's HMAC secrets
         /// then come back sealed to it (PROTOCOL.md section 6.4), never in the clear.
         public var sealingKey: Discovery.SealingKey?

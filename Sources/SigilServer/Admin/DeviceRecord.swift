@@ -75,7 +75,8 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
     public var revoked: Int64?
     /// Its keys, by key ID.
     public var keys: [Key]
-    /// `apple-appattest` when a key was enrolled by App Attest, else `none`.
+    /// `apple-appattest` when a key was enrolled by App Attest, the facts of an Android Key Attestation
+    /// (`android-key TrustedEnvironment patch=202602 app=com.example.app`), else `none`.
     public var attestation: String
     /// The ID of the X-Wing key its secrets are sealed to, if it registered one.
     public var sealingKeyID: String?
@@ -98,7 +99,8 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
         revoked: Int64?,
         keys: [Key],
         sealingKeyID: String?,
-        certificates: [IssuedCertificateRecord]
+        certificates: [IssuedCertificateRecord],
+        attestation: String? = nil
     ) {
         self.deviceID = deviceID
         self.userID = userID
@@ -111,8 +113,9 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
             return key
         }
         self.attestation =
-            keys.contains { $0.alg == SignatureAlgorithm.appleAppAttest.rawValue }
-            ? SignatureAlgorithm.appleAppAttest.rawValue : "none"
+            attestation
+            ?? (keys.contains { $0.alg == SignatureAlgorithm.appleAppAttest.rawValue }
+                ? SignatureAlgorithm.appleAppAttest.rawValue : "none")
         self.sealingKeyID = sealingKeyID
         self.certificates = certificates.sorted { $0.serial < $1.serial }.map {
             Certificate(serial: $0.serial, keyID: $0.keyID, notAfter: $0.notAfter)
@@ -192,7 +195,7 @@ extension MemoryKeyDirectory: AdministeredDirectory {
                         validUntil: $0.validUntil, lastUsed: lastUsed[$0.keyID], thumbprint: $0.key.jwkThumbprint)
                 },
                 sealingKeyID: sealingKeys[deviceID]?.keyID,
-                certificates: certificates(ofDevice: deviceID))
+                certificates: certificates(ofDevice: deviceID), attestation: deviceAttestations[deviceID])
             return query.selects(record) ? record : nil
         }
     }

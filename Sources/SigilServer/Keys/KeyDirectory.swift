@@ -29,6 +29,10 @@ public struct RegisteredKey: Sendable {
     /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
     /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
     public var sealingKey: SealingPublicKey?
+    /// The attestation its device enrolled with, in words (`android-key TrustedEnvironment patch=202602
+    /// app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
+    /// with the device's first key: a property of the device, which no later key changes.
+    public var deviceAttestation: String?
 
     /// Creates a registered key.
     public init(
@@ -39,7 +43,8 @@ public struct RegisteredKey: Sendable {
         userID: String? = nil,
         validUntil: Int64? = nil,
         createdAt: Int64? = nil,
-        sealingKey: SealingPublicKey? = nil
+        sealingKey: SealingPublicKey? = nil,
+        deviceAttestation: String? = nil
     ) {
         self.keyID = keyID
         self.key = key
@@ -49,6 +54,7 @@ public struct RegisteredKey: Sendable {
         self.validUntil = validUntil
         self.createdAt = createdAt
         self.sealingKey = sealingKey
+        self.deviceAttestation = deviceAttestation
     }
 
     /// Whether the key is accepted at `now`.
@@ -94,6 +100,7 @@ public actor MemoryKeyDirectory: KeyDirectory {
     var keys: [String: RegisteredKey] = [:]
     var revokedDevices: Set<String> = []
     var sealingKeys: [String: SealingPublicKey] = [:]
+    var deviceAttestations: [String: String] = [:]
     var certificates: [IssuedCertificateRecord] = []
     var auditTrail: [AuditEntry] = []
     var lastUsed: [String: Int64] = [:]
@@ -137,6 +144,7 @@ public actor MemoryKeyDirectory: KeyDirectory {
         if let device = key.deviceID {
             if revokedDevices.contains(device) { key.state = .revoked }
             key.sealingKey = sealingKeys[device]
+            key.deviceAttestation = deviceAttestations[device]
         }
         return key
     }

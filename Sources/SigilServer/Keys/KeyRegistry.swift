@@ -203,7 +203,13 @@ extension MemoryKeyDirectory: KeyRegistry {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
         }
         let now = clock.now()
+        let knownDevices = Set(keys.values.compactMap(\.deviceID))
         keys = updated
+        for key in change.added {
+            if let device = key.deviceID, let attestation = key.deviceAttestation, !knownDevices.contains(device) {
+                deviceAttestations[device] = attestation
+            }
+        }
         for (device, key) in change.sealingKeys { sealingKeys[device] = key }
         for device in revoking where !revokedDevices.contains(device) { revokedAt[device] = now }
         revokedDevices.formUnion(revoking)

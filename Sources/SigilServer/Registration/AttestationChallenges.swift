@@ -91,3 +91,36 @@ public struct AttestationEnrollment: Sendable {
         self.store = store
     }
 }
+
+/// Verifies an Android Key Attestation chain for enrollment (SigilAndroidAttestation's
+/// `AndroidKeyEnrollmentVerifier`).
+public protocol AndroidAttestationVerifier: Sendable {
+    /// The challenge the chain's leaf carries, read before anything is verified: the server checks it
+    /// issued it before it spends signature checks on the chain.
+    ///
+    /// - Throws: ``SigilError`` `enrollment-refused` when the chain or its Key Description does not read.
+    func claimedChallenge(of chain: [[UInt8]]) throws -> [UInt8]
+
+    /// The attested key, once the chain, Google's root, the status list, the challenge and the server's
+    /// policy passed at `time`, and the attestation in words, for the device's record
+    /// (`android-key TrustedEnvironment patch=202602 app=com.example.app`).
+    ///
+    /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed check.
+    func attestedKey(chain: [[UInt8]], challenge: [UInt8], at time: Int64) throws
+        -> (key: VerificationKey, summary: String)
+}
+
+/// Enrollment by Android Key Attestation: who checks the chains, and the challenges they answer (the
+/// same issuer as App Attest's when a server does both).
+public struct AndroidEnrollment: Sendable {
+    /// Checks chains.
+    public let verifier: any AndroidAttestationVerifier
+    /// Issues and consumes challenges.
+    public let challenges: AttestationChallenges
+
+    /// Creates the configuration.
+    public init(verifier: any AndroidAttestationVerifier, challenges: AttestationChallenges) {
+        self.verifier = verifier
+        self.challenges = challenges
+    }
+}

@@ -41,6 +41,8 @@ public struct RegistrationService: Sendable {
     let certificates: (any ClientCertificateIssuer)?
     /// App Attest enrollment: the attestation verifier and the challenges it answers.
     let attestation: AttestationEnrollment?
+    /// Android Key Attestation enrollment.
+    let android: AndroidEnrollment?
     /// The configuration.
     public let configuration: Configuration
     let clock: any UnixClock
@@ -56,12 +58,15 @@ public struct RegistrationService: Sendable {
     ///   - certificates: the client CA, if the server issues client certificates.
     ///   - attestation: App Attest enrollment (`apple-appattest` keys admitted by attestation); the
     ///     verifier's ``VerifierConfiguration/assertions`` must then check their assertions.
+    ///   - android: Android Key Attestation enrollment (`ecdsa-p256-sha256` Keystore keys admitted by
+    ///     their attestation chain).
     public init(
         registry: any KeyRegistry,
         nonces: any NonceStore,
         enrollment: any EnrollmentAuthorizer,
         certificates: (any ClientCertificateIssuer)? = nil,
         attestation: AttestationEnrollment? = nil,
+        android: AndroidEnrollment? = nil,
         configuration: Configuration = Configuration(),
         clock: any UnixClock = SystemUnixClock(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
@@ -72,6 +77,7 @@ public struct RegistrationService: Sendable {
         self.enrollment = enrollment
         self.certificates = certificates
         self.attestation = attestation
+        self.android = android
         self.configuration = configuration
         self.clock = clock
         self.metricsFactory = metricsFactory
@@ -130,7 +136,16 @@ public struct RegistrationService: Sendable {
         let userID: String?
         let key: VerificationKey
         var receipt: [UInt8]?
-        if let evidence = submission.attestation {
+        var androidAttestation: (challenge: String, summary: String)?
+        guard submission.attestation == nil || submission.androidKeyAttestation == nil else {
+            throw SigilError(.invalidRegistration, "a registration carries one attestation")
+        }
+        if let chain = submission.androidKeyAttestation {
+            let attested = try androidAttestedKey(chain, submission: submission)
+            key = attested.key
+            androidAttestation = (attested.challenge, attested.summary)
+            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
+        } else if let evidence = submission.attestation {
             // The attestation admits the device in place of a token or JWT; one that is sent anyway
             // must pass, and names the user.
             (key, receipt) = try await attestedKey(evidence, alg: submission.alg)
@@ -157,6 +172,9 @@ public struct RegistrationService: Sendable {
             if let evidence = submission.attestation, let attestation {
                 try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
             }
+            if let (challenge, _) = androidAttestation, let android {
+                try await android.challenges.consume(challenge, nonces: nonces, now: clock.now())
+            }
             if let credential = try await enrollment.singleUse(of: request) {
                 try await consume(credential)
             }
@@ -165,13 +183,15 @@ public struct RegistrationService: Sendable {
                 DirectoryChange(
                     added: [
                         RegisteredKey(
-                            keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now())
+                            keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now(),
+                            deviceAttestation: androidAttestation?.summary)
                     ],
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     audit: [
                         audit(
-                            submission.attestation == nil ? .registered : .attested, device: deviceID, key: keyID,
-                            user: userID, actor: keyID)
+                            submission.attestation == nil && androidAttestation == nil ? .registered : .attested,
+                            device: deviceID, key: keyID, user: userID, actor: keyID,
+                            reason: androidAttestation?.summary)
                     ]
                 )
             )
@@ -195,8 +215,46 @@ public struct RegistrationService: Sendable {
     ///
     /// - Throws: `forbidden` when this server does not enroll by attestation.
     public func attestationChallenge() throws -> Registration.AttestationChallenge {
-        guard let attestation else { throw SigilError(.forbidden, "this server does not enroll by App Attest") }
-        return attestation.challenges.issue(now: clock.now())
+        guard let challenges = attestation?.challenges ?? android?.challenges else {
+            throw SigilError(.forbidden, "this server does not enroll by attestation")
+        }
+        return challenges.issue(now: clock.now())
+    }
+
+    /// The key an Android Key Attestation chain proves: the challenge it carries is one this server
+    /// issued (checked before anything costly, consumed after the registration's signature verified),
+    /// then the chain, Google's root, the status list and the policy; the submission names that key.
+    func androidAttestedKey(_ chain: [String], submission: Registration.KeySubmission) throws
+        -> (key: VerificationKey, challenge: String, summary: String)
+    {
+        guard let android else {
+            throw SigilError(.enrollmentRefused, "this server does not enroll by Android Key Attestation")
+        }
+        guard submission.alg == SignatureAlgorithm.ecdsaP256SHA256.rawValue else {
+            throw SigilError(.invalidRegistration, "an Android Key Attestation registers an ecdsa-p256-sha256 key")
+        }
+        guard (1...10).contains(chain.count), chain.allSatisfy({ $0.utf8.count <= 16_384 }) else {
+            throw SigilError(.invalidRegistration, "androidKeyAttestation holds 1 to 10 certificates")
+        }
+        let ders = try chain.map { text in
+            guard let der = Base64.decode(text) else {
+                throw SigilError(.invalidRegistration, "androidKeyAttestation's certificates must be standard base64")
+            }
+            return der
+        }
+        let claimed = try android.verifier.claimedChallenge(of: ders)
+        guard let challenge = String(validating: claimed, as: UTF8.self) else {
+            throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
+        }
+        try android.challenges.check(challenge, now: clock.now())
+        let (key, summary) = try android.verifier.attestedKey(chain: ders, challenge: claimed, at: clock.now())
+        // The submission's own publicKey, when it names one, must be the attested key.
+        if !submission.publicKey.isEmpty {
+            guard let named = try? publicKey(of: submission), named.derivedKeyID == key.derivedKeyID else {
+                throw SigilError(.invalidRegistration, "publicKey is not the attested key")
+            }
+        }
+        return (key, challenge, summary)
     }
 
     /// The credential the signed body names must be the request's `Authorization`, which no
@@ -325,6 +383,7 @@ public struct RegistrationService: Sendable {
                 // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
                 throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
             }
+            try await refuseAndroidAttested(deviceID, "gets no HMAC secret (it would live outside the Keystore)")
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -343,7 +402,16 @@ public struct RegistrationService: Sendable {
         guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
             throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
         }
+        try await refuseAndroidAttested(deviceID, "gets no HMAC secret (it would live outside the Keystore)")
         return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
+    }
+
+    /// Refuses (`forbidden`) what would take an Android-attested device's proof away: a key or a secret
+    /// the attestation does not cover.
+    func refuseAndroidAttested(_ deviceID: String, _ what: String) async throws {
+        if try await registry.keys(ofDevice: deviceID).contains(where: { $0.deviceAttestation != nil }) {
+            throw SigilError(.forbidden, "a device enrolled by Android Key Attestation \(what)")
+        }
     }
 
     /// A new secret for `deviceID`, sealed to the device's X-Wing key when it has one; the device's
@@ -443,6 +511,7 @@ public struct RegistrationService: Sendable {
                 // Rotating away would drop the proof that the genuine app holds the key.
                 throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
             }
+            try await refuseAndroidAttested(deviceID, "does not rotate; it enrolls a new attested key")
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
             let key = try publicKey(of: rotation.submission)
