@@ -236,6 +236,7 @@ let package = Package(
                 "SigilRedis",
                 "SigilTLS",
                 "SigilAppAttest",
+                "SigilAndroidAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

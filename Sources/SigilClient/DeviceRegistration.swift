@@ -90,6 +90,26 @@ public struct DeviceRegistration: Sendable {
             expect: 201)
     }
 
+    /// Registers an Android Keystore key by its Key Attestation chain (no token), the request signed by
+    /// the key itself. (On Android the same flow is a few lines of Kotlin: README, "Android devices".)
+    ///
+    /// - Parameters:
+    ///   - key: the attested key (`ecdsa-p256-sha256`).
+    ///   - chain: the key's certificate chain (`KeyStore.getCertificateChain`), DER, leaf first, made
+    ///     with `setAttestationChallenge` of ``attestationChallenge()``'s UTF-8 bytes.
+    public func enroll(
+        androidKey key: any SignatureProvider, chain: [[UInt8]], sealingKey: SealingPublicKey? = nil,
+        server: ResponseVerifier
+    ) async throws -> Registration.Registered {
+        guard key.algorithm == .ecdsaP256SHA256, let publicKey = key.publicKey, let keyID = publicKey.derivedKeyID
+        else { throw SigilInputError("an Android Key Attestation enrolls an ecdsa-p256-sha256 key pair") }
+        var submission = try Registration.KeySubmission(publicKey, sealingKey: sealingKey)
+        submission.androidKeyAttestation = chain.map(Base64.encode)
+        return try await call(
+            request(.post, Registration.Path.devices), body: try json(submission), signer: signer(key, keyID),
+            server: server, expect: 201)
+    }
+
     /// Fetches a fresh per-device HMAC secret, signing with the device's key pair; it comes sealed
     /// when the device registered a sealing key (open it with ``Registration/IssuedSecret/secretBytes(openingWith:)``).
     public func fetchSecret(key: any SignatureProvider, keyID: String, server: ResponseVerifier) async throws

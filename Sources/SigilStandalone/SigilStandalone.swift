@@ -10,6 +10,7 @@ import NIOCore
 import NIOSSL
 import Prometheus
 import ServiceLifecycle
+import SigilAndroidAttestation
 import SigilAppAttest
 import SigilCore
 import SigilHummingbird
@@ -111,6 +112,13 @@ public enum SigilStandalone {
         public var appAttestEnvironments: Set<AppAttestVerifier.Environment> = [.production]
         /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
         public var appAttestRoot: Certificate?
+        /// The policy Android Key Attestation enrollment holds chains to; `nil` turns it off (it is on
+        /// when the policy names apps: `--android-app PACKAGE:SHA256`).
+        public var androidPolicy: AndroidAttestationPolicy?
+        /// Google's attestation status list (`--android-status FILE`); without one, `sigil serve` warns.
+        public var androidStatusList: AttestationStatusList?
+        /// The roots Android chains end at: Google's hardware roots unless a test names its own.
+        public var androidRoots: [GoogleAttestationRoots.Root]?
         /// How long a rotated server key is published before it becomes current, and how long the
         /// previous one is still accepted after, in seconds (7 days).
         public var keyOverlap: Int64 = 7 * 86_400
@@ -259,6 +267,22 @@ public enum SigilStandalone {
             attestation = AttestationEnrollment(
                 verifier: appAttest, challenges: AttestationChallenges(key: challengeKey), store: records)
         }
+        var android: AndroidEnrollment?
+        if let policy = options.androidPolicy {
+            if options.androidStatusList == nil {
+                logger.warning(
+                    "Android Key Attestation without a status list: revoked attestation keys are not refused (--android-status FILE)"
+                )
+            }
+            let challengeKey = HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
+                outputByteCount: 32)
+            android = AndroidEnrollment(
+                verifier: AndroidKeyEnrollmentVerifier(
+                    policy: policy, statusList: options.androidStatusList,
+                    roots: options.androidRoots ?? GoogleAttestationRoots.hardware),
+                challenges: AttestationChallenges(key: challengeKey))
+        }
         verifierConfiguration.usage = KeyUsageTracker(store: directory)
         let verifier = RequestVerifier(
             keys: directory,
@@ -363,6 +387,7 @@ public enum SigilStandalone {
             enrollment: policy,
             certificates: try data.certificateAuthority(),
             attestation: attestation,
+            android: android,
             configuration: registration,
             clock: clock,
             metricsFactory: metricsFactory,

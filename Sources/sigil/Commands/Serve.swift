@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SigilAndroidAttestation
 import SigilAppAttest
 import SigilCore
 import SigilHummingbird
@@ -284,6 +285,33 @@ struct ServerOptions: ParsableArguments {
     var appAttestEnvironment: [String] = []
 
     @Option(
+        name: .customLong("android-app"),
+        help:
+            "Enroll Android Keystore keys of this app by Key Attestation: PACKAGE:SHA256 of its signing certificate (repeatable)."
+    )
+    var androidApp: [String] = []
+
+    @Option(
+        name: .customLong("android-status"),
+        help: "Google's attestation status list (JSON from android.googleapis.com/attestation/status).")
+    var androidStatus: String?
+
+    @Option(
+        name: .customLong("android-security-level"),
+        help: "The lowest security level an Android attestation may have: tee (default) or strongbox.")
+    var androidSecurityLevel = "tee"
+
+    @Option(
+        name: .customLong("android-min-patch-level"),
+        help: "The oldest OS patch level an Android device may have, YYYYMM.")
+    var androidMinPatchLevel: Int?
+
+    @Flag(
+        name: .customLong("android-accept-self-signed"),
+        help: "Accept a SelfSigned verified boot (a known custom ROM on a relocked bootloader) besides Verified.")
+    var androidAcceptSelfSigned = false
+
+    @Option(
         name: .customLong("admin-port"),
         help:
             "Serve the admin API (devices, revocation, audit, server keys; /metrics with --metrics) on this port (off by default)."
@@ -393,6 +421,17 @@ struct ServerOptions: ParsableArguments {
                     return environment
                 })
         }
+        options.androidPolicy = try androidPolicy()
+        if let androidStatus {
+            guard options.androidPolicy != nil else {
+                throw ValidationError("--android-status goes with --android-app")
+            }
+            do {
+                options.androidStatusList = try AttestationStatusList(json: Data(try IO.readFile(androidStatus)))
+            } catch let error as AndroidAttestationError {
+                throw ValidationError("--android-status: \(error.detail)")
+            }
+        }
         options.metrics = metrics
         options.keyStore = try Self.keyStore(store)
         options.nonceStorage = try Self.nonceStorage(nonces)
@@ -429,5 +468,37 @@ actor Banner {
         guard let make, let port else { return }
         FileHandle.standardOutput.write(Data(make(port).utf8))
         self.make = nil
+    }
+}
+
+extension ServerOptions {
+    /// The Android Key Attestation policy the flags describe, `nil` without `--android-app`.
+    func androidPolicy() throws -> AndroidAttestationPolicy? {
+        guard !androidApp.isEmpty else {
+            guard androidMinPatchLevel == nil, !androidAcceptSelfSigned, androidSecurityLevel == "tee" else {
+                throw ValidationError("the --android-* options go with --android-app")
+            }
+            return nil
+        }
+        var policy = AndroidAttestationPolicy(
+            apps: try androidApp.map { text in
+                guard let app = AndroidAttestationPolicy.App(text) else {
+                    throw ValidationError("--android-app is PACKAGE:SHA256 (64 hex digits, colons allowed)")
+                }
+                return app
+            })
+        switch androidSecurityLevel.lowercased() {
+        case "tee": policy.minimumSecurityLevel = .trustedEnvironment
+        case "strongbox": policy.minimumSecurityLevel = .strongBox
+        default: throw ValidationError("--android-security-level is tee or strongbox")
+        }
+        if let level = androidMinPatchLevel {
+            guard (200_001...999_912).contains(level), (1...12).contains(level % 100) else {
+                throw ValidationError("--android-min-patch-level is YYYYMM")
+            }
+            policy.minimumPatchLevel = level
+        }
+        if androidAcceptSelfSigned { policy.acceptedBootStates = [.verified, .selfSigned] }
+        return policy
     }
 }

@@ -84,7 +84,7 @@ struct TestAndroidAuthority {
     /// The chain (DER, leaf first, root last) of `key`'s certificate carrying `keyDescription` (DER).
     func chain(for key: Certificate.PublicKey, keyDescription: [UInt8]) throws -> [[UInt8]] {
         let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: key, notValidBefore: now - 60,
+            version: .v3, serialNumber: .init(), publicKey: key, notValidBefore: now - 3600,
             notValidAfter: now + 86_400 * 365 * 20, issuer: device.subject,
             subject: try DistinguishedName { CommonName("Android Keystore Key") }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
