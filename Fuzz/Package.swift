@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "SigilCore", package: sigil),
                 .product(name: "SigilTLS", package: sigil),
                 .product(name: "SigilRSA", package: sigil),
+                .product(name: "SigilAndroidAttestation", package: sigil),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

@@ -1,6 +1,7 @@
 import CFuzzerDriver
 import Foundation
 import HTTPTypes
+import SigilAndroidAttestation
 import SigilCore
 import SigilRSA
 import SigilTLS
@@ -93,8 +94,25 @@ func fuzz(_ bytes: [UInt8]) {
         guard proof.thumbprint == proof.key.jwkThumbprint else { finding("a DPoP proof's key thumbprint differs") }
         _ = try? proof.check(
             method: "POST", uri: "https://localhost/v1/echo", now: proof.issuedAt, maxSkew: 300, accessToken: "t")
+    case "android":
+        // A Key Description that reads keeps its bounds; as a certificate chain, the input is refused
+        // with an AndroidAttestationError (never a crash), whatever it holds.
+        if let description = try? KeyDescription(derEncoded: bytes[...]) {
+            for list in [description.softwareEnforced, description.hardwareEnforced] {
+                guard list.tags.count <= AuthorizationList.maximumTags, Set(list.tags).count == list.tags.count else {
+                    finding("an authorization list kept too many or repeated tags")
+                }
+            }
+        }
+        do {
+            _ = try AndroidKeyAttestation.verify(chain: [bytes, bytes], challenge: [], at: Date(), roots: [])
+            finding("a chain with no root verified")
+        } catch is AndroidAttestationError {
+        } catch {
+            finding("a chain was refused with \(type(of: error))")
+        }
     default:
-        finding("set SIGIL_FUZZ_TARGET to http, sigil-v1, rfc9421, jcs, keys, csr or dpop")
+        finding("set SIGIL_FUZZ_TARGET to http, sigil-v1, rfc9421, jcs, keys, csr, dpop or android")
     }
 }
 

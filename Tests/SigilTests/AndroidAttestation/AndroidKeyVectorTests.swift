@@ -203,3 +203,41 @@ struct AndroidKeyVectorTests {
         #expect(AndroidAttestationPolicy.App("a:1234") == nil)
     }
 }
+
+@Suite("sigil attest verify-android-key")
+struct AndroidKeyCommandTests {
+    static let file = Vectors.directory.appendingPathComponent("android-key.json").path
+
+    @Test(
+        "the vectors' facts as JSON (exit 0); a policy flag or another challenge: invalid CODE (exit 1); no chain (exit 2)"
+    )
+    func command() async throws {
+        let pixel = try await SigilCommand.run([
+            "attest", "verify-android-key", Self.file, "--vector", "ka-pixel9a-tee-ec-rkp-ecroot",
+        ])
+        #expect(pixel.status == 0, "\(pixel.error)")
+        let facts = try #require(try JSONSerialization.jsonObject(with: Data(pixel.output)) as? [String: Any])
+        #expect(facts["attestationSecurityLevel"] as? String == "TrustedEnvironment")
+        #expect(facts["rootName"] as? String == "google-key-attestation-ca1-ec-p384")
+        #expect(facts["verifiedBootState"] as? String == "Verified" && facts["deviceLocked"] as? Bool == true)
+        #expect(facts["packageNames"] as? [String] == ["com.google.android.attestation"])
+        #expect(facts["purposes"] as? [String] == ["SIGN", "VERIFY"] && facts["ecCurve"] as? String == "P-256")
+
+        // The unlocked development device verifies, and says so, unless a flag asks for a locked one.
+        let development = ["attest", "verify-android-key", Self.file, "--vector", "gaka-2019-dev-tee-ec-factory"]
+        let unlocked = try await SigilCommand.run(development)
+        #expect(unlocked.status == 0, "\(unlocked.error)")
+        #expect(
+            unlocked.text.contains(#""deviceLocked":false"#)
+                && unlocked.text.contains(#""verifiedBootState":"Unverified""#))
+        let locked = try await SigilCommand.run(development + ["--require-locked"])
+        #expect(locked.status == 1 && locked.text.hasPrefix("invalid boot-state: "), "\(locked.text)")
+        let another = try await SigilCommand.run(development + ["--challenge", "b3RoZXI="])
+        #expect(another.status == 1 && another.text.hasPrefix("invalid challenge-mismatch: "), "\(another.text)")
+        let app = try await SigilCommand.run(
+            development + ["--app", "com.example.app:" + String(repeating: "00", count: 32)])
+        #expect(app.status == 1 && app.text.hasPrefix("invalid "), "\(app.text)")
+        let none = try await SigilCommand.run(["attest", "verify-android-key", "--challenge", "YWJj"])
+        #expect(none.status == 2, "\(none.text)")
+    }
+}
