@@ -218,6 +218,7 @@ struct SealedSecretTests {
             try await first.client.query("DROP TABLE sigil_audit")
             try await first.client.query("DROP TABLE sigil_server_keys")
             try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN jwk_thumbprint")
+            try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN attestation")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
@@ -228,6 +229,11 @@ struct SealedSecretTests {
             let sealing = try SealingPrivateKey.generate().publicKey
             try await directory.apply(DirectoryChange(added: [key], sealingKeys: [("dev-pg", sealing)]))
             #expect(try await directory.key(for: key.keyID)?.sealingKey == sealing)
+            // The latest column too: a device's attestation is written and read back.
+            var attested = try RevocationTests.key("dev-pg-android")
+            attested.deviceAttestation = "android-key TrustedEnvironment"
+            try await directory.apply(DirectoryChange(added: [attested]))
+            #expect(try await directory.key(for: attested.keyID)?.deviceAttestation == "android-key TrustedEnvironment")
             var version = 0
             for try await found in try await store.client.query("SELECT version FROM sigil_schema").decode(Int.self) {
                 version = found
