@@ -69,7 +69,7 @@ public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
     }
 
     /// The attestation in words, for the device's record: kind, security level, patch level, boot,
-    /// the first package.
+    /// the first package, joined by commas (no spaces: `sigil admin`'s lines keep one field each).
     public static func summary(_ attestation: AndroidKeyAttestation) -> String {
         let description = attestation.keyDescription
         var words = ["android-key", description.attestationSecurityLevel.description]
@@ -80,9 +80,11 @@ public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
         if let package = description.either(\.attestationApplicationID)?.packages.first {
             // A package name is the app's; only the characters of one are kept.
             words.append(
-                "app=" + String(package.name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 }.prefix(128)))
+                "app="
+                    + String(
+                        package.name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 && $0 != "," }.prefix(128)))
         }
-        return words.joined(separator: " ")
+        return words.joined(separator: ",")
     }
 
     static func refusal(_ error: AndroidAttestationError) -> SigilError {

@@ -76,7 +76,7 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
     /// Its keys, by key ID.
     public var keys: [Key]
     /// `apple-appattest` when a key was enrolled by App Attest, the facts of an Android Key Attestation
-    /// (`android-key TrustedEnvironment patch=202602 app=com.example.app`), else `none`.
+    /// (`android-key,TrustedEnvironment,patch=202602,boot=Verified,app=com.example.app`), else `none`.
     public var attestation: String
     /// The ID of the X-Wing key its secrets are sealed to, if it registered one.
     public var sealingKeyID: String?

@@ -29,8 +29,8 @@ public struct RegisteredKey: Sendable {
     /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
     /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
     public var sealingKey: SealingPublicKey?
-    /// The attestation its device enrolled with, in words (`android-key TrustedEnvironment patch=202602
-    /// app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
+    /// The attestation its device enrolled with, in words (`android-key,TrustedEnvironment,patch=202602,
+    /// boot=Verified,app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
     /// with the device's first key: a property of the device, which no later key changes.
     public var deviceAttestation: String?
 

@@ -103,7 +103,7 @@ public protocol AndroidAttestationVerifier: Sendable {
 
     /// The attested key, once the chain, Google's root, the status list, the challenge and the server's
     /// policy passed at `time`, and the attestation in words, for the device's record
-    /// (`android-key TrustedEnvironment patch=202602 app=com.example.app`).
+    /// (`android-key,TrustedEnvironment,patch=202602,boot=Verified,app=com.example.app`).
     ///
     /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed check.
     func attestedKey(chain: [[UInt8]], challenge: [UInt8], at time: Int64) throws

@@ -110,7 +110,7 @@ struct AndroidEnrollmentTests {
             let directory = server.prepared.directory
             let record = try #require(try await directory.devices(DeviceQuery(keyID: registered.keyId)).first)
             #expect(
-                record.attestation == "android-key TrustedEnvironment patch=202610 boot=Verified app=com.example.app")
+                record.attestation == "android-key,TrustedEnvironment,patch=202610,boot=Verified,app=com.example.app")
             #expect(try await directory.auditTrail(AuditQuery()).contains { $0.action == .attested })
 
             // It keeps its attested key: no rotation to an unattested one, no HMAC secret.

@@ -69,6 +69,12 @@ struct AndroidKeyPolicyTests {
         with({ $0.lockedByte = 0x01 }, "BER true", "accepted")
         with({ $0.ecCurve = nil }, "no curve (the key says P-256)", "accepted")
         with({ $0.attestationVersion = 3 }, "attestation version 3", "accepted")
+        with(
+            {
+                $0.attestationVersion = 1
+                $0.hasBootHash = false
+                $0.extraHardwareTags = [(600, [0x05, 0x00]), (703, [0x05, 0x00])]
+            }, "attestation version 1: no boot hash, allApplications and rollbackResistant", "accepted")
         with({ $0.securityLevel = .strongBox }, "StrongBox", "accepted")
         with(
             { $0.extraHardwareTags = [(724, [0x04, 0x02, 0xAA, 0xBB]), (999, [0x05, 0x00])] }, "tags not read",

@@ -33,6 +33,8 @@ struct TestAndroidAuthority {
         var bootState: RootOfTrust.BootState = .verified
         /// The encoded BOOLEAN's byte: DER's `0xFF`, BER's `0x01`, or `0x00`.
         var lockedByte: UInt8 = 0xFF
+        /// Whether the root of trust carries `verifiedBootHash` (attestation version 3 on).
+        var hasBootHash = true
         var osPatchLevel: Int? = 202_610
         var packages: [(String, Int)] = [("com.example.app", 7)]
         var signatureDigests: [[UInt8]] = [TestAndroidAuthority.appDigest]
@@ -154,7 +156,9 @@ struct TestAndroidAuthority {
                         try root.serialize(ASN1OctetString(contentBytes: [UInt8](repeating: 0xAB, count: 32)[...]))
                         root.appendPrimitiveNode(identifier: .boolean) { $0.append(fields.lockedByte) }
                         try fields.bootState.rawValue.serialize(into: &root, withIdentifier: .enumerated)
-                        try root.serialize(ASN1OctetString(contentBytes: [UInt8](repeating: 0xCD, count: 32)[...]))
+                        if fields.hasBootHash {
+                            try root.serialize(ASN1OctetString(contentBytes: [UInt8](repeating: 0xCD, count: 32)[...]))
+                        }
                     }
                 }
                 try list.serialize(160_000, explicitlyTaggedWithTagNumber: 705, tagClass: .contextSpecific)
