@@ -65,19 +65,28 @@ public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
         guard let publicKey = P256.Signing.PublicKey(attestation.publicKey) else {
             throw Self.refusal(AndroidAttestationError(.keyProperties, "the attested key is not P-256"))
         }
-        return (try VerificationKey(publicKey), Self.summary(attestation))
+        return (try VerificationKey(publicKey), Self.summary(attestation, apps: policy.apps))
     }
 
     /// The attestation in words, for the device's record: kind, security level, patch level, boot,
     /// the first package, joined by commas (no spaces: `sigil admin`'s lines keep one field each).
-    public static func summary(_ attestation: AndroidKeyAttestation) -> String {
+    public static func summary(_ attestation: AndroidKeyAttestation, apps: [AndroidAttestationPolicy.App] = [])
+        -> String
+    {
         let description = attestation.keyDescription
         var words = ["android-key", description.attestationSecurityLevel.description]
         if let level = description.hardwareEnforced.osPatchLevel { words.append("patch=\(level)") }
         if let root = description.hardwareEnforced.rootOfTrust {
             words.append("boot=\(root.verifiedBootState)\(root.deviceLocked ? "" : ",unlocked")")
         }
-        if let package = description.either(\.attestationApplicationID)?.packages.first {
+        // The package the policy matched (read where the policy reads it), else the first one.
+        let application =
+            description.softwareEnforced.attestationApplicationID
+            ?? description.hardwareEnforced.attestationApplicationID
+        let packages = application?.packages ?? []
+        if let package = packages.first(where: { package in apps.contains { $0.package == package.name } })
+            ?? packages.first
+        {
             // A package name is the app's; only the characters of one are kept.
             words.append(
                 "app="

@@ -259,7 +259,7 @@ public struct RegistrationService: Sendable {
 
     /// The credential the signed body names must be the request's `Authorization`, which no
     /// signature covers. A body that names none may come with a credential only when it registers a
-    /// key by itself (an older client); an attested registration, which needs no credential, takes
+    /// key by itself (an older client); an attested registration (App Attest or Android), which needs no credential, takes
     /// one only bound, so a proxy cannot add its own JWT to tie the device to its account.
     ///
     /// - Throws: `enrollment-refused`.
@@ -271,7 +271,7 @@ public struct RegistrationService: Sendable {
             else {
                 throw SigilError(.enrollmentRefused, "the Authorization field is not the credential the body names")
             }
-        } else if authorization != nil, submission.attestation != nil {
+        } else if authorization != nil, submission.attestation != nil || submission.androidKeyAttestation != nil {
             throw SigilError(
                 .enrollmentRefused, "a credential sent with an attestation must be named in the body (credential)")
         }

@@ -87,6 +87,19 @@ struct AndroidEnrollmentTests {
             }
             #expect(byStranger != "accepted")
 
+            // A proxy adds its own credential, which the signed body does not name, to tie the device to
+            // its account: refused, and the challenge is not spent.
+            let proxied = DeviceRegistration(
+                transport: SealedBodyTests.RequestTampering(inner: transport) { request, _ in
+                    if request.path == Registration.Path.devices {
+                        request.headerFields[.authorization] = "Bearer \(TestServer.token)"
+                    }
+                }, authority: "localhost:\(server.port)", clock: registration.clock)
+            let hijacked = await Self.refusal {
+                _ = try await proxied.enroll(androidKey: key, chain: chain, server: verifier)
+            }
+            #expect(hijacked.hasPrefix("enrollment-refused"), "\(hijacked)")
+
             let registered = try await registration.enroll(androidKey: key, chain: chain, server: verifier)
             #expect(registered.keyId == (try key.verificationKey).derivedKeyID)
             #expect(registered.alg == "ecdsa-p256-sha256")
