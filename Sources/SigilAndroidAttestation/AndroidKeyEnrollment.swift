@@ -19,6 +19,8 @@ public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
     public var policy: AndroidAttestationPolicy
     /// Google's status list, if the operator gives one.
     public var statusList: AttestationStatusList?
+    /// Or the file it is downloaded to, read again when it changes (taking the place of ``statusList``).
+    public var statusFile: AttestationStatusFile?
     /// The trust anchors (Google's hardware roots unless a test says otherwise).
     public var roots: [GoogleAttestationRoots.Root]
 
@@ -57,7 +59,7 @@ public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
         do {
             attestation = try AndroidKeyAttestation.verify(
                 chain: chain, challenge: challenge, at: Date(timeIntervalSince1970: TimeInterval(time)),
-                statusList: statusList, roots: roots)
+                statusList: statusFile?.list(at: time) ?? statusList, roots: roots)
             try policy.check(attestation)
         } catch let error as AndroidAttestationError {
             throw Self.refusal(error)

@@ -115,8 +115,9 @@ public enum SigilStandalone {
         /// The policy Android Key Attestation enrollment holds chains to; `nil` turns it off (it is on
         /// when the policy names apps: `--android-app PACKAGE:SHA256`).
         public var androidPolicy: AndroidAttestationPolicy?
-        /// Google's attestation status list (`--android-status FILE`); without one, `sigil serve` warns.
-        public var androidStatusList: AttestationStatusList?
+        /// Google's attestation status list, a file (`--android-status FILE`) read again when it changes;
+        /// without one, `sigil serve` warns.
+        public var androidStatusFile: String?
         /// The roots Android chains end at: Google's hardware roots unless a test names its own.
         public var androidRoots: [GoogleAttestationRoots.Root]?
         /// How long a rotated server key is published before it becomes current, and how long the
@@ -269,7 +270,14 @@ public enum SigilStandalone {
         }
         var android: AndroidEnrollment?
         if let policy = options.androidPolicy {
-            if options.androidStatusList == nil {
+            let statusFile = try options.androidStatusFile.map { path in
+                do { return try AttestationStatusFile(path: path, now: clock.now()) } catch let error
+                    as AndroidAttestationError
+                {
+                    throw SigilInputError("--android-status: \(error.detail)")
+                }
+            }
+            if statusFile == nil {
                 logger.warning(
                     "Android Key Attestation without a status list: revoked attestation keys are not refused (--android-status FILE)"
                 )
@@ -278,9 +286,12 @@ public enum SigilStandalone {
                 inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
                 outputByteCount: 32)
             android = AndroidEnrollment(
-                verifier: AndroidKeyEnrollmentVerifier(
-                    policy: policy, statusList: options.androidStatusList,
-                    roots: options.androidRoots ?? GoogleAttestationRoots.hardware),
+                verifier: {
+                    var verifier = AndroidKeyEnrollmentVerifier(
+                        policy: policy, roots: options.androidRoots ?? GoogleAttestationRoots.hardware)
+                    verifier.statusFile = statusFile
+                    return verifier
+                }(),
                 challenges: AttestationChallenges(key: challengeKey))
         }
         verifierConfiguration.usage = KeyUsageTracker(store: directory)

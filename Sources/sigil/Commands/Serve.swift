@@ -427,10 +427,11 @@ struct ServerOptions: ParsableArguments {
                 throw ValidationError("--android-status goes with --android-app")
             }
             do {
-                options.androidStatusList = try AttestationStatusList(json: Data(try IO.readFile(androidStatus)))
+                _ = try AttestationStatusList(json: Data(try IO.readFile(androidStatus)))
             } catch let error as AndroidAttestationError {
                 throw ValidationError("--android-status: \(error.detail)")
             }
+            options.androidStatusFile = androidStatus
         }
         options.metrics = metrics
         options.keyStore = try Self.keyStore(store)

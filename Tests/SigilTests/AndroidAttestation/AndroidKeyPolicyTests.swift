@@ -3,6 +3,7 @@ import Foundation
 import SigilAndroidAttestation
 import SigilCore
 import SigilRSA
+import SigilServer
 import SwiftASN1
 import Testing
 import X509
@@ -111,6 +112,50 @@ struct AndroidKeyPolicyTests {
         custom.lockedByte = 0
         lenient.requiresLockedDevice = false
         #expect(Self.outcome { try lenient.check(try Self.verify(authority, custom)) } == "accepted")
+    }
+
+    @Test(
+        "the status list file is read again when it changes (looked at once a minute): a serial listed later is refused without a restart; a file that stops reading keeps the list before"
+    )
+    func statusFile() throws {
+        let authority = try TestAndroidAuthority()
+        let key = P256.Signing.PrivateKey().publicKey
+        let chain = try authority.chain(for: key, .init(challenge: Self.challenge))
+        let path = NSTemporaryDirectory() + "sigil-status-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func write(_ text: String, modified: Date) throws {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: path)
+        }
+        let start = Int64(authority.now.timeIntervalSince1970)
+        try write(#"{"entries":{"2c8cdddfd5e03bfc":{"status":"REVOKED"}}}"#, modified: authority.now)
+        var verifier = AndroidKeyEnrollmentVerifier(
+            policy: AndroidAttestationPolicy(apps: [TestAndroidAuthority.app]), roots: [authority.anchor])
+        let file = try AttestationStatusFile(path: path, now: start)
+        verifier.statusFile = file
+        func outcome(at time: Int64) -> String {
+            do {
+                _ = try verifier.attestedKey(chain: chain, challenge: Self.challenge, at: time)
+                return "accepted"
+            } catch let error as SigilError {
+                return error.detail
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome(at: start) == "accepted")
+        // The device's attestation key is revoked; the operator's download lands.
+        let serial = try Certificate(derEncoded: chain[1]).serialNumber.bytes.map { String(format: "%02x", $0) }
+        try write(
+            #"{"entries":{"\#(serial.joined())":{"status":"REVOKED","reason":"KEY_COMPROMISE"}}}"#,
+            modified: authority.now + 10)
+        #expect(outcome(at: start + 30) == "accepted")
+        #expect(outcome(at: start + 61).contains("certificate-revoked"))
+        // A download cut short: the list read before stands, and the file says why.
+        try write("{\"entries\":", modified: authority.now + 20)
+        #expect(outcome(at: start + 200).contains("certificate-revoked"))
+        #expect(file.lastError != nil)
+        #expect(throws: AndroidAttestationError.self) { try AttestationStatusFile(path: path + ".missing", now: start) }
     }
 
     @Test(
