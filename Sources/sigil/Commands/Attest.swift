@@ -35,23 +35,7 @@ struct Attest: AsyncParsableCommand {
         @Option(name: .long, help: "The time to verify at, ISO 8601 (default: now).")
         var time: String?
 
-        /// The vector named, or the file's only one, or an empty object.
-        func loadVector() throws -> [String: Any] {
-            guard let file else { return [:] }
-            let bytes = file == "-" ? try IO.readStandardInput() : try IO.readFile(file)
-            guard let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-                throw SigilInputError("\(file) is not a JSON object")
-            }
-            guard let vectors = json["vectors"] as? [[String: Any]] else { return json }
-            guard
-                let chosen = vectors.first(where: { $0["id"] as? String == vector })
-                    ?? (vectors.count == 1 ? vectors.first : nil)
-            else {
-                throw SigilInputError(
-                    "name one of the file's vectors with --vector: \(vectors.compactMap { $0["id"] as? String })")
-            }
-            return chosen
-        }
+        func loadVector() throws -> [String: Any] { try Attest.loadVector(file: file, id: vector) }
 
         func verifier(_ vector: [String: Any]) throws -> AppAttestVerifier {
             let appIDs = appID.isEmpty ? [vector["appId"] as? String].compactMap { $0 } : appID
@@ -71,6 +55,25 @@ struct Attest: AsyncParsableCommand {
             guard let date = AppAttestReceipt.date(text) else { throw SigilInputError("--time is not ISO 8601") }
             return date
         }
+    }
+
+    /// The vector `id` names in `file` (`-`: standard input), or the file's only one, or the file itself
+    /// when it holds no `vectors`; an empty object without a file.
+    static func loadVector(file: String?, id: String?) throws -> [String: Any] {
+        guard let file else { return [:] }
+        let bytes = file == "-" ? try IO.readStandardInput() : try IO.readFile(file)
+        guard let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw SigilInputError("\(file) is not a JSON object")
+        }
+        guard let vectors = json["vectors"] as? [[String: Any]] else { return json }
+        guard
+            let chosen = vectors.first(where: { $0["id"] as? String == id })
+                ?? (vectors.count == 1 ? vectors.first : nil)
+        else {
+            throw SigilInputError(
+                "name one of the file's vectors with --vector: \(vectors.compactMap { $0["id"] as? String })")
+        }
+        return chosen
     }
 
     static func base64(_ value: Any?, _ what: String) throws -> [UInt8] {

@@ -50,7 +50,7 @@ extension Attest {
         var requireLocked = false
 
         func run() async throws {
-            let fields = try loadVector()
+            let fields = try Attest.loadVector(file: file, id: vector)
             let pems: [String]
             if let chain {
                 pems = Self.pemBlocks(String(decoding: try IO.readFile(chain), as: UTF8.self))
@@ -115,24 +115,6 @@ extension Attest {
                 policy.requiresLockedDevice = true
             }
             return policy
-        }
-
-        /// The vector named, or the file's only one, or an empty object.
-        func loadVector() throws -> [String: Any] {
-            guard let file else { return [:] }
-            let bytes = file == "-" ? try IO.readStandardInput() : try IO.readFile(file)
-            guard let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-                throw SigilInputError("\(file) is not a JSON object")
-            }
-            guard let vectors = json["vectors"] as? [[String: Any]] else { return json }
-            guard
-                let chosen = vectors.first(where: { $0["id"] as? String == vector })
-                    ?? (vectors.count == 1 ? vectors.first : nil)
-            else {
-                throw SigilInputError(
-                    "name one of the file's vectors with --vector: \(vectors.compactMap { $0["id"] as? String })")
-            }
-            return chosen
         }
 
         static func pemBlocks(_ text: String) -> [String] {

@@ -23,16 +23,7 @@ struct AndroidKeyPolicyTests {
             roots: [authority.anchor])
     }
 
-    static func outcome(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "accepted"
-        } catch let error as AndroidAttestationError {
-            return error.code.rawValue
-        } catch {
-            return "\(error)"
-        }
-    }
+    static func outcome(_ body: () throws -> Void) -> String { AndroidKeyVectorTests.outcome(body) }
 
     @Test("a chain of the test authority passes the default policy; each broken rule is refused with its code")
     func rules() throws {
@@ -83,6 +74,17 @@ struct AndroidKeyPolicyTests {
         for (name, fields, code) in cases {
             #expect(Self.outcome { try policy.check(try Self.verify(authority, fields)) } == code, "\(name)")
         }
+
+        // A critical extension this verifier does not process.
+        let critical = try authority.chain(
+            for: .init(P256.Signing.PrivateKey().publicKey),
+            keyDescription: try TestAndroidAuthority.keyDescription(base),
+            criticalOID: [1, 3, 6, 1, 4, 1, 99999, 1])
+        #expect(
+            Self.outcome {
+                _ = try AndroidKeyAttestation.verify(
+                    chain: critical, challenge: Self.challenge, at: authority.now, roots: [authority.anchor])
+            } == "critical-extension")
 
         // An RSA key in the certificate where EC is required.
         let rsa = try RSATestKey.make()

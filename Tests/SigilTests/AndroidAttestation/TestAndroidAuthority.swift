@@ -84,13 +84,16 @@ struct TestAndroidAuthority {
     }
 
     /// The chain (DER, leaf first, root last) of `key`'s certificate carrying `keyDescription` (DER).
-    func chain(for key: Certificate.PublicKey, keyDescription: [UInt8]) throws -> [[UInt8]] {
+    func chain(for key: Certificate.PublicKey, keyDescription: [UInt8], criticalOID: ASN1ObjectIdentifier? = nil)
+        throws -> [[UInt8]]
+    {
         let leaf = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key, notValidBefore: now - 3600,
             notValidAfter: now + 86_400 * 365 * 20, issuer: device.subject,
             subject: try DistinguishedName { CommonName("Android Keystore Key") }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Certificate.Extension(oid: KeyDescription.oid, critical: false, value: keyDescription[...])
+                if let criticalOID { Certificate.Extension(oid: criticalOID, critical: true, value: [0x05, 0x00]) }
             },
             issuerPrivateKey: .init(deviceKey))
         return try [leaf, device, intermediate, root].map { Array(try $0.serializeAsDER()) }
