@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,6 +8,7 @@ import NIOCore
 import SigilClient
 import SigilCore
 import SigilHummingbird
+import SigilJWT
 import SigilOpenAPI
 import SigilServer
 import SigilVapor
@@ -25,6 +27,8 @@ struct ParitySetup: Sendable {
     let deviceKeyID: String
     let responseKey: SigningKey
     let sealing: SealingPrivateKey
+    /// DPoP-bound access tokens accepted beside signatures, when a test sets it.
+    var dpop: DPoPVerifier?
 
     static let bodyLimit = 4096
 
@@ -99,7 +103,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
     {
         let middleware = SigilHummingbird.SigilMiddleware<SigilBasicRequestContext>(
             verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-            bodyTimeout: .seconds(10))
+            bodyTimeout: .seconds(10), dpop: setup.dpop)
         let router = Router(context: SigilBasicRequestContext.self)
         let api = router.group("api").add(middleware: middleware)
         api.post("echo") { request, context in
@@ -136,7 +140,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
         do {
             let sigil = SigilVapor.SigilMiddleware(
                 verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-                bodyLimit: ParitySetup.bodyLimit, bodyTimeout: .seconds(10))
+                bodyLimit: ParitySetup.bodyLimit, bodyTimeout: .seconds(10), dpop: setup.dpop)
             let api = app.grouped("api").grouped(sigil)
             api.on(.POST, "echo", body: .collect(maxSize: "1mb")) { request in
                 Vapor.Response(
@@ -181,7 +185,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
     {
         let middleware = SigilServerMiddleware(
             verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-            bodyTimeout: .seconds(10))
+            bodyTimeout: .seconds(10), dpop: setup.dpop)
         // The generated server's handlers, called through the middleware as swift-openapi-runtime does.
         let handlers: [String: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody?)] = [
             "POST /api/echo": { request, body in
@@ -232,7 +236,7 @@ struct ClosureTransport: SigilTransport {
 
 /// The same behaviour from every adapter, since each is only a conversion over the one `Exchange`:
 /// identity, sealed request and answer, route errors signed, HEAD, the body limit, refusals signed
-/// exactly when the request's own signature verified.
+/// exactly when the request's own signature verified, DPoP and its challenges.
 @Suite("Adapter parity")
 struct AdapterParityTests {
     static func echo(_ path: String = "/api/echo") -> HTTPRequest {
@@ -360,6 +364,72 @@ struct AdapterParityTests {
                 clock: setup.clock)
             try verifier.verifySigilV1(replayHead, body: replayBody, answering: answered)
             #expect(String(decoding: replayBody, as: UTF8.self).contains("replayed-nonce"), "\(adapter)")
+        }
+    }
+
+    @Test(
+        "DPoP alone: admitted as dpop, answered unsigned with the next nonce; no nonce, a replayed proof, no proof and a sealed body refused with RFC 9449's challenge",
+        arguments: Adapter.allCases)
+    func dpop(_ adapter: Adapter) async throws {
+        var configured = try await ParitySetup()
+        let issuer = try await TestTokenIssuer.make()
+        var verifier = DPoPVerifier(
+            tokens: JWTAccessTokens(
+                keys: issuer.keys, audience: TestTokenIssuer.audience, issuer: TestTokenIssuer.issuer,
+                clock: configured.clock),
+            nonces: configured.nonces, clock: configured.clock)
+        verifier.origin = "https://api.example"
+        let nonces = DPoPNonces(key: SymmetricKey(size: .bits256))
+        verifier.serverNonces = nonces
+        configured.dpop = verifier
+        let setup = configured
+        let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: setup.clock)
+        let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: setup.clock.now() + 600)
+        try await adapter.withTransport(setup) { transport in
+            // Proved for the URI the server is configured to be reached at.
+            func proved(nonce: String?) throws -> HTTPRequest {
+                var request = Self.echo()
+                request.headerFields[.authorization] = "DPoP " + token
+                let named = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/api/echo")
+                request.headerFields[DPoPProver.field] = try prover.proof(for: named, accessToken: token, nonce: nonce)
+                return request
+            }
+            let body = Array("{}".utf8)
+            let (first, _) = try await transport.send(try proved(nonce: nil), body: body)
+            #expect(first.status.code == 401, "\(adapter)")
+            #expect(first.headerFields[.wwwAuthenticate]?.contains(#"error="use_dpop_nonce""#) == true, "\(adapter)")
+            let nonce = try #require(first.headerFields[DPoPNonces.field], "\(adapter)")
+            #expect(nonce == nonces.current(at: setup.clock.now()), "\(adapter)")
+
+            let request = try proved(nonce: nonce)
+            let (answer, echoed) = try await transport.send(request, body: body)
+            #expect(answer.status == .ok, "\(adapter): \(String(decoding: echoed, as: UTF8.self))")
+            #expect(Self.json(echoed)["keyId"] == "dpop:" + prover.thumbprint, "\(adapter)")
+            // No Sigil signature to bind an answer to: it goes unsigned, with the next nonce.
+            #expect(answer.headerFields[SigilV1.signatureField] == nil, "\(adapter)")
+            #expect(answer.headerFields[MessageSignatures.signatureField] == nil, "\(adapter)")
+            #expect(answer.headerFields[DPoPNonces.field] == nonce, "\(adapter)")
+
+            let (replay, replayBody) = try await transport.send(request, body: body)
+            #expect(replay.status.code == 401, "\(adapter)")
+            #expect(
+                replay.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_dpop_proof""#) == true, "\(adapter)")
+            #expect(String(decoding: replayBody, as: UTF8.self).contains("replayed-nonce"), "\(adapter)")
+
+            let (bare, _) = try await transport.send(Self.echo(), body: body)
+            #expect(bare.status.code == 401, "\(adapter)")
+            #expect(bare.headerFields[.wwwAuthenticate]?.hasPrefix("DPoP algs=") == true, "\(adapter)")
+
+            var sealed = try proved(nonce: nonce)
+            sealed.headerFields[.contentEncoding] = Sealing.contentEncoding
+            let (refused, refusedBody) = try await transport.send(sealed, body: body)
+            #expect(refused.status.code == 400, "\(adapter)")
+            #expect(String(decoding: refusedBody, as: UTF8.self).contains("sealed-body-invalid"), "\(adapter)")
+
+            // Signatures still admit as before, beside DPoP.
+            let session = try setup.session(transport, profile: .rfc9421)
+            let signed = try await session.send(Self.echo(), body: body)
+            #expect(signed.head.status == .ok && signed.signatureVerified, "\(adapter)")
         }
     }
 }
