@@ -39,7 +39,7 @@ public struct AttestationStatusList: Sendable, Hashable {
         var entries: [String: Entry] = [:]
         for (serial, value) in listed {
             guard let fields = value as? [String: Any], let status = fields["status"] as? String,
-                !serial.isEmpty, serial.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit })
+                !serial.isEmpty, serial.allSatisfy({ $0.isASCII && $0.isHexDigit })
             else {
                 throw AndroidAttestationError(.malformed, "the status list's entry \(serial.prefix(40)) is not usable")
             }

@@ -20,19 +20,33 @@ public struct JWTAccessTokens: AccessTokenVerifier {
         self.clock = clock
     }
 
-    struct Confirmation: Codable, Sendable {
-        var jkt: String?
+    /// `cnf` (RFC 7800): the key the token is bound to, by its RFC 7638 thumbprint.
+    public struct Confirmation: Codable, Sendable {
+        public var jkt: String?
     }
 
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var aud: AudienceClaim?
-        var iss: IssuerClaim?
-        var nbf: NotBeforeClaim?
-        var cnf: Confirmation?
+    /// The claims read from an access token; an issuer (a test, a benchmark, a Swift authorization
+    /// server) signs the same with jwt-kit.
+    public struct Claims: JWTPayload {
+        public var sub: SubjectClaim
+        public var exp: ExpirationClaim
+        public var aud: AudienceClaim?
+        public var iss: IssuerClaim?
+        public var nbf: NotBeforeClaim?
+        public var cnf: Confirmation?
 
-        func verify(using algorithm: some JWTAlgorithm) throws {}
+        /// A token for `subject`, for `audience` from `issuer`, until `expiresAt` (Unix seconds), bound to
+        /// the key of thumbprint `jkt` when given.
+        public init(subject: String, audience: String, issuer: String, expiresAt: Int64, boundTo jkt: String?) {
+            sub = SubjectClaim(value: subject)
+            exp = ExpirationClaim(value: Date(timeIntervalSince1970: TimeInterval(expiresAt)))
+            aud = AudienceClaim(value: [audience])
+            iss = IssuerClaim(value: issuer)
+            cnf = jkt.map { Confirmation(jkt: $0) }
+        }
+
+        /// Nothing here: ``JWTAccessTokens/verify(_:)`` checks the claims against its configuration.
+        public func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
     public func verify(_ token: String) async throws -> AccessToken {

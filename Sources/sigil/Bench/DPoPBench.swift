@@ -16,16 +16,6 @@ enum DPoPBench {
         let fresh: Double
     }
 
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var aud: AudienceClaim
-        var iss: IssuerClaim
-        var cnf: [String: String]
-
-        func verify(using algorithm: some JWTAlgorithm) throws {}
-    }
-
     static func run(seconds: Double) async throws -> Figures {
         let clock = ManualUnixClock(SystemUnixClock().now())
         let nonces = MemoryNonceStore(clock: clock)
@@ -41,9 +31,9 @@ enum DPoPBench {
         var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/v1/orders")
         func token() async throws -> String {
             try await issuer.sign(
-                Claims(
-                    sub: "user-1", exp: .init(value: Date(timeIntervalSince1970: TimeInterval(clock.now() + 3_600))),
-                    aud: "api", iss: "https://issuer.example", cnf: ["jkt": prover.thumbprint]))
+                JWTAccessTokens.Claims(
+                    subject: "user-1", audience: "api", issuer: "https://issuer.example",
+                    expiresAt: clock.now() + 3_600, boundTo: prover.thumbprint))
         }
 
         let message = [UInt8](repeating: 0x61, count: 256)

@@ -4,6 +4,7 @@ import HTTPTypes
 import JWTKit
 import SigilClient
 import SigilCore
+import SigilJWT
 import SigilServer
 import SigilStandalone
 import Testing
@@ -14,16 +15,6 @@ struct TestTokenIssuer: Sendable {
     let publicKeyFile: String
     static let audience = "sigil-test"
     static let issuer = "https://issuer.test"
-
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var aud: AudienceClaim
-        var iss: IssuerClaim
-        var cnf: [String: String]
-
-        func verify(using algorithm: some JWTAlgorithm) throws {}
-    }
 
     static func make() async throws -> TestTokenIssuer {
         let key = ES256PrivateKey()
@@ -37,9 +28,8 @@ struct TestTokenIssuer: Sendable {
     /// A token for `subject` bound to the key whose thumbprint is `jkt`.
     func token(subject: String = "user-1", boundTo jkt: String, expiresAt: Int64) async throws -> String {
         try await keys.sign(
-            Claims(
-                sub: .init(value: subject), exp: .init(value: Date(timeIntervalSince1970: TimeInterval(expiresAt))),
-                aud: .init(value: [Self.audience]), iss: .init(value: Self.issuer), cnf: ["jkt": jkt]))
+            JWTAccessTokens.Claims(
+                subject: subject, audience: Self.audience, issuer: Self.issuer, expiresAt: expiresAt, boundTo: jkt))
     }
 
     /// `sigil serve` options for these tokens.
