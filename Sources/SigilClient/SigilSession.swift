@@ -250,10 +250,7 @@ public struct SigilSession: Sendable {
         }
         let sealing = trusted.sealingKey
         let learnt = trusted.learn(discovery: body, signature: head.headerFields[field], now: clock.now())
-        if learnt.isEmpty && trusted.sealingKey == sealing {
-            return !(try await readKeyDirectory(scheme: request.scheme, authority: request.authority)).isEmpty
-        }
-        return true
+        return !learnt.isEmpty || trusted.sealingKey != sealing
     }
 
     /// Reads the server's signed key directory (`/.well-known/http-message-signatures-directory`)
