@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLiteNIO
 import SigilCore
 import SigilServer
@@ -25,7 +26,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     let secrets: SecretSeal
     let reader: SQLiteConnection
     let writer: SQLiteConnection
-    let writeLock = WriteLock()
+    /// The file's lock in this process, shared with a nonce store on the same file.
+    let writeLock: WriteLock
     let clock: any UnixClock
     let logger: Logger
     private let cache = Mutex(Cache())
@@ -50,6 +52,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         secrets: SecretSeal,
         reader: SQLiteConnection,
         writer: SQLiteConnection,
+        writeLock: WriteLock,
         clock: any UnixClock,
         cacheLifetime: Int64,
         changeCheckInterval: UInt64,
@@ -61,6 +64,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         self.secrets = secrets
         self.reader = reader
         self.writer = writer
+        self.writeLock = writeLock
         self.clock = clock
         self.cacheLifetime = cacheLifetime
         self.logger = logger
@@ -75,6 +79,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     ///     (the `sigil_changes` counter every change bumps), which clear the cache.
     ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
     ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
+    ///   - threadPool: where SQLite's calls run (a call waiting for another process's write holds
+    ///     its thread for up to five seconds).
     /// - Throws: when the file cannot be opened or its schema created.
     public static func open(
         path: String,
@@ -83,6 +89,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         cacheLifetime: Int64 = 5,
         changeCheckInterval: Duration = .milliseconds(250),
         keyFormats: KeyFormats = .builtIn,
+        threadPool: NIOThreadPool = .singleton,
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteKeyDirectory {
         let secrets = try SecretSeal(masterKey: masterKey)
@@ -90,21 +97,24 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
         guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
         Foundation.close(descriptor)
-        let writer = try await connect(path, logger: logger)
-        let reader: SQLiteConnection
-        do {
-            _ = try await writer.query("PRAGMA journal_mode = WAL")
-            for statement in schema { _ = try await writer.query(statement) }
-            try await addSealingKeyColumn(writer)
-            reader = try await connect(path, logger: logger)
-        } catch {
-            try? await writer.close()
-            throw error
+        let writeLock = WriteLock.forFile(path)
+        let (writer, reader) = try await writeLock.withLock {
+            let writer = try await connect(path, threadPool: threadPool, logger: logger)
+            do {
+                _ = try await writer.query("PRAGMA journal_mode = WAL")
+                for statement in schema { _ = try await writer.query(statement) }
+                try await addSealingKeyColumn(writer)
+                return (writer, try await connect(path, threadPool: threadPool, logger: logger))
+            } catch {
+                try? await writer.close()
+                throw error
+            }
         }
         let directory = SQLiteKeyDirectory(
             secrets: secrets,
             reader: reader,
             writer: writer,
+            writeLock: writeLock,
             clock: clock,
             cacheLifetime: cacheLifetime,
             changeCheckInterval: UInt64(changeCheckInterval.components.seconds * 1000)
@@ -233,8 +243,13 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         _ = try await writer.query("CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)")
     }
 
-    private static func connect(_ path: String, logger: Logger) async throws -> SQLiteConnection {
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+    private static func connect(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws
+        -> SQLiteConnection
+    {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threadPool, logger: logger,
+            on: MultiThreadedEventLoopGroup.singleton.any()
+        ).get()
         do {
             _ = try await connection.query("PRAGMA busy_timeout = 5000")
             _ = try await connection.query("PRAGMA foreign_keys = ON")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import SQLiteNIO
 import SigilCore
 import SigilServer
@@ -25,7 +26,8 @@ public final class SQLiteNonceStore: NonceStore {
     private let closed = Atomic<Bool>(false)
     private let memory: MemoryNonceStore
     private let connection: SQLiteConnection
-    private let writeLock = WriteLock()
+    /// The file's lock in this process, shared with a key directory on the same file.
+    private let writeLock: WriteLock
     private let horizon: Mutex<Int64>
     private let restartHorizon: Int64
     private let logger: Logger
@@ -35,9 +37,12 @@ public final class SQLiteNonceStore: NonceStore {
     /// How far ahead of the clock a written horizon reaches.
     public static let horizonLead: Int64 = durableLead + 1
 
-    private init(memory: MemoryNonceStore, connection: SQLiteConnection, horizon: Int64, logger: Logger) {
+    private init(
+        memory: MemoryNonceStore, connection: SQLiteConnection, writeLock: WriteLock, horizon: Int64, logger: Logger
+    ) {
         self.memory = memory
         self.connection = connection
+        self.writeLock = writeLock
         self.horizon = Mutex(horizon)
         self.restartHorizon = horizon
         self.logger = logger
@@ -46,16 +51,31 @@ public final class SQLiteNonceStore: NonceStore {
     /// Opens (creating if needed) the nonce tables in the SQLite file at `path` (mode 0600), drops
     /// expired nonces and loads the live ones.
     ///
-    /// - Parameter clock: read once, for the entries still live.
+    /// - Parameters:
+    ///   - clock: read once, for the entries still live.
+    ///   - threadPool: where SQLite's calls run.
     public static func open(
         path: String,
         clock: any UnixClock = SystemUnixClock(),
+        threadPool: NIOThreadPool = .singleton,
         logger: Logger = Logger(label: "sigil.sqlite")
     ) async throws -> SQLiteNonceStore {
         let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
         guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
         Foundation.close(descriptor)
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        let writeLock = WriteLock.forFile(path)
+        return try await writeLock.withLock {
+            try await open(path: path, clock: clock, threadPool: threadPool, writeLock: writeLock, logger: logger)
+        }
+    }
+
+    private static func open(
+        path: String, clock: any UnixClock, threadPool: NIOThreadPool, writeLock: WriteLock, logger: Logger
+    ) async throws -> SQLiteNonceStore {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threadPool, logger: logger,
+            on: MultiThreadedEventLoopGroup.singleton.any()
+        ).get()
         do {
             for statement in schema { _ = try await connection.query(statement) }
             let memory = MemoryNonceStore(clock: clock)
@@ -70,7 +90,8 @@ public final class SQLiteNonceStore: NonceStore {
                 else { throw SigilError(.storeUnavailable, "a nonce row is incomplete") }
                 _ = memory.insertSync(keyID: keyID, nonce: nonce, expiresAt: Int64(expiresAt), now: now)
             }
-            return SQLiteNonceStore(memory: memory, connection: connection, horizon: Int64(horizon), logger: logger)
+            return SQLiteNonceStore(
+                memory: memory, connection: connection, writeLock: writeLock, horizon: Int64(horizon), logger: logger)
         } catch {
             try? await connection.close()
             throw error

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOPosix
 import SigilCore
 import SigilSQLite
 import SigilServer
@@ -35,6 +36,38 @@ struct SQLiteKeyDirectoryTests {
         #expect(try await first.keyIDs() == keys.map(\.keyID).sorted())
         try await first.close()
         try await second.close()
+    }
+
+    /// The nonce store and the key directory of `sigil serve` share one file. A nonce write waiting
+    /// for SQLite's lock on the only pool thread, while a directory transaction holding that lock waits
+    /// for the thread to commit, stalled both for `busy_timeout` and ended in `store-unavailable`.
+    @Test("a nonce store and a key directory on one file, on a one-thread pool, write concurrently without a stall")
+    func nonceStoreBesideDirectory() async throws {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let path = TestServer.temporaryDirectory() + ".sqlite"
+        let clock = ManualUnixClock(SigningSetup.start)
+        let directory = try await SQLiteKeyDirectory.open(
+            path: path, masterKey: SymmetricKey(size: .bits256), clock: clock, threadPool: pool)
+        let nonces = try await SQLiteNonceStore.open(path: path, clock: clock, threadPool: pool)
+        let key = try Self.deviceKey("dev-1")
+        try await directory.apply(DirectoryChange(added: [key]))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<40 {
+                // Each timestamp passes the last horizon, so each insert writes the file.
+                let time = SigningSetup.start + Int64(round) * (SQLiteNonceStore.horizonLead + 1)
+                group.addTask { try await directory.recordUses([key.keyID: time]) }
+                group.addTask {
+                    let recorded = try await nonces.insert(
+                        keyID: key.keyID, nonce: "nonce-\(round)", timestamp: time, expiresAt: time + 600, now: time)
+                    #expect(recorded)
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await nonces.close()
+        try await directory.close()
+        try await pool.shutdownGracefully()
     }
 
     @Test("a change that fails half-way leaves nothing; a revocation is seen by the next lookup")
