@@ -190,12 +190,11 @@ public final class TrustedResponseKeys: Sendable {
     /// Only forward: an answer by the key it replaced (a replica a moment behind) changes nothing.
     public func signed(by id: String) {
         state.withLock { state in
-            guard state.next.contains(id), let key = state.keys[id], let pem = KeyFile.publicKeyFile(for: key)
+            guard state.next.contains(id), let key = state.keys[id],
+                let promoted = Registration.Discovery.Key(keyID: id, key: key, state: "current")
             else { return }
             state.next.remove(id)
-            state.current = Registration.Discovery.Key(
-                keyId: id, alg: key.algorithm.rawValue, publicKey: pem, state: "current",
-                jwkThumbprint: key.jwkThumbprint)
+            state.current = promoted
         }
     }
 
@@ -293,9 +292,8 @@ extension TrustedResponseKeys {
             byThumbprint[kid] = key
             if jwk["nbf"] != nil {
                 next.insert(keyID)
-            } else if current == nil, let pem = KeyFile.publicKeyFile(for: key) {
-                current = Registration.Discovery.Key(
-                    keyId: keyID, alg: algorithm.rawValue, publicKey: pem, state: "current", jwkThumbprint: kid)
+            } else if current == nil {
+                current = Registration.Discovery.Key(keyID: keyID, key: key, state: "current")
             }
             if let expiry = jwk["exp"] as? Int { expiries[keyID] = Int64(expiry) }
         }

@@ -317,6 +317,24 @@ package enum PEM {
         return (label, Array(data))
     }
 
+    /// The DER of every `CERTIFICATE` block of `text`, in order.
+    ///
+    /// - Throws: ``SigilInputError`` for a block without its END line or not in base64, or when
+    ///   `text` has no certificate.
+    package static func certificates(_ text: String) throws -> [[UInt8]] {
+        var certificates: [[UInt8]] = []
+        var rest = Substring(text)
+        while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
+            guard let end = rest.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<rest.endIndex) else {
+                throw SigilInputError("certificate PEM block has no END line")
+            }
+            certificates.append(try decode(String(rest[begin.lowerBound..<end.upperBound])).der)
+            rest = rest[end.upperBound...]
+        }
+        guard !certificates.isEmpty else { throw SigilInputError("no CERTIFICATE block found") }
+        return certificates
+    }
+
     /// Encodes DER bytes as a PEM block with 64-character lines.
     package static func encode(_ der: [UInt8], label: String) -> String {
         let base64 = Data(der).base64EncodedString()

@@ -16,18 +16,7 @@ public enum SPKIPin {
 
     /// The pins of every certificate in a PEM file, in order.
     public static func pins(certificatePEM text: String) throws -> [String] {
-        var pins: [String] = []
-        var rest = Substring(text)
-        while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
-            guard let end = rest.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<rest.endIndex) else {
-                throw SigilInputError("certificate PEM block has no END line")
-            }
-            let (_, der) = try PEM.decode(String(rest[begin.lowerBound..<end.upperBound]))
-            pins.append(try pin(certificateDER: der))
-            rest = rest[end.upperBound...]
-        }
-        guard !pins.isEmpty else { throw SigilInputError("no CERTIFICATE block found") }
-        return pins
+        try PEM.certificates(text).map { try pin(certificateDER: $0) }
     }
 
     /// The SubjectPublicKeyInfo of an X.509 certificate: the seventh field of tbsCertificate

@@ -96,11 +96,7 @@ public struct RegistrationService: Sendable {
         responseSigner: ResponseSigner?, pins: [String], backupPins: [String], sealing: SealedBodies? = nil
     ) -> Registration.Discovery {
         let keys = (responseSigner?.publishedKeys ?? []).compactMap { keyID, key, state in
-            KeyFile.publicKeyFile(for: key).map {
-                Registration.Discovery.Key(
-                    keyId: keyID, alg: key.algorithm.rawValue, publicKey: $0, state: state,
-                    jwkThumbprint: key.jwkThumbprint)
-            }
+            Registration.Discovery.Key(keyID: keyID, key: key, state: state)
         }
         var discovery = Registration.Discovery(
             responseKeys: keys,
@@ -383,7 +379,8 @@ public struct RegistrationService: Sendable {
                 // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
                 throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
             }
-            try await refuseAndroidAttested(deviceID, "gets no HMAC secret (it would live outside the Keystore)")
+            try Self.refuseAndroidAttested(
+                try await registry.keys(ofDevice: deviceID), "gets no HMAC secret (it would live outside the Keystore)")
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -402,14 +399,14 @@ public struct RegistrationService: Sendable {
         guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
             throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
         }
-        try await refuseAndroidAttested(deviceID, "gets no HMAC secret (it would live outside the Keystore)")
+        try Self.refuseAndroidAttested(keys, "gets no HMAC secret (it would live outside the Keystore)")
         return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
     }
 
     /// Refuses (`forbidden`) what would take an Android-attested device's proof away: a key or a secret
-    /// the attestation does not cover.
-    func refuseAndroidAttested(_ deviceID: String, _ what: String) async throws {
-        if try await registry.keys(ofDevice: deviceID).contains(where: { $0.deviceAttestation != nil }) {
+    /// the attestation does not cover. `keys` are the device's.
+    static func refuseAndroidAttested(_ keys: [RegisteredKey], _ what: String) throws {
+        if keys.contains(where: { $0.deviceAttestation != nil }) {
             throw SigilError(.forbidden, "a device enrolled by Android Key Attestation \(what)")
         }
     }
@@ -511,14 +508,15 @@ public struct RegistrationService: Sendable {
                 // Rotating away would drop the proof that the genuine app holds the key.
                 throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
             }
-            try await refuseAndroidAttested(deviceID, "does not rotate; it enrolls a new attested key")
+            let deviceKeys = try await registry.keys(ofDevice: deviceID)
+            try Self.refuseAndroidAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
             let key = try publicKey(of: rotation.submission)
             let sealingKey = try Self.sealingKey(of: rotation.submission)
             // A device that seals its secrets rotates its sealing key with its signing key: a key
             // copied with the device's store must not keep opening the secrets issued after it.
-            let current = try await registry.keys(ofDevice: deviceID).lazy.compactMap(\.sealingKey).first
+            let current = deviceKeys.lazy.compactMap(\.sealingKey).first
             if let current, sealingKey == nil || sealingKey == current {
                 throw SigilError(
                     .invalidRegistration, "this device seals its secrets: the rotation must name a new sealingKey")

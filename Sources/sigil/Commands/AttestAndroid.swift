@@ -3,7 +3,6 @@ import Crypto
 import Foundation
 import SigilAndroidAttestation
 import SigilCore
-import SwiftASN1
 import X509
 
 extension Attest {
@@ -51,20 +50,13 @@ extension Attest {
 
         func run() async throws {
             let fields = try Attest.loadVector(file: file, id: vector)
-            let pems: [String]
-            if let chain {
-                pems = Self.pemBlocks(String(decoding: try IO.readFile(chain), as: UTF8.self))
-            } else {
-                pems = fields["chainPem"] as? [String] ?? []
+            let pem =
+                try chain.map { String(decoding: try IO.readFile($0), as: UTF8.self) }
+                ?? (fields["chainPem"] as? [String] ?? []).joined(separator: "\n")
+            guard pem.contains("-----BEGIN") else {
+                throw SigilInputError("give the chain: --chain FILE.pem or a vector file")
             }
-            var ders: [[UInt8]] = []
-            for pem in pems {
-                guard let document = try? PEMDocument(pemString: pem), document.discriminator == "CERTIFICATE" else {
-                    throw SigilInputError("a certificate of the chain is not PEM")
-                }
-                ders.append(document.derBytes)
-            }
-            guard !ders.isEmpty else { throw SigilInputError("give the chain: --chain FILE.pem or a vector file") }
+            let ders = try PEM.certificates(pem)
             guard let challengeText = challenge ?? fields["challengeBase64"] as? String,
                 let issued = Base64.decode(challengeText)
             else { throw SigilInputError("give the challenge: --challenge BASE64") }
@@ -105,23 +97,15 @@ extension Attest {
                 return app
             }
             policy.checksApp = !app.isEmpty
-            switch securityLevel?.lowercased() {
-            case nil, "tee": policy.minimumSecurityLevel = .trustedEnvironment
-            case "strongbox": policy.minimumSecurityLevel = .strongBox
-            default: throw SigilInputError("--security-level is tee or strongbox")
+            guard let level = KeyDescription.SecurityLevel(flag: securityLevel ?? "tee") else {
+                throw SigilInputError("--security-level is tee or strongbox")
             }
+            policy.minimumSecurityLevel = level
             if requireLocked {
                 policy.acceptedBootStates = [.verified]
                 policy.requiresLockedDevice = true
             }
             return policy
-        }
-
-        static func pemBlocks(_ text: String) -> [String] {
-            text.components(separatedBy: "-----END CERTIFICATE-----").compactMap { block in
-                guard let start = block.range(of: "-----BEGIN CERTIFICATE-----") else { return nil }
-                return String(block[start.lowerBound...]) + "-----END CERTIFICATE-----\n"
-            }
         }
 
         static let purposeNames = [
@@ -169,6 +153,17 @@ extension Attest {
                 facts["signatureDigestsHex"] = application.signatureDigests.map(Hex.encode)
             }
             return facts
+        }
+    }
+}
+
+extension KeyDescription.SecurityLevel {
+    /// The level a `--security-level` or `--android-security-level` flag names: `tee` or `strongbox`.
+    init?(flag: String) {
+        switch flag.lowercased() {
+        case "tee": self = .trustedEnvironment
+        case "strongbox": self = .strongBox
+        default: return nil
         }
     }
 }

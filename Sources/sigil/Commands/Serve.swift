@@ -423,13 +423,9 @@ struct ServerOptions: ParsableArguments {
         }
         options.androidPolicy = try androidPolicy()
         if let androidStatus {
+            // The file itself is read (and a bad one refused) as the server prepares, before it listens.
             guard options.androidPolicy != nil else {
                 throw ValidationError("--android-status goes with --android-app")
-            }
-            do {
-                _ = try AttestationStatusList(json: Data(try IO.readFile(androidStatus)))
-            } catch let error as AndroidAttestationError {
-                throw ValidationError("--android-status: \(error.detail)")
             }
             options.androidStatusFile = androidStatus
         }
@@ -488,11 +484,10 @@ extension ServerOptions {
                 }
                 return app
             })
-        switch androidSecurityLevel.lowercased() {
-        case "tee": policy.minimumSecurityLevel = .trustedEnvironment
-        case "strongbox": policy.minimumSecurityLevel = .strongBox
-        default: throw ValidationError("--android-security-level is tee or strongbox")
+        guard let level = KeyDescription.SecurityLevel(flag: androidSecurityLevel) else {
+            throw ValidationError("--android-security-level is tee or strongbox")
         }
+        policy.minimumSecurityLevel = level
         if let level = androidMinPatchLevel {
             guard (200_001...999_912).contains(level), (1...12).contains(level % 100) else {
                 throw ValidationError("--android-min-patch-level is YYYYMM")

@@ -101,7 +101,7 @@ struct KeyDirectoryTests {
                 let attackerKID = try attacker.verificationKey.jwkThumbprint ?? ""
                 let forgedBody = Array(
                     ("{\"keys\":["
-                        + (try JWK(current).json(extra: ["kid": "\"\(try current.jwkThumbprint ?? "")\""]))
+                        + (try JWK(current).json(extra: ["kid": "\"\(current.jwkThumbprint ?? "")\""]))
                         .replacingOccurrences(of: "}", with: ",\"alg\":\"EdDSA\",\"use\":\"sig\"}") + ","
                         + (try JWK(attacker.verificationKey).json(extra: [
                             "kid": "\"\(attackerKID)\"", "alg": "\"EdDSA\"", "use": "\"sig\"",
