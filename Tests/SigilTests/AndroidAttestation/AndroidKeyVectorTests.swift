@@ -240,4 +240,28 @@ struct AndroidKeyCommandTests {
         let none = try await SigilCommand.run(["attest", "verify-android-key", "--challenge", "YWJj"])
         #expect(none.status == 2, "\(none.text)")
     }
+
+    @Test("--chain FILE.pem with --challenge and --at verifies as the vector does; a PEM block cut short is exit 2")
+    func chainFile() async throws {
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.file))) as? [String: Any])
+        let vectors = try #require(json["vectors"] as? [[String: Any]])
+        let vector = try #require(vectors.first { $0["id"] as? String == "ka-pixel9a-tee-ec-rkp-ecroot" })
+        let pem = try #require(vector["chainPem"] as? [String]).joined(separator: "\n")
+        let flags = [
+            "--challenge", try #require(vector["challengeBase64"] as? String),
+            "--at", try #require(vector["verifyAt"] as? String),
+        ]
+        let path = TestServer.temporaryDirectory() + ".pem"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: path))
+        let whole = try await SigilCommand.run(["attest", "verify-android-key", "--chain", path] + flags)
+        #expect(whole.status == 0, "\(whole.error)")
+        #expect(whole.text.contains(#""rootName":"google-key-attestation-ca1-ec-p384""#), "\(whole.text)")
+
+        let lastEnd = try #require(pem.range(of: "-----END CERTIFICATE-----", options: .backwards))
+        let cut = String(pem[..<lastEnd.lowerBound])
+        try Data(cut.utf8).write(to: URL(fileURLWithPath: path))
+        let short = try await SigilCommand.run(["attest", "verify-android-key", "--chain", path] + flags)
+        #expect(short.status == 2 && short.error.contains("no END line"), "\(short.error)")
+    }
 }
