@@ -2,8 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
-import SigilCore
-import Synchronization
+@_spi(Sigil) import SigilCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -89,12 +88,12 @@ public final class DPoPAuthorization: Sendable {
 
     /// Makes the proofs.
     public let prover: DPoPProver
-    let state: Mutex<(token: String, nonce: String?)>
+    let state: Locked<(token: String, nonce: String?)>
 
     /// Creates the authorization of `accessToken`, bound to `prover`'s key (its `cnf.jkt`).
     public init(prover: DPoPProver, accessToken: String) {
         self.prover = prover
-        self.state = Mutex((accessToken, nil))
+        self.state = Locked((accessToken, nil))
     }
 
     /// Replaces the access token (after a refresh); the nonce is kept.

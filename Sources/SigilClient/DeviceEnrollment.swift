@@ -1,5 +1,5 @@
 import Foundation
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// Enrolls a device with any key over any transport: reads discovery, registers the key (which signs
 /// its own registration), fetches the HMAC secret and a client certificate when asked, and stores

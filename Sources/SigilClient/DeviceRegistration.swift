@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// The device's side of the registration API: discovery, enrollment, the HMAC secret, key rotation,
 /// client certificates and revocation, each request signed by any ``SignatureProvider`` (a software

@@ -1,5 +1,5 @@
 import Foundation
-import SigilCore
+@_spi(Sigil) import SigilCore
 import SigilFiles
 
 /// What a device keeps between launches: where it enrolled, its key ID, the server's pins and
@@ -148,7 +148,7 @@ public struct FileDeviceStore: DeviceStore {
 
     public func saveSealingKey(_ key: SealingPrivateKey) throws {
         try SecureFile.createDirectory(directory)
-        try SecureFile.write(Sealing.privateKeyFile(for: key), to: path("sealing-key.pem"))
+        try SecureFile.write(try Sealing.privateKeyFile(for: key), to: path("sealing-key.pem"))
     }
 
     /// Replaces `identity.json` alone (the server keys an identity follows), keeping key and secret.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// What a P-256 key that never leaves its hardware exposes: CryptoKit's
 /// `SecureEnclave.P256.Signing.PrivateKey` has exactly this, and conforms on Apple platforms.

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// A web origin (scheme, host, port) compared as a browser does: scheme and host in any case, a
 /// trailing `.` on the host ignored, the scheme's default port written or not.

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
-import SigilCore
-import Synchronization
+@_spi(Sigil) import SigilCore
 
 /// What a verified response signature says.
 public struct VerifiedResponse: Sendable, Hashable {
@@ -164,12 +163,12 @@ public final class TrustedResponseKeys: Sendable {
         /// The keys learnt as published ahead of a promotion, not yet seen signing.
         var next: Set<String> = []
     }
-    let state: Mutex<State>
+    let state: Locked<State>
     let keyFormats: KeyFormats
 
     /// Trusts `keys`, by key ID.
     public init(_ keys: [String: VerificationKey], keyFormats: KeyFormats = .builtIn) {
-        state = Mutex(State(keys: keys))
+        state = Locked(State(keys: keys))
         self.keyFormats = keyFormats
     }
 

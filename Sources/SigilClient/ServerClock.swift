@@ -1,6 +1,5 @@
 import Foundation
-import SigilCore
-import Synchronization
+@_spi(Sigil) import SigilCore
 
 /// The client's idea of the server's time: its own clock plus an offset learnt from the signed time
 /// of responses whose signature verified (PROTOCOL.md section 2.8).
@@ -9,7 +8,7 @@ import Synchronization
 ///   from anyone on the path.
 public final class ServerClock: UnixClock {
     private let local: any UnixClock
-    private let offset = Mutex<Int64>(0)
+    private let offset = Locked<Int64>(0)
 
     /// Creates a clock over the local clock, with no offset yet.
     public init(local: any UnixClock = SystemUnixClock()) { self.local = local }

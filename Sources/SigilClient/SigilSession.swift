@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// Sends HTTP messages: the app's networking (AsyncHTTPClient, URLSession) behind one function.
 public protocol SigilTransport: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,5 @@
 import Foundation
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// Writes files that hold secrets: created with owner-only permissions, all or nothing.
 public enum SecureFile {

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import SigilClient
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// Signs each request of a generated OpenAPI client, as a ``SigilSession`` does: the server-corrected
 /// clock dates it, a signed response is checked (and required, with `requireSignedResponses`) and

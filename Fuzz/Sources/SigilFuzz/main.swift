@@ -2,7 +2,7 @@ import CFuzzerDriver
 import Foundation
 import HTTPTypes
 import SigilAndroidAttestation
-import SigilCore
+@_spi(Sigil) import SigilCore
 import SigilRSA
 import SigilTLS
 

@@ -2,7 +2,7 @@
     import CryptoKit
     import DeviceCheck
     import Foundation
-    import SigilCore
+    @_spi(Sigil) import SigilCore
 
     /// The app's App Attest key as a ``SignatureProvider`` (`apple-appattest`): each signature is an
     /// assertion from `DCAppAttestService` over SHA-256 of the message (Sigil: the request's

@@ -2,7 +2,7 @@
     import CryptoKit
     import Foundation
     import Security
-    import SigilCore
+    @_spi(Sigil) import SigilCore
 
     /// A ``DeviceStore`` in the Keychain, readable only on this device after its first unlock:
     ///
@@ -63,14 +63,10 @@
                     return try SigningKey(
                         material: .ed25519(try Curve25519.Signing.PrivateKey(rawRepresentation: raw)),
                         algorithm: algorithm)
-                case .mlDSA65:
-                    return try SigningKey(
-                        material: .mlDSA65(try MLDSA65.PrivateKey(seedRepresentation: raw, publicKey: nil)),
-                        algorithm: algorithm)
                 default:
+                    // Below iOS 26 / macOS 26 this throws unsupported-algorithm, saying why.
                     return try SigningKey(
-                        material: .mlDSA87(try MLDSA87.PrivateKey(seedRepresentation: raw, publicKey: nil)),
-                        algorithm: algorithm)
+                        material: .mlDSA(try MLDSAPrivateKey(seed: raw, algorithm: algorithm)), algorithm: algorithm)
                 }
             }
             return nil
@@ -86,7 +82,7 @@
         }
 
         public func saveSealingKey(_ key: SealingPrivateKey) throws {
-            try store(Data(key.seed), as: "sealing-key")
+            try store(Data(try key.seed), as: "sealing-key")
         }
 
         public func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
@@ -108,10 +104,8 @@
                 case .p384(let privateKey): try storeKeychainKey(privateKey.x963Representation)
                 case .ed25519(let privateKey):
                     try store(privateKey.rawRepresentation, as: "device-key." + software.algorithm.rawValue)
-                case .mlDSA65(let privateKey):
-                    try store(privateKey.seedRepresentation, as: "device-key." + software.algorithm.rawValue)
-                case .mlDSA87(let privateKey):
-                    try store(privateKey.seedRepresentation, as: "device-key." + software.algorithm.rawValue)
+                case .mlDSA(let privateKey):
+                    try store(Data(try privateKey.seed()), as: "device-key." + software.algorithm.rawValue)
                 case .hmac, .external:
                     throw SigilInputError("the Keychain store keeps EC, Ed25519 and ML-DSA device keys")
                 }

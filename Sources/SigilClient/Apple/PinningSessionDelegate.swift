@@ -1,7 +1,7 @@
 #if canImport(Security)
     import Foundation
     import Security
-    import SigilCore
+    @_spi(Sigil) import SigilCore
 
     /// A `URLSessionDelegate` that applies a Sigil pin set, presents a client identity, and never
     /// re-sends a signed request to another place.

@@ -1,7 +1,7 @@
 #if canImport(Security) && canImport(CryptoKit)
     import CryptoKit
     import Foundation
-    import SigilCore
+    @_spi(Sigil) import SigilCore
 
     @available(iOS 17, macOS 14, *)
     extension SecureEnclave.P256.Signing.PrivateKey: HardwareP256Key {}

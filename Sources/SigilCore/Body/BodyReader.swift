@@ -1,4 +1,4 @@
-import SigilCore
+@_spi(Sigil) import SigilCore
 
 /// Reads a streamed body up to a limit: the one implementation the verifier and every route use.
 public enum BodyReader {

@@ -35,7 +35,7 @@ public enum PercentEncoding {
     }
 
     /// Decodes `%XX` triplets; a `%` that does not start a valid triplet stays a literal `%`.
-    package static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+    @_spi(Sigil) public static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 
 /// A DPoP proof (RFC 9449 §4): a compact JWS of `typ: dpop+jwt`, signed with an asymmetric key it
 /// carries as a public `jwk`, naming the request it is for (`htm`, `htu`), when (`iat`), once (`jti`),
@@ -149,7 +148,7 @@ public struct DPoPProof: Sendable {
 
     /// `uri` for comparison: scheme and host lowercased, a default port dropped, query and fragment
     /// dropped, the path canonical (PROTOCOL.md section 2.3); `nil` when it is no absolute http(s) URI.
-    package static func comparableURI(_ uri: String) -> String? {
+    @_spi(Sigil) public static func comparableURI(_ uri: String) -> String? {
         guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
             scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty
         else { return nil }
@@ -191,7 +190,7 @@ final class KnownKeys: Sendable {
     }
 
     static let shared = KnownKeys()
-    let entries = Mutex<[[UInt8]: Entry]>([:])
+    let entries = Locked<[[UInt8]: Entry]>([:])
 
     func entry(_ header: [UInt8]) -> Entry? { entries.withLock { $0[header] } }
 

@@ -52,7 +52,7 @@ public enum Base64URL {
 }
 
 /// Standard base64 (RFC 4648 section 4) with padding, as Structured Field byte sequences carry it.
-package enum Base64 {
+@_spi(Sigil) public enum Base64 {
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
@@ -62,14 +62,14 @@ package enum Base64 {
     }()
 
     /// Encodes bytes as standard base64 with padding.
-    package static func encode(_ bytes: [UInt8]) -> String {
+    @_spi(Sigil) public static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
     }
 
     /// Decodes standard base64; padding is optional but, when present, must be complete.
     ///
     /// Returns `nil` for any other character, an impossible length, or non-zero bits after the last byte.
-    package static func decode(_ text: String) -> [UInt8]? {
+    @_spi(Sigil) public static func decode(_ text: String) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         return utf8.withUnsafeMutableBufferPointer { buffer in
             var count = buffer.count
@@ -108,17 +108,17 @@ enum Base64Decoder {
 }
 
 /// Lowercase hexadecimal.
-package enum Hex {
+@_spi(Sigil) public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// The lowercase hex of `count` bytes from the system's CSPRNG, for identifiers.
-    package static func random(bytes count: Int) -> String {
+    @_spi(Sigil) public static func random(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// Encodes bytes as lowercase hex.
-    package static func encode(_ bytes: [UInt8]) -> String {
+    @_spi(Sigil) public static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
@@ -128,7 +128,7 @@ package enum Hex {
     }
 
     /// The lowercase hex of `raw` (a digest's bytes) as UTF-8.
-    package static func bytes(_ raw: UnsafeRawBufferPointer) -> [UInt8] {
+    @_spi(Sigil) public static func bytes(_ raw: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: raw.count * 2) { out, count in
             for (index, byte) in raw.enumerated() {
                 out[2 * index] = digit(byte >> 4)

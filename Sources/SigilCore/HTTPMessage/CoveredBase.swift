@@ -1,12 +1,12 @@
 import HTTPTypes
 
 /// The signature base a signed request's signature covers, read back from its own headers.
-package enum CoveredBase {
+@_spi(Sigil) public enum CoveredBase {
     /// The base of `request`'s signature: sigil-v1 when it carries `X-Signature` (or `profile` says
     /// so), else rfc9421 for the signature `label` (default: the first).
     ///
     /// - Throws: ``SigilError`` when the signature headers do not parse.
-    package static func base(
+    @_spi(Sigil) public static func base(
         of request: HTTPRequest,
         body: [UInt8],
         profile: SignatureProfile? = nil,

@@ -6,7 +6,7 @@ import HTTPTypes
 extension HTTPFields {
     /// Whether a field named `name` is present (`self[name] != nil`).
     @inlinable
-    package func has(_ name: HTTPField.Name) -> Bool {
+    @_spi(Sigil) public func has(_ name: HTTPField.Name) -> Bool {
         for field in self where field.name == name { return true }
         return false
     }
@@ -14,7 +14,7 @@ extension HTTPFields {
     /// The value of the fields named `name`, repeated ones joined by ", " (`self[name]`, for any
     /// field but Cookie).
     @inlinable
-    package func value(_ name: HTTPField.Name) -> String? {
+    @_spi(Sigil) public func value(_ name: HTTPField.Name) -> String? {
         var result: String?
         for field in self where field.name == name {
             if let joined = result {
@@ -28,7 +28,7 @@ extension HTTPFields {
 
     /// The values of the fields named `name`, in order (`self[values: name]`).
     @inlinable
-    package func values(_ name: HTTPField.Name) -> [String] {
+    @_spi(Sigil) public func values(_ name: HTTPField.Name) -> [String] {
         var result: [String] = []
         for field in self where field.name == name { result.append(field.value) }
         return result

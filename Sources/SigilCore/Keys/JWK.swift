@@ -31,10 +31,8 @@ public struct JWK: Sendable, Hashable {
             requiredMembers = Self.ec("P-384", point)
         case .ed25519(let key):
             requiredMembers = ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(Array(key.rawRepresentation))]
-        case .mlDSA65(let key):
-            requiredMembers = ["kty": "AKP", "alg": "ML-DSA-65", "pub": Base64URL.encode(Array(key.rawRepresentation))]
-        case .mlDSA87(let key):
-            requiredMembers = ["kty": "AKP", "alg": "ML-DSA-87", "pub": Base64URL.encode(Array(key.rawRepresentation))]
+        case .mlDSA(let key):
+            requiredMembers = ["kty": "AKP", "alg": key.name, "pub": Base64URL.encode(key.rawRepresentation)]
         case .external(let external):
             guard external.kindName == "RSA" else {
                 throw SigilInputError("a \(external.kindName) key has no JWK form")

@@ -24,6 +24,9 @@ public enum KeyFile {
         static let ed25519: ASN1ObjectIdentifier = [1, 3, 101, 112]
         static let mlDSA65: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 3, 18]
         static let mlDSA87: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 3, 19]
+        static func mlDSA(_ algorithm: SignatureAlgorithm) -> ASN1ObjectIdentifier {
+            algorithm == .mlDSA65 ? mlDSA65 : mlDSA87
+        }
     }
 
     /// Reads a key file's contents.
@@ -116,8 +119,7 @@ public enum KeyFile {
         case .p384(let key): return .p384(key.publicKey)
         case .ed25519(let key): return .ed25519(key.publicKey)
         case .external(let key): return .external(key.publicKey)
-        case .mlDSA65(let key): return .mlDSA65(key.publicKey)
-        case .mlDSA87(let key): return .mlDSA87(key.publicKey)
+        case .mlDSA(let key): return .mlDSA(key.publicKey)
         }
     }
 
@@ -141,9 +143,9 @@ public enum KeyFile {
             let inner = try ASN1OctetString(derEncoded: Array(privateKey)).bytes
             return .ed25519(try Curve25519.Signing.PrivateKey(rawRepresentation: inner))
         case OID.mlDSA65:
-            return .mlDSA65(try MLDSA65.PrivateKey(seedRepresentation: try mlDSASeed(privateKey), publicKey: nil))
+            return .mlDSA(try MLDSAPrivateKey(seed: try mlDSASeed(privateKey), algorithm: .mlDSA65))
         case OID.mlDSA87:
-            return .mlDSA87(try MLDSA87.PrivateKey(seedRepresentation: try mlDSASeed(privateKey), publicKey: nil))
+            return .mlDSA(try MLDSAPrivateKey(seed: try mlDSASeed(privateKey), algorithm: .mlDSA87))
         default:
             guard let format = formats.format(forOID: oid.description) else {
                 throw SigilInputError("unsupported private key algorithm \(oid)")
@@ -190,9 +192,9 @@ public enum KeyFile {
         case OID.ed25519:
             return .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: raw))
         case OID.mlDSA65:
-            return .mlDSA65(try MLDSA65.PublicKey(rawRepresentation: raw))
+            return .mlDSA(try MLDSAPublicKey(rawRepresentation: raw, algorithm: .mlDSA65))
         case OID.mlDSA87:
-            return .mlDSA87(try MLDSA87.PublicKey(rawRepresentation: raw))
+            return .mlDSA(try MLDSAPublicKey(rawRepresentation: raw, algorithm: .mlDSA87))
         default:
             guard let format = formats.format(forOID: oid.description) else {
                 throw SigilInputError("unsupported public key algorithm \(oid)")
@@ -230,12 +232,8 @@ public enum KeyFile {
             )
             return PEM.encode(der, label: "PRIVATE KEY")
         case .external(let key): return PEM.encode(key.pkcs8, label: "PRIVATE KEY")
-        case .mlDSA65(let key):
-            return PEM.encode(
-                mlDSAPrivateDER(oid: OID.mlDSA65, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
-        case .mlDSA87(let key):
-            return PEM.encode(
-                mlDSAPrivateDER(oid: OID.mlDSA87, seed: Array(key.seedRepresentation)), label: "PRIVATE KEY")
+        case .mlDSA(let key):
+            return PEM.encode(mlDSAPrivateDER(oid: OID.mlDSA(key.algorithm), seed: try key.seed()), label: "PRIVATE KEY")
         }
     }
 
@@ -247,8 +245,8 @@ public enum KeyFile {
         case .p384(let key): return key.pemRepresentation + "\n"
         case .ed25519(let key): return PEM.encode(spki(OID.ed25519, Array(key.rawRepresentation)), label: "PUBLIC KEY")
         case .external(let key): return PEM.encode(key.subjectPublicKeyInfo, label: "PUBLIC KEY")
-        case .mlDSA65(let key): return PEM.encode(spki(OID.mlDSA65, Array(key.rawRepresentation)), label: "PUBLIC KEY")
-        case .mlDSA87(let key): return PEM.encode(spki(OID.mlDSA87, Array(key.rawRepresentation)), label: "PUBLIC KEY")
+        case .mlDSA(let key):
+            return PEM.encode(spki(OID.mlDSA(key.algorithm), key.rawRepresentation), label: "PUBLIC KEY")
         }
     }
 
@@ -300,9 +298,9 @@ enum DERWriter {
 }
 
 /// PEM (RFC 7468) encoding and decoding of a single block.
-package enum PEM {
+@_spi(Sigil) public enum PEM {
     /// Decodes the first PEM block of `text`, returning its label and DER bytes.
-    package static func decode(_ text: String) throws -> (label: String, der: [UInt8]) {
+    @_spi(Sigil) public static func decode(_ text: String) throws -> (label: String, der: [UInt8]) {
         guard let begin = text.range(of: "-----BEGIN "),
             let labelEnd = text.range(of: "-----", range: begin.upperBound..<text.endIndex)
         else { throw SigilInputError("no PEM block found") }
@@ -321,7 +319,7 @@ package enum PEM {
     ///
     /// - Throws: ``SigilInputError`` for a block without its END line or not in base64, or when
     ///   `text` has no certificate.
-    package static func certificates(_ text: String) throws -> [[UInt8]] {
+    @_spi(Sigil) public static func certificates(_ text: String) throws -> [[UInt8]] {
         var certificates: [[UInt8]] = []
         var rest = Substring(text)
         while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
@@ -336,7 +334,7 @@ package enum PEM {
     }
 
     /// Encodes DER bytes as a PEM block with 64-character lines.
-    package static func encode(_ der: [UInt8], label: String) -> String {
+    @_spi(Sigil) public static func encode(_ der: [UInt8], label: String) -> String {
         let base64 = Data(der).base64EncodedString()
         var lines = ["-----BEGIN \(label)-----"]
         var index = base64.startIndex

@@ -29,21 +29,20 @@ extension SignatureProvider {
 ///
 /// - Warning: holds secret material. It is never printed: `description` names only the algorithm.
 public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomReflectable {
-    package enum Material: Sendable {
+    @_spi(Sigil) public enum Material: Sendable {
         case hmac(HMACSecret)
         case p256(P256.Signing.PrivateKey)
         case p384(P384.Signing.PrivateKey)
         case ed25519(Curve25519.Signing.PrivateKey)
         case external(any ExternalPrivateKey)
-        case mlDSA65(MLDSA65.PrivateKey)
-        case mlDSA87(MLDSA87.PrivateKey)
+        case mlDSA(MLDSAPrivateKey)
     }
 
-    package let material: Material
+    @_spi(Sigil) public let material: Material
     /// The algorithm this key signs with.
     public let algorithm: SignatureAlgorithm
 
-    package init(material: Material, algorithm: SignatureAlgorithm) throws {
+    @_spi(Sigil) public init(material: Material, algorithm: SignatureAlgorithm) throws {
         guard algorithm != .appleAppAttest else {
             throw SigilError(
                 .unsupportedAlgorithm, "App Attest keys sign only inside the device's App Attest service")
@@ -87,8 +86,7 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
                 throw SigilError(.unsupportedAlgorithm, "\(algorithm) keys need SigilRSA (KeyFormats.withRSA)")
             }
             material = .external(try format.generate(algorithm))
-        case .mlDSA65: material = .mlDSA65(try MLDSA65.PrivateKey())
-        case .mlDSA87: material = .mlDSA87(try MLDSA87.PrivateKey())
+        case .mlDSA65, .mlDSA87: material = .mlDSA(try MLDSAPrivateKey.generate(algorithm))
         case .appleAppAttest:
             throw SigilError(.unsupportedAlgorithm, "App Attest keys are made by the device's App Attest service")
         }
@@ -132,10 +130,8 @@ public struct SigningKey: SignatureProvider, CustomStringConvertible, CustomRefl
             return Array(try key.signature(for: message))
         case (.external(let key), _):
             return try key.signature(for: message, algorithm: algorithm)
-        case (.mlDSA65(let key), _):
-            return Array(try key.signature(for: message))
-        case (.mlDSA87(let key), _):
-            return Array(try key.signature(for: message))
+        case (.mlDSA(let key), _):
+            return try key.signature(for: message)
         }
     }
 }

@@ -12,8 +12,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case p384(P384.Signing.PublicKey)
         case ed25519(Curve25519.Signing.PublicKey)
         case external(any ExternalPublicKey)
-        case mlDSA65(MLDSA65.PublicKey)
-        case mlDSA87(MLDSA87.PublicKey)
+        case mlDSA(MLDSAPublicKey)
     }
 
     let material: Material
@@ -43,8 +42,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p384: return [.ecdsaP384SHA384]
         case .ed25519: return [.ed25519]
         case .external(let key): return key.algorithms
-        case .mlDSA65: return [.mlDSA65]
-        case .mlDSA87: return [.mlDSA87]
+        case .mlDSA(let key): return [key.algorithm]
         }
     }
 
@@ -55,8 +53,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p384: return "P-384"
         case .ed25519: return "Ed25519"
         case .external(let key): return key.kindName
-        case .mlDSA65: return "ML-DSA-65"
-        case .mlDSA87: return "ML-DSA-87"
+        case .mlDSA(let key): return key.name
         }
     }
 
@@ -85,8 +82,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
         case .p384(let key): return Array(key.rawRepresentation)
         case .ed25519(let key): return Array(key.rawRepresentation)
         case .external(let key): return key.rawRepresentation
-        case .mlDSA65(let key): return Array(key.rawRepresentation)
-        case .mlDSA87(let key): return Array(key.rawRepresentation)
+        case .mlDSA(let key): return key.rawRepresentation
         }
     }
 
@@ -141,9 +137,7 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
             return key.isValidSignature(signature, for: message)
         case (.external(let key), let algorithm):
             return key.isValidSignature(signature, for: message, algorithm: algorithm)
-        case (.mlDSA65(let key), _):
-            return key.isValidSignature(signature, for: message)
-        case (.mlDSA87(let key), _):
+        case (.mlDSA(let key), _):
             return key.isValidSignature(signature, for: message)
         }
     }
@@ -165,9 +159,9 @@ public struct VerificationKey: Sendable, CustomStringConvertible, CustomReflecta
 /// Built from swift-crypto's SHA-256 states, whose `update(bufferPointer:)` is concrete: swift-crypto's
 /// `HMAC.update(data:)` is generic and not inlinable, so outside its module it runs unspecialized on
 /// every request. The tests hold this to swift-crypto's `HMAC<SHA256>` on generated keys and messages.
-package struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
-    package var description: String { "HMACSecret(redacted)" }
-    package var customMirror: Mirror { Mirror(self, children: []) }
+@_spi(Sigil) public struct HMACSecret: Sendable, CustomStringConvertible, CustomReflectable {
+    @_spi(Sigil) public var description: String { "HMACSecret(redacted)" }
+    @_spi(Sigil) public var customMirror: Mirror { Mirror(self, children: []) }
 
     let key: SymmetricKey
     /// SHA-256 after the key ⊕ ipad block, and after the key ⊕ opad block.

@@ -379,7 +379,7 @@ public enum Registration {
 
 extension Registration.Discovery.Key {
     /// `key` as discovery lists it, under `keyID`; `nil` for a key with no public form (a secret).
-    package init?(keyID: String, key: VerificationKey, state: String?) {
+    @_spi(Sigil) public init?(keyID: String, key: VerificationKey, state: String?) {
         guard let pem = KeyFile.publicKeyFile(for: key) else { return nil }
         self.init(
             keyId: keyID, alg: key.algorithm.rawValue, publicKey: pem, state: state, jwkThumbprint: key.jwkThumbprint)

@@ -6,13 +6,21 @@ import HTTPTypes
 /// (X25519 and ML-KEM-768), HKDF-SHA256 and AES-256-GCM, empty AAD, what a message is bound to in
 /// `info`. What a recorded TLS session or a TLS-intercepting proxy sees of a sealed body is
 /// ciphertext, against today's and a quantum computer's attacks.
+///
+/// X-Wing is in CryptoKit from iOS 26 and macOS 26 (``PostQuantum``): on an older Apple system,
+/// sealing, opening and making a sealing key throw `unsupported-algorithm` saying why, while a sealing
+/// key read from discovery is still held (it is only bytes), so such a device sends plain bodies and a
+/// server that requires sealed ones refuses them with `sealed-body-invalid`.
 public enum Sealing {
     /// The `Content-Encoding` of a sealed body.
     public static let contentEncoding = "sigil-hpke"
     /// The `kem` of a sealing key in discovery.
     public static let kemName = "x-wing"
     /// HPKE's suite.
-    static let suite = HPKE.Ciphersuite.XWingMLKEM768X25519_SHA256_AES_GCM_256
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    static var suite: HPKE.Ciphersuite { .XWingMLKEM768X25519_SHA256_AES_GCM_256 }
+
+    static var unavailable: SigilError { PostQuantum.unavailable("Sealing (HPKE with X-Wing)") }
     /// The bytes of an X-Wing encapsulated key.
     public static let encapsulatedKeyCount = 1120
     /// The bytes of an X-Wing public key.
@@ -57,8 +65,9 @@ public enum Sealing {
     public static func sealRequest(
         _ plaintext: [UInt8], to key: SealingPublicKey, keyID signerKeyID: String, nonce: String
     ) throws -> (body: [UInt8], response: SealedResponseOpener) {
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw unavailable }
         var sender = try HPKE.Sender(
-            recipientKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)))
+            recipientKey: try key.xWing(), ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)))
         let ciphertext = try sender.seal(plaintext)
         let encapsulated = Array(sender.encapsulatedKey)
         let secret = try sender.exportSecret(context: Data(responseLabel), outputByteCount: 32)
@@ -87,6 +96,7 @@ public enum Sealing {
     public static func openRequest(
         _ body: [UInt8], with keys: [SealingPrivateKey], keyID signerKeyID: String, nonce: String
     ) throws -> (plaintext: [UInt8], response: SealedResponseSealer) {
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw unavailable }
         let keyID = try keyID(ofSealedRequest: body)
         guard let key = keys.first(where: { $0.keyID == keyID }) else {
             throw invalid("the body is sealed to a key this server does not hold")
@@ -94,7 +104,7 @@ public enum Sealing {
         let encapsulated = Array(body[keyIDCount..<(keyIDCount + encapsulatedKeyCount)])
         do {
             var recipient = try HPKE.Recipient(
-                privateKey: key.key, ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)),
+                privateKey: try key.xWing(), ciphersuite: suite, info: Data(info(requestLabel, signerKeyID, nonce)),
                 encapsulatedKey: Data(encapsulated))
             let plaintext = try recipient.open(body[(keyIDCount + encapsulatedKeyCount)...])
             let secret = try recipient.exportSecret(context: Data(responseLabel), outputByteCount: 32)
@@ -110,7 +120,9 @@ public enum Sealing {
     ///
     /// - Returns: `enc || ciphertext`, to send in standard base64 as `sealedSecret`.
     public static func sealSecret(_ secret: [UInt8], keyID: String, to key: SealingPublicKey) throws -> [UInt8] {
-        var sender = try HPKE.Sender(recipientKey: key.key, ciphersuite: suite, info: Data(info(secretLabel, keyID)))
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw unavailable }
+        var sender = try HPKE.Sender(
+            recipientKey: try key.xWing(), ciphersuite: suite, info: Data(info(secretLabel, keyID)))
         return Array(sender.encapsulatedKey) + (try sender.seal(secret))
     }
 
@@ -118,10 +130,11 @@ public enum Sealing {
     ///
     /// - Throws: `sealed-body-invalid` when it does not open with this key for this key ID.
     public static func openSecret(_ sealed: [UInt8], keyID: String, with key: SealingPrivateKey) throws -> [UInt8] {
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw unavailable }
         guard sealed.count >= encapsulatedKeyCount + 16 else { throw invalid("the sealed secret is too short") }
         do {
             var recipient = try HPKE.Recipient(
-                privateKey: key.key, ciphersuite: suite, info: Data(info(secretLabel, keyID)),
+                privateKey: try key.xWing(), ciphersuite: suite, info: Data(info(secretLabel, keyID)),
                 encapsulatedKey: Data(sealed.prefix(encapsulatedKeyCount)))
             return Array(try recipient.open(sealed.dropFirst(encapsulatedKeyCount)))
         } catch {
@@ -187,53 +200,88 @@ public struct SealedResponseOpener: Sendable {
 }
 
 /// An X-Wing public key that bodies and secrets are sealed to, with its section 1 key ID.
+///
+/// It is its 1216 bytes on every system; where X-Wing is available (``PostQuantum/isAvailable``) they
+/// are also checked to be a key, and sealing to it works.
 public struct SealingPublicKey: Sendable, Hashable {
-    let key: XWingMLKEM768X25519.PublicKey
+    /// The 1216-byte encoding (ML-KEM-768's 1184 bytes, then X25519's 32).
+    public let rawRepresentation: [UInt8]
+    /// `XWingMLKEM768X25519.PublicKey`, a type that cannot be named below iOS 26; `nil` there.
+    private let key: (any Sendable)?
     /// The key ID: lowercase hex of the first 8 bytes of SHA-256 over the 1216-byte key.
     public let keyID: String
 
-    /// The key from its 1216-byte encoding (ML-KEM-768's 1184 bytes, then X25519's 32).
+    /// The key from its 1216-byte encoding.
     public init(rawRepresentation: some DataProtocol) throws {
         let bytes = Array(rawRepresentation)
-        guard bytes.count == Sealing.publicKeyCount,
-            let key = try? XWingMLKEM768X25519.PublicKey(rawRepresentation: bytes)
-        else { throw SigilInputError("not a \(Sealing.publicKeyCount)-byte X-Wing public key") }
-        self.key = key
+        guard bytes.count == Sealing.publicKeyCount else {
+            throw SigilInputError("not a \(Sealing.publicKeyCount)-byte X-Wing public key")
+        }
+        if #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            guard let key = try? XWingMLKEM768X25519.PublicKey(rawRepresentation: bytes) else {
+                throw SigilInputError("not a \(Sealing.publicKeyCount)-byte X-Wing public key")
+            }
+            self.key = key
+        } else {
+            key = nil
+        }
+        self.rawRepresentation = bytes
         keyID = Hex.encode(Array(SHA256.hash(data: bytes).prefix(8)))
     }
 
-    /// The 1216-byte encoding.
-    public var rawRepresentation: [UInt8] { Array(key.rawRepresentation) }
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    func xWing() throws -> XWingMLKEM768X25519.PublicKey {
+        guard let key = key as? XWingMLKEM768X25519.PublicKey else { throw Sealing.unavailable }
+        return key
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
     public func hash(into hasher: inout Hasher) { hasher.combine(keyID) }
 }
 
-/// An X-Wing private key, kept as its 32-byte seed.
+/// An X-Wing private key, kept as its 32-byte seed. Made or read only where X-Wing is available
+/// (``PostQuantum/isAvailable``); elsewhere both throw `unsupported-algorithm`.
 public struct SealingPrivateKey: Sendable {
-    let key: XWingMLKEM768X25519.PrivateKey
+    /// `XWingMLKEM768X25519.PrivateKey`, a type that cannot be named below iOS 26.
+    private let key: any Sendable
     /// The public key.
     public let publicKey: SealingPublicKey
 
     /// A new key from the system's randomness.
     public static func generate() throws -> SealingPrivateKey {
-        try SealingPrivateKey(key: XWingMLKEM768X25519.PrivateKey.generate())
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw Sealing.unavailable }
+        let key = try XWingMLKEM768X25519.PrivateKey.generate()
+        return try SealingPrivateKey(key: key, publicKey: key.publicKey.rawRepresentation)
     }
 
     /// The key of a 32-byte seed.
     public init(seed: some DataProtocol) throws {
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw Sealing.unavailable }
         guard seed.count == 32, let key = try? XWingMLKEM768X25519.PrivateKey(seedRepresentation: seed, publicKey: nil)
         else { throw SigilInputError("not a 32-byte X-Wing seed") }
-        try self.init(key: key)
+        try self.init(key: key, publicKey: key.publicKey.rawRepresentation)
     }
 
-    init(key: XWingMLKEM768X25519.PrivateKey) throws {
+    private init(key: any Sendable, publicKey: some DataProtocol) throws {
         self.key = key
-        publicKey = try SealingPublicKey(rawRepresentation: key.publicKey.rawRepresentation)
+        self.publicKey = try SealingPublicKey(rawRepresentation: publicKey)
+    }
+
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    func xWing() throws -> XWingMLKEM768X25519.PrivateKey {
+        guard let key = key as? XWingMLKEM768X25519.PrivateKey else { throw Sealing.unavailable }
+        return key
     }
 
     /// The 32-byte seed.
-    public var seed: [UInt8] { Array(key.seedRepresentation) }
+    ///
+    /// - Warning: the seed is the private key; keep it owner-only (a 0600 file, the Keychain).
+    public var seed: [UInt8] {
+        get throws {
+            guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { throw Sealing.unavailable }
+            return Array(try xWing().seedRepresentation)
+        }
+    }
     /// The public key's ID.
     public var keyID: String { publicKey.keyID }
 }
@@ -245,8 +293,8 @@ extension Sealing {
     public static let publicKeyLabel = "SIGIL X-WING PUBLIC KEY"
 
     /// The PEM file of `key`'s seed (keep it 0600).
-    public static func privateKeyFile(for key: SealingPrivateKey) -> String {
-        PEM.encode(key.seed, label: privateKeyLabel)
+    public static func privateKeyFile(for key: SealingPrivateKey) throws -> String {
+        PEM.encode(try key.seed, label: privateKeyLabel)
     }
 
     /// The PEM file of a public key.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A source of Unix time in seconds, injected so tests never sleep or read the wall clock.
 public protocol UnixClock: Sendable {
@@ -16,10 +15,10 @@ public struct SystemUnixClock: UnixClock {
 
 /// A clock that stands still until moved, for tests and replays.
 public final class ManualUnixClock: UnixClock {
-    private let current: Mutex<Int64>
+    private let current: Locked<Int64>
 
     /// Creates a clock reading `now`.
-    public init(_ now: Int64) { current = Mutex(now) }
+    public init(_ now: Int64) { current = Locked(now) }
 
     public func now() -> Int64 { current.withLock { $0 } }
 

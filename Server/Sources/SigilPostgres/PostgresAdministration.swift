@@ -1,0 +1,236 @@
+import Crypto
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Sigil) import SigilCore
+import SigilServer
+
+extension PostgresKeyDirectory: AdministeredDirectory {
+    /// Inside a transaction: appends `rows` to the audit trail.
+    static func insertAudit(_ rows: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        for row in rows {
+            try await connection.query(
+                """
+                INSERT INTO sigil_audit (at, action, device_id, key_id, user_id, actor, client, reason)
+                VALUES (\(row.time), \(row.action.rawValue), \(row.deviceID), \(row.keyID), \(row.userID), \(row.actor),
+                        \(row.clientAddress), \(row.reason))
+                """,
+                logger: logger)
+        }
+    }
+
+    /// Runs `body` in one transaction under the change lock; nothing changes on a throw.
+    func transaction<Result: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let logger = store.logger
+        return try await store.run(what) { client in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
+                return try await body(connection)
+            }
+        }
+    }
+
+    public func devices(_ query: DeviceQuery) async throws -> [DeviceRecord] {
+        let logger = store.logger
+        // One statement per table, each with the same filter (bound, never spliced).
+        let filter: @Sendable (String) -> PostgresQuery = { select in
+            var text = select
+            var bindings = PostgresBindings()
+            var conditions: [String] = []
+            func bind(_ value: String) -> String {
+                bindings.append(value)
+                return "$\(bindings.count)"
+            }
+            if let deviceID = query.deviceID { conditions.append("d.device_id = \(bind(deviceID))") }
+            if let keyID = query.keyID {
+                conditions.append("d.device_id IN (SELECT device_id FROM sigil_keys WHERE key_id = \(bind(keyID)))")
+            }
+            if let userID = query.userID { conditions.append("d.user_id = \(bind(userID))") }
+            if let state = query.state {
+                conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
+            }
+            if !conditions.isEmpty { text += " WHERE " + conditions.joined(separator: " AND ") }
+            return PostgresQuery(unsafeSQL: text, binds: bindings)
+        }
+        let (devices, keys, certificates) = try await store.run("the key directory could not be read") { client in
+            let devices = try await client.query(
+                filter(
+                    "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d"
+                ),
+                logger: logger
+            ).collect()
+            let keys = try await client.query(
+                filter(
+                    """
+                    SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
+                    FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
+                    """), logger: logger
+            ).collect()
+            let certificates = try await client.query(
+                filter(
+                    """
+                    SELECT c.serial, c.key_id, c.device_id, c.not_after
+                    FROM sigil_certificates c JOIN sigil_devices d ON d.device_id = c.device_id
+                    """), logger: logger
+            ).collect()
+            return (devices, keys, certificates)
+        }
+        var keysOf: [String: [DeviceRecord.Key]] = [:]
+        for row in keys {
+            let (keyID, device, alg, state, created, validUntil, lastUsed, thumbprint) = try row.decode(
+                (String, String, String, String, Int64, Int64?, Int64?, String?).self)
+            guard let state = RegisteredKey.State(rawValue: state) else { continue }
+            keysOf[device, default: []].append(
+                DeviceRecord.Key(
+                    keyID: keyID, alg: alg, state: state, created: created, validUntil: validUntil, lastUsed: lastUsed,
+                    thumbprint: thumbprint))
+        }
+        var certificatesOf: [String: [IssuedCertificateRecord]] = [:]
+        for row in certificates {
+            let (serial, keyID, device, notAfter) = try row.decode((String, String, String, Int64).self)
+            certificatesOf[device, default: []].append(
+                IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: device, notAfter: notAfter))
+        }
+        return try devices.map { row in
+            let (device, user, created, revoked, sealingKey, attestation) = try row.decode(
+                (String, String?, Int64, Int64?, String?, String?).self)
+            return DeviceRecord(
+                deviceID: device, userID: user, created: created, revoked: revoked, keys: keysOf[device] ?? [],
+                sealingKeyID: try? SealingPublicKey(storedBase64: sealingKey, keyID: device)?.keyID,
+                certificates: certificatesOf[device] ?? [], attestation: attestation)
+        }.sorted { $0.deviceID < $1.deviceID }
+    }
+
+    public func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry] {
+        let logger = store.logger
+        let rows = try await store.run("the audit trail could not be read") { client in
+            try await client.query(
+                """
+                SELECT at, action, device_id, key_id, user_id, actor, client, reason FROM (
+                    SELECT * FROM sigil_audit
+                    WHERE (\(query.deviceID)::TEXT IS NULL OR device_id = \(query.deviceID))
+                      AND (\(query.userID)::TEXT IS NULL OR user_id = \(query.userID))
+                      AND at >= \(query.since ?? Int64.min)
+                    ORDER BY id DESC LIMIT \(query.limit)
+                ) newest ORDER BY id
+                """,
+                logger: logger
+            ).collect()
+        }
+        return try rows.compactMap { row in
+            let (time, action, device, key, user, actor, client, reason) = try row.decode(
+                (Int64, String, String?, String?, String?, String, String?, String?).self)
+            guard let action = AuditEntry.Action(rawValue: action) else { return nil }
+            return AuditEntry(
+                time: time, action: action, deviceID: device, keyID: key, userID: user, actor: actor,
+                clientAddress: client, reason: reason)
+        }
+    }
+
+    public func appendAudit(_ entries: [AuditEntry]) async throws {
+        let logger = store.logger
+        try await store.run("the audit trail could not be written") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.insertAudit(entries, on: connection, logger: logger)
+            }
+        }
+    }
+
+    public func recordUses(_ uses: [String: Int64]) async throws {
+        let logger = store.logger
+        let sorted = uses.sorted { $0.key < $1.key }
+        try await store.run("keys' last use could not be recorded") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                for (keyID, time) in sorted {
+                    try await connection.query(
+                        """
+                        UPDATE sigil_keys SET last_used_at = GREATEST(COALESCE(last_used_at, 0), \(time))
+                        WHERE key_id = \(keyID)
+                        """,
+                        logger: logger)
+                }
+            }
+        }
+    }
+
+    public func pruneAudit(before time: Int64) async throws -> Int {
+        let logger = store.logger
+        return try await store.run("the audit trail could not be pruned") { client in
+            try await client.query("DELETE FROM sigil_audit WHERE at < \(time) RETURNING 1", logger: logger).collect()
+                .count
+        }
+    }
+}
+
+extension PostgresKeyDirectory: ServerKeyStore {
+    static func sealName(_ keyID: String) -> String { "server-key:" + keyID }
+
+    public func serverKeys() async throws -> [StoredServerKey] {
+        let logger = store.logger
+        let rows = try await store.run("the server keys could not be read") { client in
+            try await client.query(
+                "SELECT key_id, kind, sealed_key, activates_at, created_at FROM sigil_server_keys", logger: logger
+            ).collect()
+        }
+        return try rows.map { row in
+            let (keyID, kindName, sealed, activatesAt, createdAt) = try row.decode(
+                (String, String, ByteBuffer, Int64, Int64).self)
+            guard let kind = ServerKeyKind(rawValue: kindName) else {
+                throw SigilError(.storeUnavailable, "server key \(keyID) is of an unknown kind")
+            }
+            let pem = try secrets.open(Array(buffer: sealed), keyID: Self.sealName(keyID))
+            return StoredServerKey(
+                kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self), activatesAt: activatesAt,
+                createdAt: createdAt)
+        }
+    }
+
+    public func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) async throws {
+        let sealed = ByteBuffer(
+            bytes: try secrets.seal(SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: Self.sealName(key.keyID)))
+        let now = clock.now()
+        let logger = store.logger
+        try await transaction("the server key could not be added") { connection in
+            let existing = try await connection.query(
+                "SELECT activates_at FROM sigil_server_keys WHERE kind = \(key.kind.rawValue)", logger: logger
+            ).collect().map { try $0.decode(Int64.self) }
+            if onlyIfFirst {
+                guard existing.isEmpty else { return }
+            } else if existing.contains(where: { $0 > now }) {
+                throw ServerKeyRules.nextExists(key.kind)
+            }
+            try await connection.query(
+                """
+                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at)
+                VALUES (\(key.keyID), \(key.kind.rawValue), \(sealed), \(key.activatesAt), \(key.createdAt))
+                """,
+                logger: logger)
+            try await Self.insertAudit(audit, on: connection, logger: logger)
+        }
+    }
+
+    public func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) async throws -> String {
+        let logger = store.logger
+        return try await transaction("the server key could not be promoted") { connection in
+            let promoted = try await connection.query(
+                """
+                UPDATE sigil_server_keys SET activates_at = \(now)
+                WHERE key_id = (SELECT key_id FROM sigil_server_keys WHERE kind = \(kind.rawValue) AND activates_at > \(now)
+                                ORDER BY activates_at LIMIT 1)
+                RETURNING key_id
+                """,
+                logger: logger
+            ).collect().map { try $0.decode(String.self) }
+            guard let keyID = promoted.first else { throw ServerKeyRules.noNext(kind) }
+            try await Self.insertAudit(
+                audit.map { entry in
+                    var entry = entry
+                    entry.keyID = keyID
+                    return entry
+                }, on: connection, logger: logger)
+            return keyID
+        }
+    }
+}

@@ -1,0 +1,435 @@
+import Crypto
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Sigil) import SigilCore
+import SigilServer
+import Synchronization
+
+/// A ``KeyRegistry`` in PostgreSQL, shared by every replica: the semantics of the SQLite registry
+/// (the same test suite runs against both).
+///
+/// Public keys are stored as SubjectPublicKeyInfo PEM, HMAC secrets sealed with AES-GCM under the
+/// master key with the key ID as associated data. Every change is one transaction, serialized with
+/// other replicas' changes by an advisory lock, its rules checked inside it.
+///
+/// Lookups are cached for at most ``cacheLifetime`` seconds (1 by default): a revocation or rotation
+/// made on any replica is seen by every replica within that bound; this replica's own changes clear
+/// its cache at once. Each change also sends a notification (`NOTIFY sigil_keys`) on commit, which
+/// every replica listening clears its cache on, usually within milliseconds; the lifetime remains
+/// the bound when a notification is lost (a listening connection that broke clears the cache when
+/// it is back).
+public final class PostgresKeyDirectory: KeyRegistry {
+    let store: PostgresStore
+    let secrets: SecretSeal
+    let clock: any UnixClock
+    private let keyFormats: KeyFormats
+    let cache = CacheBox()
+    private let listener: Task<Void, Never>?
+
+    /// How long a looked-up key is trusted before it is read again, in seconds.
+    public let cacheLifetime: Int64
+
+    struct Cache {
+        var generation: UInt64 = 0
+        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
+    }
+
+    final class CacheBox: Sendable {
+        let state = Mutex(Cache())
+
+        /// Forgets every entry, and any lookup under way when it was called.
+        func clear() {
+            state.withLock { cache in
+                cache.generation &+= 1
+                cache.entries.removeAll()
+            }
+        }
+    }
+
+    /// The channel changes are announced on.
+    static let channel = "sigil_keys"
+
+    /// Creates the registry on an open store.
+    ///
+    /// - Parameters:
+    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
+    ///   - cacheLifetime: the bound on how stale a lookup may be, in seconds; 0 reads every time.
+    ///   - listensForChanges: keep one pooled connection listening for other replicas' changes, so
+    ///     they are usually seen within milliseconds rather than within `cacheLifetime`.
+    ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
+    public init(
+        store: PostgresStore,
+        masterKey: SymmetricKey,
+        clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 1,
+        listensForChanges: Bool = true,
+        keyFormats: KeyFormats = .builtIn
+    ) throws {
+        self.store = store
+        self.secrets = try SecretSeal(masterKey: masterKey)
+        self.clock = clock
+        self.cacheLifetime = cacheLifetime
+        self.keyFormats = keyFormats
+        let cache = self.cache
+        listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
+    }
+
+    deinit { listener?.cancel() }
+
+    /// Clears the cache on each change announced, and whenever listening (re)starts or stops, since
+    /// announcements may have been missed; retries with backoff until the store is closed.
+    static func listen(store: PostgresStore, cache: CacheBox) async {
+        var failures = 0
+        while !Task.isCancelled && !store.isClosed {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        cache.clear()
+                        failures = 0
+                        for try await _ in notifications { cache.clear() }
+                    }
+                }
+            } catch {
+                failures += 1
+            }
+            cache.clear()
+            // 50 ms, doubling, at most 1 s (the cache lifetime covers the gap).
+            try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 5), 1000)))
+        }
+    }
+
+    // MARK: Lookups
+
+    public func key(for keyID: String) async throws -> RegisteredKey? {
+        let now = clock.now()
+        let (hit, generation) = cache.state.withLock { ($0.entries[keyID], $0.generation) }
+        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger
+            ).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let key = try registeredKey(from: row)
+        cache.state.withLock { cache in
+            if cache.generation == generation { cache.entries[keyID] = (key, now) }
+        }
+        return key
+    }
+
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+            ).collect()
+        }
+        guard let keyID = try rows.first?.decode(String.self) else { return nil }
+        return try await key(for: keyID)
+    }
+
+    /// Fills the thumbprint of keys registered before thumbprints were kept (run once at start; a
+    /// replica racing another writes the same values).
+    public func backfillThumbprints() async throws {
+        let logger = store.logger
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL",
+                logger: logger
+            ).collect()
+        }
+        for row in rows {
+            let (keyID, alg, pem) = try row.decode((String, String, String).self)
+            guard let algorithm = SignatureAlgorithm(rawValue: alg),
+                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
+                    .verificationKey.jwkThumbprint
+            else { continue }
+            _ = try await store.run("the key directory could not be written") { client in
+                try await client.query(
+                    "UPDATE sigil_keys SET jwk_thumbprint = \(thumbprint) WHERE key_id = \(keyID)", logger: logger)
+            }
+        }
+    }
+
+    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+        try await select("the key directory could not be read") { client in
+            try await client.query(
+                "\(unescaped: Self.selectKeys) WHERE k.device_id = \(deviceID) ORDER BY k.key_id",
+                logger: self.store.logger
+            ).collect()
+        }.map(registeredKey(from:))
+    }
+
+    /// The certificates recorded for a device.
+    public func certificates(ofDevice deviceID: String) async throws -> [IssuedCertificateRecord] {
+        try await select("the key directory could not be read") { client in
+            try await client.query(
+                """
+                SELECT serial, key_id, not_after FROM sigil_certificates WHERE device_id = \(deviceID) ORDER BY serial
+                """,
+                logger: self.store.logger
+            ).collect()
+        }.map { row in
+            let (serial, keyID, notAfter) = try row.decode((String, String, Int64).self)
+            return IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: deviceID, notAfter: notAfter)
+        }
+    }
+
+    private func select(
+        _ what: String,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
+        try await store.run(what, body)
+    }
+
+    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
+    static let selectKeys = """
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
+               d.sealing_key, d.attestation
+        FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
+        """
+
+    private func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
+        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?)
+        do {
+            decoded = try row.decode(
+                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?).self)
+        } catch {
+            throw SigilError(.storeUnavailable, "a key row is incomplete")
+        }
+        let (
+            keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil, sealingKey,
+            attestation
+        ) = decoded
+        guard let state = RegisteredKey.State(rawValue: stateName) else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has an unknown state")
+        }
+        let algorithm = try SignatureAlgorithm.named(algorithmName)
+        let key: VerificationKey
+        if let pem {
+            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
+        } else if let sealed {
+            key = try VerificationKey(hmacSecret: try secrets.open(Array(buffer: sealed), keyID: keyID))
+        } else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has no material")
+        }
+        return RegisteredKey(
+            keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
+            createdAt: createdAt, sealingKey: try SealingPublicKey(storedBase64: sealingKey, keyID: keyID),
+            deviceAttestation: attestation)
+    }
+
+    // MARK: Changes
+
+    /// A key to insert with its stored material: a PEM or a sealed secret.
+    struct Row: Sendable {
+        let key: RegisteredKey
+        let pem: String?
+        let sealed: ByteBuffer?
+    }
+
+    public func apply(_ change: DirectoryChange) async throws {
+        let now = clock.now()
+        var rows: [Row] = []
+        for key in change.added {
+            guard key.deviceID != nil else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
+            }
+            if let secret = key.key.hmacSecret {
+                rows.append(
+                    Row(key: key, pem: nil, sealed: ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))))
+            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+                rows.append(Row(key: key, pem: pem, sealed: nil))
+            }
+        }
+        let rowsToWrite = rows
+        cache.state.withLock { $0.generation &+= 1 }
+        defer { cache.clear() }
+        // A deadline that passes leaves the transaction's fate unknown (it may still commit).
+        try await store.run("the key directory did not confirm the change") { client in
+            try await client.withTransaction(logger: self.store.logger) { connection in
+                try await self.write(rowsToWrite, change: change, now: now, on: connection)
+            }
+        }
+    }
+
+    /// Inside the transaction: the lock, the rules of ``DirectoryChange``, then the new keys, the
+    /// retirements, the revocations and the certificates.
+    private func write(_ rows: [Row], change: DirectoryChange, now: Int64, on connection: PostgresConnection)
+        async throws
+    {
+        let logger = store.logger
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
+        if let acting = change.actingKeyID {
+            let found = try await connection.query(
+                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(acting)", logger: logger
+            ).collect()
+            let key = try found.first.map(registeredKey(from:))
+            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
+        }
+        for device in change.receivingDevices.sorted() {
+            let revoked = try await connection.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = \(device) AND revoked_at IS NOT NULL", logger: logger
+            ).collect()
+            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
+        }
+        if let read = change.sealingKeyRead {
+            let rows = try await connection.query(
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = \(read.deviceID)", logger: logger
+            ).collect()
+            let stored = try rows.first?.decode(String?.self) ?? nil
+            let current = try SealingPublicKey(storedBase64: stored, keyID: read.deviceID)
+            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+        }
+        for row in rows {
+            let key = row.key
+            let deviceID = key.deviceID ?? ""
+            try await connection.query(
+                """
+                INSERT INTO sigil_devices (device_id, user_id, created_at, attestation)
+                VALUES (\(deviceID), \(key.userID), \(now), \(key.deviceAttestation))
+                ON CONFLICT (device_id) DO NOTHING
+                """,
+                logger: logger)
+            let inserted = try await connection.query(
+                """
+                INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until,
+                                        jwk_thumbprint)
+                VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
+                        \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil), \(key.key.jwkThumbprint))
+                ON CONFLICT (key_id) DO NOTHING RETURNING 1
+                """,
+                logger: logger
+            ).collect()
+            guard !inserted.isEmpty else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
+            }
+        }
+        for (keyID, end) in change.retiring {
+            try await connection.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                WHERE key_id = \(keyID) AND state <> 'revoked'
+                """,
+                logger: logger)
+        }
+        if let (device, end) = change.retiringSecrets {
+            try await connection.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                WHERE device_id = \(device) AND alg = \(SignatureAlgorithm.hmacSHA256.rawValue) AND state <> 'revoked'
+                """,
+                logger: logger)
+        }
+        for (device, key) in change.sealingKeys {
+            let updated = try await connection.query(
+                """
+                UPDATE sigil_devices SET sealing_key = \(Base64.encode(key.rawRepresentation))
+                WHERE device_id = \(device) RETURNING 1
+                """,
+                logger: logger
+            ).collect()
+            guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
+        }
+        var devicesOfUsers: [String: [String]] = [:]
+        for user in change.revokedUsers {
+            let devices = try await connection.query(
+                "SELECT device_id FROM sigil_devices WHERE user_id = \(user) ORDER BY device_id", logger: logger
+            ).collect().map { try $0.decode(String.self) }
+            guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
+            devicesOfUsers[user] = devices
+        }
+        for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
+            let found = try await connection.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = \(device)", logger: logger
+            ).collect()
+            guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
+            try await connection.query(
+                "UPDATE sigil_devices SET revoked_at = \(now) WHERE device_id = \(device) AND revoked_at IS NULL",
+                logger: logger)
+            try await connection.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device)", logger: logger)
+        }
+        let hmac = SignatureAlgorithm.hmacSHA256.rawValue
+        for keyID in change.revokedKeys {
+            let updated = try await connection.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = \(keyID) RETURNING device_id, alg",
+                logger: logger
+            ).collect()
+            guard let (device, alg) = try updated.first?.decode((String, String).self) else {
+                throw DirectoryChange.unknownTarget("key \(keyID)")
+            }
+            if alg != hmac {
+                try await connection.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device) AND alg = \(hmac)",
+                    logger: logger)
+            }
+        }
+        try await Self.insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers), on: connection, logger: logger)
+        for certificate in change.certificates {
+            try await connection.query(
+                """
+                INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
+                VALUES (\(certificate.serial), \(certificate.keyID), \(certificate.deviceID), \(certificate.notAfter), \(now))
+                """,
+                logger: logger)
+        }
+        // Delivered to every listening replica when (and only if) the transaction commits.
+        try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+    }
+
+    /// An arbitrary constant naming the lock that serializes registry changes across replicas.
+    static let changeLock: Int64 = 0x5167_696C_0002
+}
+
+extension PostgresKeyDirectory {
+    /// Every key ID in the directory, sorted.
+    public func keyIDs() async throws -> [String] {
+        try await store.run("the key directory could not be read") { client in
+            try await client.query("SELECT key_id FROM sigil_keys ORDER BY key_id", logger: self.store.logger).collect()
+        }.map { try $0.decode(String.self) }
+    }
+}
+
+extension PostgresKeyDirectory: AppAttestStore {
+    /// App Attest counters in the database, shared by every replica.
+    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+        let value = Int64(counter)
+        let rows = try await store.run("the App Attest counters could not be written") { client in
+            try await client.query(
+                """
+                INSERT INTO sigil_appattest (key_id, counter) VALUES (\(keyID), \(value))
+                ON CONFLICT (key_id) DO UPDATE SET counter = EXCLUDED.counter
+                WHERE sigil_appattest.counter < EXCLUDED.counter
+                RETURNING 1
+                """,
+                logger: self.store.logger
+            ).collect()
+        }
+        return !rows.isEmpty
+    }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) async throws {
+        let bytes = ByteBuffer(bytes: receipt)
+        _ = try await store.run("the App Attest receipt could not be written") { client in
+            try await client.query(
+                """
+                INSERT INTO sigil_appattest (key_id, counter, receipt) VALUES (\(keyID), 0, \(bytes))
+                ON CONFLICT (key_id) DO UPDATE SET receipt = EXCLUDED.receipt
+                """,
+                logger: self.store.logger
+            ).collect()
+        }
+    }
+
+    public func receipt(keyID: String) async throws -> [UInt8]? {
+        let rows = try await store.run("the App Attest receipt could not be read") { client in
+            try await client.query(
+                "SELECT receipt FROM sigil_appattest WHERE key_id = \(keyID)", logger: self.store.logger
+            ).collect()
+        }
+        guard let row = rows.first, let receipt = try row.decode(ByteBuffer?.self) else { return nil }
+        return Array(buffer: receipt)
+    }
+}

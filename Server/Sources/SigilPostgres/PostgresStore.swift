@@ -1,0 +1,414 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+@_spi(Sigil) import SigilCore
+import SigilServer
+import Synchronization
+
+/// A connection pool to one PostgreSQL database and the Sigil schema in it: what
+/// ``PostgresKeyDirectory`` and ``PostgresNonceStore`` share.
+///
+/// ```swift
+/// let store = try await PostgresStore.open(PostgresStore.Location(url: "postgres://sigil@db/sigil"))
+/// let directory = PostgresKeyDirectory(store: store, masterKey: masterKey)
+/// let nonces = PostgresNonceStore(store: store)
+/// ```
+///
+/// Every query has a deadline (``timeout``): a database that does not answer in time refuses the
+/// request (`store-unavailable`) instead of holding it. The pool reconnects by itself, so the service
+/// resumes when the database is back, without a restart.
+public final class PostgresStore: Sendable {
+    /// Where the database is.
+    public struct Location: Sendable, CustomStringConvertible {
+        /// The pool's configuration.
+        public var configuration: PostgresClient.Configuration
+        /// `host:port/database`, for logs and errors: never the user name or password.
+        public var description: String
+        /// What the first connection of ``PostgresStore/open(_:timeout:connections:logger:)`` uses, to
+        /// say why it failed: the server's endpoint, the user, the database and the URL's `sslmode`.
+        let host: String
+        let port: Int
+        let user: String
+        let password: String?
+        let database: String?
+        let sslMode: String
+        let sslModeIsDefault: Bool
+        let tlsConfiguration: TLSConfiguration
+
+        /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=FILE]`.
+        ///
+        /// `sslmode` is `require` by default, and `require` and `verify-full` both verify the server's
+        /// certificate and name (against the system roots, or the CA certificates in `sslrootcert`);
+        /// `disable` (loopback, a private link) and `prefer` turn TLS off or make it optional.
+        ///
+        /// - Parameter password: the password, when it is not in the URL (from the environment or a file).
+        /// - Throws: ``SigilInputError`` naming what is wrong, never echoing the URL.
+        public init(url: String, password: String? = nil) throws {
+            guard let components = URLComponents(string: url),
+                components.scheme == "postgres" || components.scheme == "postgresql",
+                let host = components.host, !host.isEmpty
+            else {
+                throw SigilInputError("the PostgreSQL URL must look like postgres://user@host:port/database")
+            }
+            let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+            let urlPassword = components.password.flatMap { $0.removingPercentEncoding }
+            let database = String(components.path.drop { $0 == "/" })
+            let port = components.port ?? 5432
+            // TLS required unless the URL says `sslmode=disable` (loopback, a private socket): with
+            // `prefer`, an on-path attacker could refuse TLS and answer as the database.
+            let givenMode = components.queryItems?.first { $0.name == "sslmode" }?.value
+            let mode = givenMode ?? "require"
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            if let rootFile = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value {
+                do {
+                    tlsConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootFile))
+                } catch {
+                    throw SigilInputError("sslrootcert: cannot read the CA certificates in \(rootFile)")
+                }
+            }
+            let tls: PostgresClient.Configuration.TLS
+            switch mode {
+            case "disable": tls = .disable
+            case "prefer": tls = .prefer(tlsConfiguration)
+            case "require", "verify-full": tls = .require(tlsConfiguration)
+            default: throw SigilInputError("sslmode must be disable, prefer, require or verify-full")
+            }
+            configuration = PostgresClient.Configuration(
+                host: host, port: port, username: user, password: password ?? urlPassword,
+                database: database.isEmpty ? nil : database, tls: tls)
+            description = "\(host):\(port)/\(database)"
+            self.host = host
+            self.port = port
+            self.user = user
+            self.password = password ?? urlPassword
+            self.database = database.isEmpty ? nil : database
+            self.sslMode = mode
+            self.sslModeIsDefault = givenMode == nil
+            self.tlsConfiguration = tlsConfiguration
+        }
+
+        /// The configuration of one connection, as the pool makes them.
+        func connectionConfiguration(timeout: Duration) throws -> PostgresConnection.Configuration {
+            let tls: PostgresConnection.Configuration.TLS
+            switch sslMode {
+            case "disable": tls = .disable
+            case "prefer": tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            default: tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
+            }
+            var configuration = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: password, database: database, tls: tls)
+            configuration.options.connectTimeout = .init(timeout)
+            return configuration
+        }
+    }
+
+    /// The pool.
+    public let client: PostgresClient
+    /// How long a query may take before the store counts as down.
+    public let timeout: Duration
+    /// Where the database is, for logs.
+    public let location: String
+    let logger: Logger
+    private let runner: Task<Void, Never>
+    private let closed = Atomic<Bool>(false)
+
+    private init(client: PostgresClient, timeout: Duration, location: String, logger: Logger) {
+        self.client = client
+        self.timeout = timeout
+        self.location = location
+        self.logger = logger
+        runner = Task { await client.run() }
+    }
+
+    /// The schema version this code writes; a database at a later version is refused.
+    public static var schemaVersion: Int { migrations.count }
+
+    /// Connects, then creates or migrates the schema (under an advisory lock, so replicas starting
+    /// together migrate once).
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline of each query.
+    ///   - connections: the pool's maximum number of connections.
+    /// - Throws: `store-unavailable` when the database cannot be reached or migrated in time, saying
+    ///   why when the first connection tells: refused, no TLS where `sslmode` requires it (or TLS
+    ///   where the server's rules require it and `sslmode=disable` turned it off), an untrusted
+    ///   certificate, a refused user or password, a missing database.
+    public static func open(
+        _ location: Location,
+        timeout: Duration = .seconds(2),
+        connections: Int = 20,
+        logger: Logger = Logger(label: "sigil.postgres")
+    ) async throws -> PostgresStore {
+        // One connection first, whose error says what is wrong: the pool would retry for as long as
+        // the migration may take, logging each attempt, and then say only that no answer came.
+        try await probe(location, timeout: timeout, logger: logger)
+        var configuration = location.configuration
+        configuration.options.maximumConnections = connections
+        configuration.options.connectTimeout = timeout
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let store = PostgresStore(client: client, timeout: timeout, location: location.description, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the pool; further queries fail with `store-unavailable`.
+    public func close() {
+        closed.store(true, ordering: .relaxed)
+        runner.cancel()
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
+    func run<Result: Sendable>(
+        _ what: String,
+        timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        let deadline = timeout ?? self.timeout
+        do {
+            return try await withDeadline(deadline, SigilError(.storeUnavailable, "\(what): no answer in time")) {
+                try await body(self.client)
+            }
+        } catch let error as SigilError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // A rule of a change refused inside a transaction (rolled back): the refusal, not an outage.
+            if let transaction = error as? PostgresTransactionError,
+                let refusal = transaction.closureError as? SigilError
+            {
+                throw refusal
+            }
+            logger.error("PostgreSQL failed", metadata: ["store": "\(location)", "error": "\(Self.describe(error))"])
+            throw SigilError(.storeUnavailable, "\(what): the database did not answer")
+        }
+    }
+
+    /// Connects once and closes; throws why the database cannot be used.
+    static func probe(_ location: Location, timeout: Duration, logger: Logger) async throws {
+        let configuration = try location.connectionConfiguration(timeout: timeout)
+        let startup = max(timeout, .seconds(5))
+        do {
+            let connection = try await withDeadline(
+                startup, SigilError(.storeUnavailable, "PostgreSQL at \(location) did not answer within \(startup)")
+            ) {
+                try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            }
+            try? await connection.close()
+        } catch let error as SigilError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw SigilError(.storeUnavailable, startFailure(error, location: location))
+        }
+    }
+
+    /// Why a first connection failed, said with what to change (never the password).
+    static func startFailure(_ error: any Error, location: Location) -> String {
+        let server = "PostgreSQL at \(location.host):\(location.port)"
+        guard let error = error as? PSQLError else { return "cannot connect to \(server): \(describe(error))" }
+        switch error.code {
+        case .sslUnsupported:
+            return "\(server) does not offer TLS, which sslmode=\(location.sslMode)"
+                + (location.sslModeIsDefault ? " (the default)" : "")
+                + " requires: turn ssl on in its postgresql.conf, "
+                + "or add ?sslmode=disable to the URL for a loopback or private link"
+        case .authMechanismRequiresPassword:
+            return "\(server) asks for a password and none was given "
+                + "(sigil serve reads it from SIGIL_STORE_PASSWORD or --store-password-file)"
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = String((error.serverInfo?[.message] ?? "").prefix(300))
+            if state == "28000" && message.contains("no encryption") {
+                return "\(server) takes no connection without TLS from here (\(message)), and the URL says "
+                    + "sslmode=disable: where its pg_hba.conf has hostssl lines, remove sslmode=disable "
+                    + "(sslmode=require is the default)"
+            }
+            if state == "28P01" {
+                return "\(server) refused the password: \(message) "
+                    + "(sigil serve reads it from SIGIL_STORE_PASSWORD or --store-password-file)"
+            }
+            return "\(server) refused the connection: \(message) (SQLSTATE \(state))"
+        case .connectionError:
+            let underlying = error.underlying.map { connectionFailure($0, server: server, location: location) }
+            return underlying ?? "cannot connect to \(server)"
+        default:
+            return "cannot connect to \(server): \(describe(error))"
+        }
+    }
+
+    /// A failure to open the connection itself: refused, no answer, TLS.
+    static func connectionFailure(_ error: any Error, server: String, location: Location) -> String {
+        if let error = error as? NIOConnectionError {
+            if error.connectionErrors.isEmpty && (error.dnsAError != nil || error.dnsAAAAError != nil) {
+                return "the PostgreSQL host \(location.host) does not resolve to an address"
+            }
+            if let failure = error.connectionErrors.first {
+                return connectionFailure(failure.error, server: server, location: location)
+            }
+        }
+        if let error = error as? IOError, error.errnoCode == ECONNREFUSED {
+            return "\(server) refused the connection: is PostgreSQL running, listening on that address and port "
+                + "(listen_addresses and port in postgresql.conf)?"
+        }
+        if case ChannelError.connectTimeout = error {
+            return "\(server) did not answer the connection in time (a wrong address, or a firewall)"
+        }
+        if case NIOSSLError.handshakeFailed(let reason) = error {
+            if "\(reason)".contains("CERTIFICATE_VERIFY_FAILED") {
+                return "the TLS certificate of \(server) does not validate (sslmode=\(location.sslMode) verifies it "
+                    + "and its name, as libpq's verify-full does): give its CA with sslrootcert=FILE in the URL, "
+                    + "or use sslmode=disable on a loopback or private link"
+            }
+            return "the TLS handshake with \(server) failed (sslmode=\(location.sslMode)): \(reason)"
+        }
+        return "cannot connect to \(server): \(describe(error))"
+    }
+
+    /// A query's error without its bound values (a secret may be among them).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError { return "\(error.code) \(error.serverInfo?[.sqlState] ?? "")" }
+        return "\(type(of: error))"
+    }
+
+    private func migrate() async throws {
+        // At start, not on a request's path: a server just started (or busy migrating) gets longer.
+        try await run("the schema could not be created", timeout: max(timeout, .seconds(15))) { client in
+            try await client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS sigil_schema (id INT PRIMARY KEY CHECK (id = 1), version INT NOT NULL)",
+                    logger: self.logger)
+                var current = 0
+                for try await version in try await connection.query(
+                    "SELECT version FROM sigil_schema WHERE id = 1", logger: self.logger
+                ).decode(Int.self) {
+                    current = version
+                }
+                guard current <= Self.schemaVersion else {
+                    throw SigilError(
+                        .storeUnavailable,
+                        "the database's Sigil schema is version \(current), newer than this build's \(Self.schemaVersion)"
+                    )
+                }
+                for (index, steps) in Self.migrations.enumerated() where index + 1 > current {
+                    for step in steps {
+                        try await connection.query(PostgresQuery(unsafeSQL: step), logger: self.logger)
+                    }
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO sigil_schema (id, version) VALUES (1, \(Self.schemaVersion))
+                    ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version
+                    """,
+                    logger: self.logger)
+            }
+        }
+    }
+
+    /// An arbitrary constant naming Sigil's migration lock.
+    static let migrationLock: Int64 = 0x5167_696C_0001
+
+    /// The migrations, in order: the steps of version 1, then of version 2…
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE sigil_devices (
+                device_id TEXT PRIMARY KEY,
+                user_id TEXT,
+                created_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
+            """
+            CREATE TABLE sigil_keys (
+                key_id TEXT PRIMARY KEY,
+                device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+                alg TEXT NOT NULL,
+                public_key TEXT,
+                sealed_secret BYTEA,
+                state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
+                created_at BIGINT NOT NULL,
+                valid_until BIGINT,
+                CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
+            )
+            """,
+            "CREATE INDEX sigil_keys_device ON sigil_keys(device_id)",
+            """
+            CREATE TABLE sigil_certificates (
+                serial TEXT PRIMARY KEY,
+                key_id TEXT NOT NULL,
+                device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+                not_after BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE sigil_nonces (
+                key_id TEXT NOT NULL,
+                nonce TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (key_id, nonce)
+            )
+            """,
+            "CREATE INDEX sigil_nonces_expiry ON sigil_nonces(expires_at)",
+        ],
+        ["ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT"],
+        ["CREATE TABLE sigil_appattest (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL, receipt BYTEA)"],
+        [
+            "ALTER TABLE sigil_keys ADD COLUMN last_used_at BIGINT",
+            """
+            CREATE TABLE sigil_audit (
+                id BIGSERIAL PRIMARY KEY,
+                at BIGINT NOT NULL,
+                action TEXT NOT NULL,
+                device_id TEXT,
+                key_id TEXT,
+                user_id TEXT,
+                actor TEXT NOT NULL,
+                client TEXT,
+                reason TEXT
+            )
+            """,
+            "CREATE INDEX sigil_audit_at ON sigil_audit(at)",
+            "CREATE INDEX sigil_audit_device ON sigil_audit(device_id)",
+            "CREATE INDEX sigil_audit_user ON sigil_audit(user_id)",
+            """
+            CREATE TABLE sigil_server_keys (
+                key_id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+                sealed_key BYTEA NOT NULL,
+                activates_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+        ],
+        [
+            "ALTER TABLE sigil_keys ADD COLUMN jwk_thumbprint TEXT",
+            "CREATE INDEX sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
+        ],
+        ["ALTER TABLE sigil_devices ADD COLUMN attestation TEXT"],
+    ]
+}
+
+extension PostgresStore: Service {
+    /// Waits for the service group's graceful shutdown (or cancellation), then stops the pool: put the
+    /// stores before the application in a `ServiceGroup`, so they close after it has stopped.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        close()
+    }
+}

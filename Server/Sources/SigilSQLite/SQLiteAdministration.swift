@@ -1,0 +1,231 @@
+import Crypto
+import Foundation
+import NIOCore
+import SQLiteNIO
+@_spi(Sigil) import SigilCore
+import SigilServer
+
+extension SQLiteKeyDirectory: AdministeredDirectory {
+    /// Inside a write transaction: appends `rows` to the audit trail.
+    func insertAudit(_ rows: [AuditEntry]) async throws {
+        for row in rows {
+            _ = try await writer.query(
+                """
+                INSERT INTO sigil_audit (at, action, device_id, key_id, user_id, actor, client, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .integer(Int(row.time)), .text(row.action.rawValue), Self.optional(row.deviceID),
+                    Self.optional(row.keyID), Self.optional(row.userID), .text(row.actor),
+                    Self.optional(row.clientAddress), Self.optional(row.reason),
+                ])
+        }
+    }
+
+    static func optional(_ text: String?) -> SQLiteData { text.map(SQLiteData.text) ?? .null }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writing connection, rolled back on any
+    /// failure; a failure that is not a ``SigilError`` is `store-unavailable` saying `what`.
+    func transaction<Result: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> Result)
+        async throws -> Result
+    {
+        try await writeLock.withLock {
+            do {
+                _ = try await self.writer.query("BEGIN IMMEDIATE")
+                let result = try await body()
+                _ = try await self.writer.query("COMMIT")
+                return result
+            } catch {
+                _ = try? await self.writer.query("ROLLBACK")
+                if error is SigilError { throw error }
+                self.logger.error("\(what) failed", metadata: ["error": "\(type(of: error))"])
+                throw SigilError(.storeUnavailable, "\(what) failed; nothing changed")
+            }
+        }
+    }
+
+    public func devices(_ query: DeviceQuery) async throws -> [DeviceRecord] {
+        var conditions: [String] = []
+        var binds: [SQLiteData] = []
+        if let deviceID = query.deviceID {
+            conditions.append("d.device_id = ?")
+            binds.append(.text(deviceID))
+        }
+        if let keyID = query.keyID {
+            conditions.append("d.device_id IN (SELECT device_id FROM sigil_keys WHERE key_id = ?)")
+            binds.append(.text(keyID))
+        }
+        if let userID = query.userID {
+            conditions.append("d.user_id = ?")
+            binds.append(.text(userID))
+        }
+        if let state = query.state {
+            conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let devices = try await read(
+            "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d\(filter) ORDER BY d.device_id",
+            binds)
+        let keys = try await read(
+            """
+            SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
+            FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id\(filter)
+            """, binds)
+        let certificates = try await read(
+            """
+            SELECT c.serial, c.key_id, c.device_id, c.not_after
+            FROM sigil_certificates c JOIN sigil_devices d ON d.device_id = c.device_id\(filter)
+            """, binds)
+        var keysOf: [String: [DeviceRecord.Key]] = [:]
+        for row in keys {
+            guard let keyID = row.column("key_id")?.string, let device = row.column("device_id")?.string,
+                let alg = row.column("alg")?.string,
+                let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
+            else { continue }
+            keysOf[device, default: []].append(
+                DeviceRecord.Key(
+                    keyID: keyID, alg: alg, state: state, created: Int64(row.column("created_at")?.integer ?? 0),
+                    validUntil: row.column("valid_until")?.integer.map(Int64.init),
+                    lastUsed: row.column("last_used_at")?.integer.map(Int64.init),
+                    thumbprint: row.column("jwk_thumbprint")?.string))
+        }
+        var certificatesOf: [String: [IssuedCertificateRecord]] = [:]
+        for row in certificates {
+            guard let serial = row.column("serial")?.string, let keyID = row.column("key_id")?.string,
+                let device = row.column("device_id")?.string, let notAfter = row.column("not_after")?.integer
+            else { continue }
+            certificatesOf[device, default: []].append(
+                IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: device, notAfter: Int64(notAfter)))
+        }
+        return devices.compactMap { row -> DeviceRecord? in
+            guard let device = row.column("device_id")?.string else { return nil }
+            return DeviceRecord(
+                deviceID: device,
+                userID: row.column("user_id")?.string,
+                created: Int64(row.column("created_at")?.integer ?? 0),
+                revoked: row.column("revoked_at")?.integer.map(Int64.init),
+                keys: keysOf[device] ?? [],
+                sealingKeyID: try? SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: device)?
+                    .keyID,
+                certificates: certificatesOf[device] ?? [], attestation: row.column("attestation")?.string)
+        }
+    }
+
+    public func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry] {
+        var conditions: [String] = []
+        var binds: [SQLiteData] = []
+        if let deviceID = query.deviceID {
+            conditions.append("device_id = ?")
+            binds.append(.text(deviceID))
+        }
+        if let userID = query.userID {
+            conditions.append("user_id = ?")
+            binds.append(.text(userID))
+        }
+        if let since = query.since {
+            conditions.append("at >= ?")
+            binds.append(.integer(Int(since)))
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let rows = try await read(
+            """
+            SELECT * FROM (SELECT id, at, action, device_id, key_id, user_id, actor, client, reason FROM sigil_audit\(filter)
+            ORDER BY id DESC LIMIT ?) ORDER BY id
+            """, binds + [.integer(query.limit)])
+        return rows.compactMap { row in
+            guard let time = row.column("at")?.integer,
+                let action = row.column("action")?.string.flatMap(AuditEntry.Action.init(rawValue:)),
+                let actor = row.column("actor")?.string
+            else { return nil }
+            return AuditEntry(
+                time: Int64(time), action: action, deviceID: row.column("device_id")?.string,
+                keyID: row.column("key_id")?.string, userID: row.column("user_id")?.string, actor: actor,
+                clientAddress: row.column("client")?.string, reason: row.column("reason")?.string)
+        }
+    }
+
+    public func appendAudit(_ entries: [AuditEntry]) async throws {
+        try await transaction("the audit trail's write") { try await self.insertAudit(entries) }
+    }
+
+    public func recordUses(_ uses: [String: Int64]) async throws {
+        try await transaction("recording keys' last use") {
+            for (keyID, time) in uses.sorted(by: { $0.key < $1.key }) {
+                _ = try await self.writer.query(
+                    "UPDATE sigil_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE key_id = ?",
+                    [.integer(Int(time)), .text(keyID)])
+            }
+        }
+    }
+
+    public func pruneAudit(before time: Int64) async throws -> Int {
+        try await transaction("pruning the audit trail") {
+            try await self.writer.query("DELETE FROM sigil_audit WHERE at < ? RETURNING 1", [.integer(Int(time))]).count
+        }
+    }
+}
+
+extension SQLiteKeyDirectory: ServerKeyStore {
+    /// Server keys are sealed at rest like HMAC secrets, under a name of their own.
+    static func sealName(_ keyID: String) -> String { "server-key:" + keyID }
+
+    public func serverKeys() async throws -> [StoredServerKey] {
+        try await read("SELECT key_id, kind, sealed_key, activates_at, created_at FROM sigil_server_keys").map { row in
+            guard let keyID = row.column("key_id")?.string,
+                let kind = row.column("kind")?.string.flatMap(ServerKeyKind.init(rawValue:)),
+                case .blob(let sealed) = row.column("sealed_key"), let activatesAt = row.column("activates_at")?.integer
+            else { throw SigilError(.storeUnavailable, "a server key row is incomplete") }
+            let pem = try secrets.open(Array(buffer: sealed), keyID: Self.sealName(keyID))
+            return StoredServerKey(
+                kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self),
+                activatesAt: Int64(activatesAt),
+                createdAt: Int64(row.column("created_at")?.integer ?? 0))
+        }
+    }
+
+    public func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) async throws {
+        let sealed = try secrets.seal(SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: Self.sealName(key.keyID))
+        let now = clock.now()
+        try await transaction("adding a server key") {
+            let existing = try await self.writer.query(
+                "SELECT activates_at FROM sigil_server_keys WHERE kind = ?", [.text(key.kind.rawValue)]
+            ).compactMap { $0.column("activates_at")?.integer }
+            if onlyIfFirst {
+                guard existing.isEmpty else { return }
+            } else if existing.contains(where: { Int64($0) > now }) {
+                throw ServerKeyRules.nextExists(key.kind)
+            }
+            _ = try await self.writer.query(
+                """
+                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at) VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.keyID), .text(key.kind.rawValue), .blob(ByteBuffer(bytes: sealed)),
+                    .integer(Int(key.activatesAt)), .integer(Int(key.createdAt)),
+                ])
+            try await self.insertAudit(audit)
+        }
+    }
+
+    public func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) async throws -> String {
+        try await transaction("promoting a server key") {
+            let promoted = try await self.writer.query(
+                """
+                UPDATE sigil_server_keys SET activates_at = ?1
+                WHERE key_id = (SELECT key_id FROM sigil_server_keys WHERE kind = ?2 AND activates_at > ?1
+                                ORDER BY activates_at LIMIT 1)
+                RETURNING key_id
+                """,
+                [.integer(Int(now)), .text(kind.rawValue)]
+            ).compactMap { $0.column("key_id")?.string }
+            guard let keyID = promoted.first else { throw ServerKeyRules.noNext(kind) }
+            try await self.insertAudit(
+                audit.map { entry in
+                    var entry = entry
+                    entry.keyID = keyID
+                    return entry
+                })
+            return keyID
+        }
+    }
+}

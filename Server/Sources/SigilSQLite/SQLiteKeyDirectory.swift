@@ -1,0 +1,593 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+@_spi(Sigil) import SigilCore
+import SigilServer
+import Synchronization
+
+/// A persistent ``KeyRegistry`` in one SQLite file: devices, their keys, states and dates.
+///
+/// Public keys are stored as SubjectPublicKeyInfo PEM. HMAC secrets are stored sealed with AES-GCM
+/// under the server's master key, with the key ID as associated data, so a copied database file
+/// reveals no secret and a sealed secret cannot be moved to another key ID.
+///
+/// Every change runs in one `BEGIN IMMEDIATE` transaction, so a failed write leaves nothing
+/// half-done. Changes from this instance queue on an async lock; other processes writing the same
+/// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
+/// own changes clear the cache at once, another process's are noticed within a quarter second of the
+/// next lookup (a change counter every change bumps, read at most four times a second), and
+/// ``cacheLifetime`` bounds an entry's age whatever happens.
+///
+/// Every change writes its audit rows (`sigil_audit`) in its own transaction.
+public final class SQLiteKeyDirectory: KeyRegistry {
+    let secrets: SecretSeal
+    let reader: SQLiteConnection
+    let writer: SQLiteConnection
+    /// The file's lock in this process, shared with a nonce store on the same file.
+    let writeLock: WriteLock
+    let clock: any UnixClock
+    let logger: Logger
+    private let cache = Mutex(Cache())
+    /// The change counter when last checked, and when (uptime, ms).
+    private let dataVersion = Mutex<(version: Int, checkedAt: UInt64)>((-1, 0))
+    private let keyFormats: KeyFormats
+    private let closed = Atomic<Bool>(false)
+
+    /// How long a cached lookup is trusted when another process may write the same file, in seconds.
+    public let cacheLifetime: Int64
+    /// The least time between two checks for another process's writes, in milliseconds.
+    let changeCheckInterval: UInt64
+
+    /// Looked-up keys, and a generation that every change bumps so a lookup that raced a change
+    /// never stores what it read before the change.
+    struct Cache {
+        var generation: UInt64 = 0
+        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
+    }
+
+    private init(
+        secrets: SecretSeal,
+        reader: SQLiteConnection,
+        writer: SQLiteConnection,
+        writeLock: WriteLock,
+        clock: any UnixClock,
+        cacheLifetime: Int64,
+        changeCheckInterval: UInt64,
+        keyFormats: KeyFormats,
+        logger: Logger
+    ) {
+        self.changeCheckInterval = changeCheckInterval
+        self.keyFormats = keyFormats
+        self.secrets = secrets
+        self.reader = reader
+        self.writer = writer
+        self.writeLock = writeLock
+        self.clock = clock
+        self.cacheLifetime = cacheLifetime
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) the directory in the file at `path`, created with mode 0600.
+    ///
+    /// - Parameters:
+    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
+    ///   - cacheLifetime: how long a lookup is cached before the file is read again.
+    ///   - changeCheckInterval: the least time between two checks for another process's writes
+    ///     (the `sigil_changes` counter every change bumps), which clear the cache.
+    ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
+    ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
+    ///   - threadPool: where SQLite's calls run (a call waiting for another process's write holds
+    ///     its thread for up to five seconds).
+    /// - Throws: when the file cannot be opened or its schema created.
+    public static func open(
+        path: String,
+        masterKey: SymmetricKey,
+        clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 5,
+        changeCheckInterval: Duration = .milliseconds(250),
+        keyFormats: KeyFormats = .builtIn,
+        threadPool: NIOThreadPool = .singleton,
+        logger: Logger = Logger(label: "sigil.sqlite")
+    ) async throws -> SQLiteKeyDirectory {
+        let secrets = try SecretSeal(masterKey: masterKey)
+        // Create the file owner-only before SQLite does; its -wal and -shm files take the same mode.
+        let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
+        guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
+        Foundation.close(descriptor)
+        let writeLock = WriteLock.forFile(path)
+        let (writer, reader) = try await writeLock.withLock {
+            let writer = try await connect(path, threadPool: threadPool, logger: logger)
+            do {
+                _ = try await writer.query("PRAGMA journal_mode = WAL")
+                for statement in schema { _ = try await writer.query(statement) }
+                try await addSealingKeyColumn(writer)
+                return (writer, try await connect(path, threadPool: threadPool, logger: logger))
+            } catch {
+                try? await writer.close()
+                throw error
+            }
+        }
+        let directory = SQLiteKeyDirectory(
+            secrets: secrets,
+            reader: reader,
+            writer: writer,
+            writeLock: writeLock,
+            clock: clock,
+            cacheLifetime: cacheLifetime,
+            changeCheckInterval: UInt64(changeCheckInterval.components.seconds * 1000)
+                + UInt64(changeCheckInterval.components.attoseconds / 1_000_000_000_000_000),
+            keyFormats: keyFormats,
+            logger: logger
+        )
+        do {
+            try await directory.writeLock.withLock { try await directory.backfillThumbprints() }
+        } catch {
+            try? await directory.close()
+            throw error
+        }
+        return directory
+    }
+
+    /// Closes the file, after any change in progress; closing again does nothing.
+    public func close() async throws {
+        guard closed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        try await reader.close()
+        try await writeLock.withLock { try await self.writer.close() }
+    }
+
+    /// A directory dropped without ``close()`` (a thrown error between open and close) still closes
+    /// its file: SQLite's connections are closed on their thread pool, which keeps them until then.
+    deinit {
+        if !closed.load(ordering: .relaxed) {
+            _ = reader.close()
+            _ = writer.close()
+        }
+    }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS sigil_devices (
+            device_id TEXT PRIMARY KEY,
+            user_id TEXT,
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER,
+            sealing_key TEXT,
+            attestation TEXT
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_keys (
+            key_id TEXT PRIMARY KEY,
+            device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+            alg TEXT NOT NULL,
+            public_key TEXT,
+            sealed_secret BLOB,
+            state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
+            created_at INTEGER NOT NULL,
+            valid_until INTEGER,
+            CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
+        """
+        CREATE TABLE IF NOT EXISTS sigil_appattest (
+            key_id TEXT PRIMARY KEY,
+            counter INTEGER NOT NULL,
+            receipt BLOB
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            device_id TEXT,
+            key_id TEXT,
+            user_id TEXT,
+            actor TEXT NOT NULL,
+            client TEXT,
+            reason TEXT
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS sigil_audit_at ON sigil_audit(at)",
+        "CREATE INDEX IF NOT EXISTS sigil_audit_device ON sigil_audit(device_id)",
+        "CREATE INDEX IF NOT EXISTS sigil_audit_user ON sigil_audit(user_id)",
+        """
+        CREATE TRIGGER IF NOT EXISTS sigil_audit_append_only BEFORE UPDATE ON sigil_audit
+        BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_changes (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            version INTEGER NOT NULL
+        )
+        """,
+        "INSERT OR IGNORE INTO sigil_changes (id, version) VALUES (1, 0)",
+        """
+        CREATE TABLE IF NOT EXISTS sigil_server_keys (
+            key_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+            sealed_key BLOB NOT NULL,
+            activates_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_certificates (
+            serial TEXT PRIMARY KEY,
+            key_id TEXT NOT NULL,
+            device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
+            not_after INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+    ]
+
+    /// Adds the columns later releases brought (`sigil_devices.sealing_key` and `.attestation`,
+    /// `sigil_keys.last_used_at` and `.jwk_thumbprint`) to a file made before them.
+    private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
+        for (table, column, type) in [
+            ("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER"),
+            ("sigil_keys", "jwk_thumbprint", "TEXT"), ("sigil_devices", "attestation", "TEXT"),
+        ] {
+            let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
+                $0.column("name")?.string
+            }
+            if !columns.contains(column) {
+                _ = try await writer.query("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
+            }
+        }
+        _ = try await writer.query("CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)")
+    }
+
+    private static func connect(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws
+        -> SQLiteConnection
+    {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threadPool, logger: logger,
+            on: MultiThreadedEventLoopGroup.singleton.any()
+        ).get()
+        do {
+            _ = try await connection.query("PRAGMA busy_timeout = 5000")
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    // MARK: Lookups
+
+    public func key(for keyID: String) async throws -> RegisteredKey? {
+        let now = clock.now()
+        try await noticeOtherWriters()
+        let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
+        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
+        let rows = try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
+        guard let row = rows.first else { return nil }
+        let key = try registeredKey(from: row)
+        cache.withLock { cache in
+            if cache.generation == generation { cache.entries[keyID] = (key, now) }
+        }
+        return key
+    }
+
+    /// Clears the cache when the directory changed since the last check (another process's change, or
+    /// this one's: every change bumps `sigil_changes.version` in its transaction; a key's last use does
+    /// not, so it clears no cache), checking at most every ``changeCheckInterval``.
+    private func noticeOtherWriters() async throws {
+        let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
+        let due = dataVersion.withLock { state -> Bool in
+            guard now &- state.checkedAt >= changeCheckInterval || state.version < 0 else { return false }
+            state.checkedAt = now
+            return true
+        }
+        guard due else { return }
+        let version = try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1
+        let changed = dataVersion.withLock { state -> Bool in
+            defer { state.version = version }
+            return state.version != version
+        }
+        if changed { clearCache() }
+    }
+
+    /// Forgets every cached lookup, and any lookup under way.
+    func clearCache() {
+        cache.withLock { cache in
+            cache.generation &+= 1
+            cache.entries.removeAll()
+        }
+    }
+
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
+        let rows = try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
+        guard let keyID = rows.first?.column("key_id")?.string else { return nil }
+        return try await key(for: keyID)
+    }
+
+    /// Fills the thumbprint of keys registered before thumbprints were kept.
+    func backfillThumbprints() async throws {
+        let rows = try await writer.query(
+            "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL")
+        for row in rows {
+            guard let keyID = row.column("key_id")?.string, let pem = row.column("public_key")?.string,
+                let algorithm = row.column("alg")?.string.flatMap(SignatureAlgorithm.init(rawValue:)),
+                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
+                    .verificationKey.jwkThumbprint
+            else { continue }
+            _ = try await writer.query(
+                "UPDATE sigil_keys SET jwk_thumbprint = ? WHERE key_id = ?", [.text(thumbprint), .text(keyID)])
+        }
+    }
+
+    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+        try await read(Self.selectKeys + " WHERE k.device_id = ? ORDER BY k.key_id", [.text(deviceID)])
+            .map(registeredKey(from:))
+    }
+
+    /// Every key ID in the directory, sorted.
+    public func keyIDs() async throws -> [String] {
+        try await read("SELECT key_id FROM sigil_keys ORDER BY key_id").compactMap {
+            $0.column("key_id")?.string
+        }
+    }
+
+    /// A query on the reading connection; a failure is `store-unavailable`.
+    func read(_ query: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        do {
+            return try await reader.query(query, binds)
+        } catch {
+            logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the key directory could not be read")
+        }
+    }
+
+    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
+    private static let selectKeys = """
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
+               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
+               d.sealing_key, d.attestation
+        FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
+        """
+
+    private func registeredKey(from row: SQLiteRow) throws -> RegisteredKey {
+        guard let keyID = row.column("key_id")?.string, let deviceID = row.column("device_id")?.string,
+            let algorithmName = row.column("alg")?.string,
+            let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
+        else { throw SigilError(.storeUnavailable, "a key row is incomplete") }
+        let algorithm = try SignatureAlgorithm.named(algorithmName)
+        let key: VerificationKey
+        if let pem = row.column("public_key")?.string {
+            key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
+        } else if case .blob(let sealed) = row.column("sealed_secret") {
+            key = try VerificationKey(hmacSecret: try secrets.open(Array(buffer: sealed), keyID: keyID))
+        } else {
+            throw SigilError(.storeUnavailable, "key \(keyID) has no material")
+        }
+        return RegisteredKey(
+            keyID: keyID,
+            key: key,
+            state: state,
+            deviceID: deviceID,
+            userID: row.column("user_id")?.string,
+            validUntil: row.column("valid_until")?.integer.map(Int64.init),
+            createdAt: row.column("created_at")?.integer.map(Int64.init),
+            sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID),
+            deviceAttestation: row.column("attestation")?.string
+        )
+    }
+
+    // MARK: Changes
+
+    /// A row to insert: the key, its stored material and the column that holds it.
+    typealias Row = (key: RegisteredKey, material: SQLiteData, column: String)
+
+    public func apply(_ change: DirectoryChange) async throws {
+        let now = clock.now()
+        var rows: [Row] = []
+        for key in change.added {
+            guard key.deviceID != nil else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
+            }
+            if let secret = key.key.hmacSecret {
+                rows.append(
+                    (key, .blob(ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))), "sealed_secret"))
+            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+                rows.append((key, .text(pem), "public_key"))
+            }
+        }
+        let rowsToWrite = rows
+        try await writeLock.withLock { try await self.write(rowsToWrite, change: change, now: now) }
+        clearCache()
+    }
+
+    /// The certificates recorded for a device.
+    public func certificates(ofDevice deviceID: String) async throws -> [IssuedCertificateRecord] {
+        try await read(
+            "SELECT serial, key_id, not_after FROM sigil_certificates WHERE device_id = ? ORDER BY serial",
+            [.text(deviceID)]
+        ).compactMap { row in
+            guard let serial = row.column("serial")?.string, let keyID = row.column("key_id")?.string,
+                let notAfter = row.column("not_after")?.integer
+            else { return nil }
+            return IssuedCertificateRecord(serial: serial, keyID: keyID, deviceID: deviceID, notAfter: Int64(notAfter))
+        }
+    }
+
+    /// One transaction: the rules of ``DirectoryChange`` checked, then the new keys, the retirements,
+    /// the revocations and the certificates; rolled back on any failure.
+    private func write(_ rows: [Row], change: DirectoryChange, now: Int64) async throws {
+        do {
+            _ = try await writer.query("BEGIN IMMEDIATE")
+            try await checkRules(of: change, now: now)
+            for (key, material, column) in rows {
+                _ = try await writer.query(
+                    """
+                    INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation)
+                    VALUES (?, ?, ?, ?)
+                    """,
+                    [
+                        .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
+                        key.deviceAttestation.map(SQLiteData.text) ?? .null,
+                    ]
+                )
+                let exists = try await writer.query("SELECT 1 FROM sigil_keys WHERE key_id = ?", [.text(key.keyID)])
+                guard exists.isEmpty else {
+                    throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
+                }
+                _ = try await writer.query(
+                    """
+                    INSERT INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until,
+                                            jwk_thumbprint)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue), material,
+                        .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
+                        key.validUntil.map { .integer(Int($0)) } ?? .null,
+                        key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
+                    ]
+                )
+            }
+            for (keyID, end) in change.retiring {
+                _ = try await writer.query(
+                    """
+                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                    WHERE key_id = ?2 AND state <> 'revoked'
+                    """,
+                    [.integer(Int(end)), .text(keyID)]
+                )
+            }
+            if let (device, end) = change.retiringSecrets {
+                _ = try await writer.query(
+                    """
+                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                    WHERE device_id = ?2 AND alg = ?3 AND state <> 'revoked'
+                    """,
+                    [.integer(Int(end)), .text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)]
+                )
+            }
+            for (device, key) in change.sealingKeys {
+                let updated = try await writer.query(
+                    "UPDATE sigil_devices SET sealing_key = ? WHERE device_id = ? RETURNING 1",
+                    [.text(Base64.encode(key.rawRepresentation)), .text(device)])
+                guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
+            }
+            var devicesOfUsers: [String: [String]] = [:]
+            for user in change.revokedUsers {
+                let devices = try await writer.query(
+                    "SELECT device_id FROM sigil_devices WHERE user_id = ? ORDER BY device_id", [.text(user)]
+                ).compactMap { $0.column("device_id")?.string }
+                guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
+                devicesOfUsers[user] = devices
+            }
+            for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
+                let found = try await writer.query(
+                    "SELECT 1 FROM sigil_devices WHERE device_id = ?", [.text(device)])
+                guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
+                _ = try await writer.query(
+                    "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
+                    [.integer(Int(now)), .text(device)]
+                )
+                _ = try await writer.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
+            }
+            for keyID in change.revokedKeys {
+                let updated = try await writer.query(
+                    "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING device_id, alg", [.text(keyID)])
+                guard let row = updated.first, let device = row.column("device_id")?.string else {
+                    throw DirectoryChange.unknownTarget("key \(keyID)")
+                }
+                let hmac = SignatureAlgorithm.hmacSHA256.rawValue
+                if row.column("alg")?.string != hmac {
+                    _ = try await writer.query(
+                        "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ? AND alg = ?",
+                        [.text(device), .text(hmac)])
+                }
+            }
+            try await insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers))
+            _ = try await writer.query("UPDATE sigil_changes SET version = version + 1")
+            for certificate in change.certificates {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(certificate.serial), .text(certificate.keyID), .text(certificate.deviceID),
+                        .integer(Int(certificate.notAfter)), .integer(Int(now)),
+                    ]
+                )
+            }
+            _ = try await writer.query("COMMIT")
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            if error is SigilError { throw error }
+            logger.error("key directory write failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the key directory could not be written; nothing changed")
+        }
+    }
+
+    /// Inside the write transaction: the acting key is its device's active key, and no device that
+    /// receives a key or a certificate is revoked.
+    private func checkRules(of change: DirectoryChange, now: Int64) async throws {
+        if let acting = change.actingKeyID {
+            let rows = try await writer.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(acting)])
+            let key = try rows.first.map(registeredKey(from:))
+            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
+        }
+        for device in change.receivingDevices.sorted() {
+            let revoked = try await writer.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)])
+            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
+        }
+        if let read = change.sealingKeyRead {
+            let rows = try await writer.query(
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = ?", [.text(read.deviceID)])
+            let current = try SealingPublicKey(
+                storedBase64: rows.first?.column("sealing_key")?.string, keyID: read.deviceID)
+            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+        }
+    }
+}
+
+extension SQLiteKeyDirectory: AppAttestStore {
+    /// App Attest counters kept in the file, so a restart forgets none.
+    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+        !(try await appAttestWrite(
+            """
+            INSERT INTO sigil_appattest (key_id, counter) VALUES (?1, ?2)
+            ON CONFLICT (key_id) DO UPDATE SET counter = excluded.counter WHERE counter < excluded.counter
+            RETURNING 1
+            """,
+            [.text(keyID), .integer(Int(counter))])).isEmpty
+    }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) async throws {
+        _ = try await appAttestWrite(
+            """
+            INSERT INTO sigil_appattest (key_id, counter, receipt) VALUES (?1, 0, ?2)
+            ON CONFLICT (key_id) DO UPDATE SET receipt = excluded.receipt
+            """,
+            [.text(keyID), .blob(ByteBuffer(bytes: receipt))])
+    }
+
+    public func receipt(keyID: String) async throws -> [UInt8]? {
+        let rows = try await read("SELECT receipt FROM sigil_appattest WHERE key_id = ?", [.text(keyID)])
+        guard case .blob(let receipt) = rows.first?.column("receipt") else { return nil }
+        return Array(buffer: receipt)
+    }
+
+    private func appAttestWrite(_ query: String, _ binds: [SQLiteData]) async throws -> [SQLiteRow] {
+        do {
+            return try await writeLock.withLock { try await self.writer.query(query, binds) }
+        } catch {
+            logger.error("App Attest write failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the App Attest store could not be written")
+        }
+    }
+}

@@ -1,0 +1,151 @@
+@_spi(Sigil) import SigilCore
+
+/// A registered key: the verification key (which fixes the algorithm) and its state.
+public struct RegisteredKey: Sendable {
+    /// Whether the key may be used.
+    public enum State: String, Sendable, Hashable {
+        /// In use.
+        case active
+        /// Being replaced; still accepted until its grace period ends.
+        case rotating
+        /// Refused (`revoked-key`).
+        case revoked
+    }
+
+    /// The key ID.
+    public let keyID: String
+    /// The key; it decides the algorithm.
+    public let key: VerificationKey
+    /// The state.
+    public var state: State
+    /// The device the key belongs to, if known.
+    public var deviceID: String?
+    /// The user the device belongs to, if known.
+    public var userID: String?
+    /// When a rotating key stops being accepted (Unix seconds), if it does.
+    public var validUntil: Int64?
+    /// When the key was registered (Unix seconds), if known.
+    public var createdAt: Int64?
+    /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
+    /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
+    public var sealingKey: SealingPublicKey?
+    /// The attestation its device enrolled with, in words (`android-key,TrustedEnvironment,patch=202602,
+    /// boot=Verified,app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
+    /// with the device's first key: a property of the device, which no later key changes.
+    public var deviceAttestation: String?
+
+    /// Creates a registered key.
+    public init(
+        keyID: String,
+        key: VerificationKey,
+        state: State = .active,
+        deviceID: String? = nil,
+        userID: String? = nil,
+        validUntil: Int64? = nil,
+        createdAt: Int64? = nil,
+        sealingKey: SealingPublicKey? = nil,
+        deviceAttestation: String? = nil
+    ) {
+        self.keyID = keyID
+        self.key = key
+        self.state = state
+        self.deviceID = deviceID
+        self.userID = userID
+        self.validUntil = validUntil
+        self.createdAt = createdAt
+        self.sealingKey = sealingKey
+        self.deviceAttestation = deviceAttestation
+    }
+
+    /// Whether the key is accepted at `now`.
+    public func isUsable(at now: Int64) -> Bool {
+        if state == .revoked { return false }
+        if let validUntil, now >= validUntil { return false }
+        return true
+    }
+
+    /// Whether the key may manage its device at `now`: active, with no end date passed.
+    ///
+    /// A rotating key still signs ordinary requests during its grace period, but it may not issue
+    /// secrets, rotate, get certificates or revoke.
+    public func isActive(at now: Int64) -> Bool { state == .active && isUsable(at: now) }
+}
+
+/// Looks keys up by key ID, in the style of jwt-kit's `JWTKeyCollection`, except that an unknown key
+/// ID is a hard failure and never falls back to a default key.
+public protocol KeyDirectory: Sendable {
+    /// The key registered under `keyID`, or `nil` when there is none.
+    ///
+    /// - Throws: when the directory cannot answer; the verifier refuses the request.
+    func key(for keyID: String) async throws -> RegisteredKey?
+
+    /// The public key whose RFC 7638 JWK thumbprint is `thumbprint`, or `nil` when there is none
+    /// (the default: a directory that does not index thumbprints).
+    func key(forThumbprint thumbprint: String) async throws -> RegisteredKey?
+}
+
+extension KeyDirectory {
+    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? { nil }
+}
+
+extension JWK {
+    /// Whether `keyID` has the shape of an RFC 7638 SHA-256 thumbprint: 43 base64url characters.
+    public static func isThumbprintShaped(_ keyID: String) -> Bool {
+        keyID.utf8.count == 43 && Base64URL.decode(keyID)?.count == 32
+    }
+}
+
+/// An in-memory ``KeyDirectory`` for tests and single processes.
+public actor MemoryKeyDirectory: KeyDirectory {
+    var keys: [String: RegisteredKey] = [:]
+    var revokedDevices: Set<String> = []
+    var sealingKeys: [String: SealingPublicKey] = [:]
+    var deviceAttestations: [String: String] = [:]
+    var certificates: [IssuedCertificateRecord] = []
+    var auditTrail: [AuditEntry] = []
+    var lastUsed: [String: Int64] = [:]
+    var revokedAt: [String: Int64] = [:]
+    let clock: any UnixClock
+
+    /// Creates a directory holding `keys`.
+    ///
+    /// - Parameter clock: the time changes are judged at (whether an acting key's grace has ended).
+    public init(_ keys: [RegisteredKey] = [], clock: any UnixClock = SystemUnixClock()) {
+        self.clock = clock
+        for key in keys { self.keys[key.keyID] = key }
+    }
+
+    /// Registers or replaces a key.
+    public func add(_ key: RegisteredKey) { keys[key.keyID] = key }
+
+    /// Registers a verification key under `keyID` (for HMAC secrets, whose IDs are assigned) or under
+    /// its derived key ID.
+    ///
+    /// - Returns: the key ID used.
+    @discardableResult
+    public func add(_ key: VerificationKey, keyID: String? = nil) throws -> String {
+        guard let id = keyID ?? key.derivedKeyID, KeyID.isValid(id) else {
+            throw SigilInputError("a key ID matching [A-Za-z0-9._~-]{1,128} is required")
+        }
+        keys[id] = RegisteredKey(keyID: id, key: key)
+        return id
+    }
+
+    /// Marks a key revoked, effective for the next lookup.
+    public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
+
+    public func key(forThumbprint thumbprint: String) -> RegisteredKey? {
+        keys.values.first { $0.key.jwkThumbprint == thumbprint }.flatMap { key(for: $0.keyID) }
+    }
+
+    /// The key, revoked when its device is, whatever its own state says.
+    public func key(for keyID: String) -> RegisteredKey? {
+        guard var key = keys[keyID] else { return nil }
+        if let device = key.deviceID {
+            if revokedDevices.contains(device) { key.state = .revoked }
+            key.sealingKey = sealingKeys[device]
+            key.deviceAttestation = deviceAttestations[device]
+        }
+        return key
+    }
+}

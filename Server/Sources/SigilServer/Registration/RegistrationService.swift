@@ -1,0 +1,651 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Logging
+import Metrics
+@_spi(Sigil) import SigilCore
+
+/// The registration API, free of any web framework: device registration with proof of possession,
+/// enrollment policy, per-device HMAC secrets, key rotation, revocation and client certificates.
+///
+/// Each operation takes the request as verified (or, for registration, the request and its body) and
+/// returns the typed answer of ``Registration``; an adapter (SigilHummingbird's
+/// `SigilRegistrationRoutes`) reads bodies, encodes answers and turns a thrown ``SigilError`` into a
+/// refusal, signed when ``SigilError/requestVerified`` says the request's signature verified.
+///
+/// Rules every operation keeps: only the device's active key (its current key pair or current HMAC
+/// secret) manages the device, checked inside the write; nothing is added to a revoked device; an
+/// HMAC secret is issued only to a request signed with the device's key pair.
+public struct RegistrationService: Sendable {
+    /// Timings and limits.
+    public struct Configuration: Sendable {
+        /// How requests are verified: profiles, window, labels. Registration bodies are read up to ``bodyLimit``.
+        public var verifier: VerifierConfiguration
+        /// How long a device's earlier HMAC secrets stay valid after a new one is issued, in seconds.
+        public var secretOverlap: Int64 = 86_400
+        /// How long a rotated-out key (and the secrets fetched with it) stays valid, in seconds.
+        public var rotationGrace: Int64 = 86_400
+        /// The most a registration, rotation or certificate body may hold (an ML-DSA-87 public key
+        /// in PEM is about 3.5 KB).
+        public var bodyLimit = 64 << 10
+        /// The key kinds beyond the built-in ones devices may register (`.withRSA` from SigilRSA).
+        public var keyFormats: KeyFormats = .builtIn
+
+        /// Creates a configuration.
+        public init(verifier: VerifierConfiguration = VerifierConfiguration()) { self.verifier = verifier }
+    }
+
+    let registry: any KeyRegistry
+    let nonces: any NonceStore
+    let enrollment: any EnrollmentAuthorizer
+    let certificates: (any ClientCertificateIssuer)?
+    /// App Attest enrollment: the attestation verifier and the challenges it answers.
+    let attestation: AttestationEnrollment?
+    /// Android Key Attestation enrollment.
+    let android: AndroidEnrollment?
+    /// The configuration.
+    public let configuration: Configuration
+    let clock: any UnixClock
+    let metricsFactory: any MetricsFactory
+    let logger: Logger
+
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - registry: where devices and keys live; every change is one atomic ``DirectoryChange``.
+    ///   - nonces: the nonce store the rest of the server verifies with, so a registration cannot be replayed.
+    ///   - enrollment: who may register.
+    ///   - certificates: the client CA, if the server issues client certificates.
+    ///   - attestation: App Attest enrollment (`apple-appattest` keys admitted by attestation); the
+    ///     verifier's ``VerifierConfiguration/assertions`` must then check their assertions.
+    ///   - android: Android Key Attestation enrollment (`ecdsa-p256-sha256` Keystore keys admitted by
+    ///     their attestation chain).
+    public init(
+        registry: any KeyRegistry,
+        nonces: any NonceStore,
+        enrollment: any EnrollmentAuthorizer,
+        certificates: (any ClientCertificateIssuer)? = nil,
+        attestation: AttestationEnrollment? = nil,
+        android: AndroidEnrollment? = nil,
+        configuration: Configuration = Configuration(),
+        clock: any UnixClock = SystemUnixClock(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        logger: Logger = Logger(label: "sigil.registration")
+    ) {
+        self.registry = registry
+        self.nonces = nonces
+        self.enrollment = enrollment
+        self.certificates = certificates
+        self.attestation = attestation
+        self.android = android
+        self.configuration = configuration
+        self.clock = clock
+        self.metricsFactory = metricsFactory
+        self.logger = logger
+    }
+
+    // MARK: Discovery
+
+    /// The discovery document (`GET /.well-known/sigil`).
+    ///
+    /// - Parameters:
+    ///   - responseSigner: the key responses are signed with, published so devices can check them.
+    ///   - pins: the SPKI pins of the server's TLS chain; `backupPins`: the keys it may move to.
+    ///   - sealing: the keys request bodies may be sealed to, listed current first.
+    public func discovery(
+        responseSigner: ResponseSigner?, pins: [String], backupPins: [String], sealing: SealedBodies? = nil
+    ) -> Registration.Discovery {
+        let keys = (responseSigner?.publishedKeys ?? []).compactMap { keyID, key, state in
+            Registration.Discovery.Key(keyID: keyID, key: key, state: state)
+        }
+        var discovery = Registration.Discovery(
+            responseKeys: keys,
+            profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
+            algorithms: (attestation == nil ? SignatureAlgorithm.generatable : SignatureAlgorithm.allCases)
+                .map(\.rawValue),
+            maxSkew: configuration.verifier.maxSkew,
+            serverTime: clock.now(),
+            pins: pins,
+            backupPins: backupPins
+        )
+        discovery.sealingKeys = sealing?.discoveryKeys
+        discovery.sealedSecrets = true
+        return discovery
+    }
+
+    // MARK: Registration
+
+    /// Registers a device (`POST /v1/devices`): the enrollment policy admits the request, and the
+    /// public key in `body` must have signed the request itself (proof of possession, nonce recorded).
+    ///
+    /// - Parameters:
+    ///   - request: the request's head, with its signature headers and credentials.
+    ///   - body: the whole body, a ``Registration/KeySubmission`` read up to ``Configuration/bodyLimit``.
+    /// - Returns: the answer and the verified request, to sign the answer for.
+    /// - Throws: ``SigilError``: `enrollment-refused`, `invalid-registration`, or any verification code.
+    public func register(_ request: HTTPRequest, body: [UInt8]) async throws
+        -> (registered: Registration.Registered, verified: VerifiedRequest)
+    {
+        try BodyReader.check(body.count, limit: configuration.bodyLimit)
+        let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
+        try Self.checkCredential(submission, request: request)
+        let userID: String?
+        let key: VerificationKey
+        var receipt: [UInt8]?
+        var androidAttestation: (challenge: String, summary: String)?
+        guard submission.attestation == nil || submission.androidKeyAttestation == nil else {
+            throw SigilError(.invalidRegistration, "a registration carries one attestation")
+        }
+        if let chain = submission.androidKeyAttestation {
+            let attested = try androidAttestedKey(chain, submission: submission)
+            key = attested.key
+            androidAttestation = (attested.challenge, attested.summary)
+            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
+        } else if let evidence = submission.attestation {
+            // The attestation admits the device in place of a token or JWT; one that is sent anyway
+            // must pass, and names the user.
+            (key, receipt) = try await attestedKey(evidence, alg: submission.alg)
+            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
+        } else {
+            userID = try await enrollment.authorize(request)
+            key = try publicKey(of: submission)
+        }
+        let sealingKey = try Self.sealingKey(of: submission)
+        guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
+        var verifierConfiguration = configuration.verifier
+        verifierConfiguration.bodyLimit = configuration.bodyLimit
+        let proof = RequestVerifier(
+            keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
+            nonces: nonces,
+            clock: clock,
+            configuration: verifierConfiguration,
+            metricsFactory: metricsFactory
+        )
+        let verified = try await proof.verify(request, body: body)
+        return try await verifiedRequest {
+            // What the registration uses up, now that it is authentic: the attestation's challenge,
+            // a single-use credential.
+            if let evidence = submission.attestation, let attestation {
+                try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
+            }
+            if let (challenge, _) = androidAttestation, let android {
+                try await android.challenges.consume(challenge, nonces: nonces, now: clock.now())
+            }
+            if let credential = try await enrollment.singleUse(of: request) {
+                try await consume(credential)
+            }
+            let deviceID = "dev-" + Hex.random(bytes: 16)
+            try await registry.apply(
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now(),
+                            deviceAttestation: androidAttestation?.summary)
+                    ],
+                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
+                    audit: [
+                        audit(
+                            submission.attestation == nil && androidAttestation == nil ? .registered : .attested,
+                            device: deviceID, key: keyID, user: userID, actor: keyID,
+                            reason: androidAttestation?.summary)
+                    ]
+                )
+            )
+            logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
+            if let receipt, let store = attestation?.store {
+                // Once the key is registered (a key registered already keeps its receipt); the
+                // enrollment stands without it, the fraud metric being a later, optional read.
+                do {
+                    try await store.keepReceipt(receipt, keyID: keyID)
+                } catch {
+                    logger.warning("the attestation's receipt was not kept", metadata: ["sigil.key-id": "\(keyID)"])
+                }
+            }
+            let registered = Registration.Registered(
+                keyId: keyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: userID)
+            return (registered, verified)
+        }
+    }
+
+    /// A challenge for App Attest enrollment.
+    ///
+    /// - Throws: `forbidden` when this server does not enroll by attestation.
+    public func attestationChallenge() throws -> Registration.AttestationChallenge {
+        guard let challenges = attestation?.challenges ?? android?.challenges else {
+            throw SigilError(.forbidden, "this server does not enroll by attestation")
+        }
+        return challenges.issue(now: clock.now())
+    }
+
+    /// The key an Android Key Attestation chain proves: the challenge it carries is one this server
+    /// issued (checked before anything costly, consumed after the registration's signature verified),
+    /// then the chain, Google's root, the status list and the policy; the submission names that key.
+    func androidAttestedKey(_ chain: [String], submission: Registration.KeySubmission) throws
+        -> (key: VerificationKey, challenge: String, summary: String)
+    {
+        guard let android else {
+            throw SigilError(.enrollmentRefused, "this server does not enroll by Android Key Attestation")
+        }
+        guard submission.alg == SignatureAlgorithm.ecdsaP256SHA256.rawValue else {
+            throw SigilError(.invalidRegistration, "an Android Key Attestation registers an ecdsa-p256-sha256 key")
+        }
+        guard (1...10).contains(chain.count), chain.allSatisfy({ $0.utf8.count <= 16_384 }) else {
+            throw SigilError(.invalidRegistration, "androidKeyAttestation holds 1 to 10 certificates")
+        }
+        let ders = try chain.map { text in
+            guard let der = Base64.decode(text) else {
+                throw SigilError(.invalidRegistration, "androidKeyAttestation's certificates must be standard base64")
+            }
+            return der
+        }
+        let claimed = try android.verifier.claimedChallenge(of: ders)
+        guard let challenge = String(validating: claimed, as: UTF8.self) else {
+            throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
+        }
+        try android.challenges.check(challenge, now: clock.now())
+        let (key, summary) = try android.verifier.attestedKey(chain: ders, challenge: claimed, at: clock.now())
+        // The submission's own publicKey, when it names one, must be the attested key.
+        if !submission.publicKey.isEmpty {
+            guard let named = try? publicKey(of: submission), named.derivedKeyID == key.derivedKeyID else {
+                throw SigilError(.invalidRegistration, "publicKey is not the attested key")
+            }
+        }
+        return (key, challenge, summary)
+    }
+
+    /// The credential the signed body names must be the request's `Authorization`, which no
+    /// signature covers. A body that names none may come with a credential only when it registers a
+    /// key by itself (an older client); an attested registration (App Attest or Android), which needs no credential, takes
+    /// one only bound, so a proxy cannot add its own JWT to tie the device to its account.
+    ///
+    /// - Throws: `enrollment-refused`.
+    static func checkCredential(_ submission: Registration.KeySubmission, request: HTTPRequest) throws {
+        let authorization = request.headerFields[.authorization]
+        if let credential = submission.credential {
+            guard let authorization,
+                credential.lowercased() == Registration.KeySubmission.credentialHash(of: authorization)
+            else {
+                throw SigilError(.enrollmentRefused, "the Authorization field is not the credential the body names")
+            }
+        } else if authorization != nil, submission.attestation != nil || submission.androidKeyAttestation != nil {
+            throw SigilError(
+                .enrollmentRefused, "a credential sent with an attestation must be named in the body (credential)")
+        }
+    }
+
+    /// Records a single-use credential, or refuses it when it was used before.
+    ///
+    /// - Throws: `enrollment-refused` when used already, `store-unavailable` when the store does not answer.
+    func consume(_ credential: SingleUseCredential) async throws {
+        let now = clock.now()
+        switch await nonces.record(
+            keyID: SingleUseCredential.storeKeyID, nonce: credential.id, timestamp: now,
+            expiresAt: max(credential.expiresAt, now) + 60, now: now)
+        {
+        case .recorded: return
+        case .unavailable:
+            throw SigilError(.storeUnavailable, "the nonce store did not answer; the enrollment credential is not used")
+        case .replayed, .beforeHorizon:
+            throw SigilError(.enrollmentRefused, "this enrollment credential enrolled a device already")
+        }
+    }
+
+    /// The key an attestation proves, once every step of Apple's validation passed (its challenge is
+    /// checked here and consumed after the registration's signature verified).
+    func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
+        -> (key: VerificationKey, receipt: [UInt8]?)
+    {
+        guard let attestation else {
+            throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
+        }
+        guard alg == SignatureAlgorithm.appleAppAttest.rawValue else {
+            throw SigilError(.invalidRegistration, "an attestation registers an apple-appattest key only")
+        }
+        guard let keyID = Base64.decode(evidence.keyId), keyID.count == 32,
+            let object = Base64.decode(evidence.attestation)
+        else {
+            throw SigilError(.invalidRegistration, "keyId and attestation must be standard base64")
+        }
+        // Cheap checks first (this server's, not expired), then Apple's steps. The challenge is
+        // recorded only once the registration's own signature verified too (``register(_:body:)``):
+        // neither bad attestations nor a copy with a broken signature spend it.
+        try attestation.challenges.check(evidence.challenge, now: clock.now())
+        return try await attestation.verifier.attestedKey(
+            object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
+    }
+
+    /// The verification key of a ``Registration/KeySubmission``.
+    ///
+    /// - Throws: `invalid-registration` for an unknown algorithm, an HMAC secret, a private key, or
+    ///   a key that does not parse or cannot be used with the algorithm.
+    public func publicKey(of submission: Registration.KeySubmission) throws -> VerificationKey {
+        guard let algorithm = SignatureAlgorithm(rawValue: submission.alg) else {
+            throw SigilError(.invalidRegistration, "unknown algorithm")
+        }
+        guard algorithm != .hmacSHA256 else {
+            throw SigilError(.invalidRegistration, "HMAC secrets are issued by the server, never registered")
+        }
+        guard algorithm != .appleAppAttest else {
+            throw SigilError(.invalidRegistration, "an apple-appattest key is registered by its attestation")
+        }
+        var pem = submission.publicKey
+        if !pem.hasPrefix("-----BEGIN") {
+            guard let der = Base64.decode(pem.filter { !$0.isWhitespace }) else {
+                throw SigilError(.invalidRegistration, "publicKey is neither PEM nor base64 DER")
+            }
+            pem = PEM.encode(der, label: "PUBLIC KEY")
+        }
+        let loaded: LoadedKey
+        do {
+            loaded = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: configuration.keyFormats)
+        } catch let error as SigilError where error.code == .algorithmMismatch {
+            throw SigilError(.invalidRegistration, "the key cannot be used with \(algorithm)")
+        } catch {
+            throw SigilError(.invalidRegistration, "publicKey is not a usable public key")
+        }
+        guard loaded.signingKey == nil else {
+            throw SigilError(.invalidRegistration, "publicKey holds a private key; send only the public key")
+        }
+        return loaded.verificationKey
+    }
+
+    /// The device's X-Wing key a submission names, if any.
+    ///
+    /// - Throws: `invalid-registration` for a key that is not X-Wing, does not decode or has another ID.
+    static func sealingKey(of submission: Registration.KeySubmission) throws -> SealingPublicKey? {
+        do {
+            return try submission.sealingKey?.key()
+        } catch {
+            throw SigilError(.invalidRegistration, "sealingKey is not an X-Wing key in base64 under its own key ID")
+        }
+    }
+
+    // MARK: Secrets
+
+    /// Issues a fresh 32-byte HMAC secret to the device of `keyID` (`POST /v1/devices/{keyId}/secret`);
+    /// the device's earlier secrets stay valid for ``Configuration/secretOverlap``.
+    ///
+    /// - Parameter request: the verified request, which must be signed with the device's key pair.
+    /// - Warning: the answer holds the secret: send it with `Cache-Control: no-store`, never log it.
+    public func issueSecret(toDeviceOf keyID: String, for request: VerifiedRequest) async throws
+        -> Registration.IssuedSecret
+    {
+        try await verifiedRequest {
+            let deviceID = try await ownDevice(of: keyID, request: request)
+            guard request.algorithm != .hmacSHA256 else {
+                throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
+            }
+            guard request.algorithm != .appleAppAttest else {
+                // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
+                throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
+            }
+            try Self.refuseAndroidAttested(
+                try await registry.keys(ofDevice: deviceID), "gets no HMAC secret (it would live outside the Keystore)")
+            return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
+        }
+    }
+
+    /// Issues a fresh HMAC secret to a device that registered a sealing key, sealed to it, on the
+    /// server's own initiative: for delivery by push (``Registration/SecretPush``, signed with the
+    /// response key). The device's earlier secrets stay valid for ``Configuration/secretOverlap``.
+    ///
+    /// - Throws: `forbidden` for a device with no sealing key (a secret is never pushed in the clear),
+    ///   `unknown-key` for an unknown device, `revoked-key` for a revoked one.
+    public func issueSealedSecret(toDevice deviceID: String) async throws -> Registration.IssuedSecret {
+        let keys = try await registry.keys(ofDevice: deviceID)
+        guard let userID = keys.first.map(\.userID) else {
+            throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
+        }
+        guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
+            throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
+        }
+        try Self.refuseAndroidAttested(keys, "gets no HMAC secret (it would live outside the Keystore)")
+        return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
+    }
+
+    /// Refuses (`forbidden`) what would take an Android-attested device's proof away: a key or a secret
+    /// the attestation does not cover. `keys` are the device's.
+    static func refuseAndroidAttested(_ keys: [RegisteredKey], _ what: String) throws {
+        if keys.contains(where: { $0.deviceAttestation != nil }) {
+            throw SigilError(.forbidden, "a device enrolled by Android Key Attestation \(what)")
+        }
+    }
+
+    /// A new secret for `deviceID`, sealed to the device's X-Wing key when it has one; the device's
+    /// usable secrets retire after the overlap, in the same write.
+    func newSecret(forDevice deviceID: String, userID: String?, actingKeyID: String?, requireSealed: Bool = false)
+        async throws -> Registration.IssuedSecret
+    {
+        let now = clock.now()
+        let keys = try await registry.keys(ofDevice: deviceID)
+        // Read uncached with the device's keys: a sealing key replaced by a rotation is never used.
+        let sealingKey = keys.lazy.compactMap(\.sealingKey).first
+        guard sealingKey != nil || !requireSealed else {
+            throw SigilError(.forbidden, "device \(deviceID) registered no sealing key; its secret cannot be pushed")
+        }
+        let previous = keys.filter { $0.key.algorithm == .hmacSHA256 && $0.isUsable(at: now) }
+        let secret = SymmetricKey(size: .bits256)
+        let secretKeyID = "hmac-" + Hex.random(bytes: 8)
+        let end = now + configuration.secretOverlap
+        try await registry.apply(
+            DirectoryChange(
+                added: [
+                    RegisteredKey(
+                        keyID: secretKeyID,
+                        key: try VerificationKey(hmacSecret: secret),
+                        deviceID: deviceID,
+                        userID: userID,
+                        createdAt: now
+                    )
+                ],
+                retiring: previous.map { ($0.keyID, end) },
+                sealingKeyRead: (deviceID, sealingKey),
+                actingKeyID: actingKeyID,
+                audit: [
+                    audit(
+                        .secretIssued, device: deviceID, key: secretKeyID, user: userID,
+                        actor: actingKeyID ?? "server", reason: sealingKey == nil ? nil : "sealed")
+                ]
+            )
+        )
+        logger.info(
+            "secret issued",
+            metadata: [
+                "sigil.device": "\(deviceID)", "sigil.secret-key-id": "\(secretKeyID)",
+                "sigil.sealed": "\(sealingKey != nil)",
+            ])
+        let bytes = secret.withUnsafeBytes { Array($0) }
+        return Registration.IssuedSecret(
+            keyId: secretKeyID,
+            alg: SignatureAlgorithm.hmacSHA256.rawValue,
+            secret: sealingKey == nil ? Base64.encode(bytes) : nil,
+            sealedSecret: try sealingKey.map {
+                Base64.encode(try Sealing.sealSecret(bytes, keyID: secretKeyID, to: $0))
+            },
+            issuedAt: now,
+            previousKeysValidUntil: previous.isEmpty ? nil : end
+        )
+    }
+
+    /// The device of the key `keyID`, which must be the signer's own device.
+    func ownDevice(of keyID: String, request: VerifiedRequest) async throws -> String {
+        guard let deviceID = request.deviceID else {
+            throw SigilError(.forbidden, "the signing key belongs to no device")
+        }
+        let named = keyID == request.keyID ? nil : try await registry.key(for: keyID)
+        guard keyID == request.keyID || named?.deviceID == deviceID else {
+            throw SigilError(.forbidden, "key \(request.keyID) may not act on key \(keyID.prefix(128))")
+        }
+        return deviceID
+    }
+
+    // MARK: Rotation and revocation
+
+    /// Registers the device's next key (`POST /v1/keys/rotate`, signed by the current key pair); the
+    /// current key and the device's HMAC secrets stay valid for ``Configuration/rotationGrace``.
+    ///
+    /// - Parameter body: a ``Registration/Rotation`` whose proof is the next key's signature over
+    ///   ``RotationProof`` for this request's nonce.
+    ///
+    /// - Parameter serverKeyID: the key ID of the response key the answer is signed with, which the
+    ///   proof must name (a proof for another server is refused).
+    public func rotate(_ body: [UInt8], for request: VerifiedRequest, serverKeyID: String?) async throws
+        -> Registration.Registered
+    {
+        try await rotate(body, for: request, serverKeyIDs: serverKeyID.map { [$0] } ?? [])
+    }
+
+    /// Registers the device's next key, as ``rotate(_:for:serverKeyID:)`` does, with a proof that may
+    /// name any of `serverKeyIDs` (the response keys published around a server key's promotion).
+    public func rotate(_ body: [UInt8], for request: VerifiedRequest, serverKeyIDs: Set<String>) async throws
+        -> Registration.Registered
+    {
+        try await verifiedRequest {
+            guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
+                throw SigilError(.forbidden, "rotation must be signed with the device's current key")
+            }
+            guard request.algorithm != .appleAppAttest else {
+                // Rotating away would drop the proof that the genuine app holds the key.
+                throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
+            }
+            let deviceKeys = try await registry.keys(ofDevice: deviceID)
+            try Self.refuseAndroidAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
+            try BodyReader.check(body.count, limit: configuration.bodyLimit)
+            let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
+            let key = try publicKey(of: rotation.submission)
+            let sealingKey = try Self.sealingKey(of: rotation.submission)
+            // A device that seals its secrets rotates its sealing key with its signing key: a key
+            // copied with the device's store must not keep opening the secrets issued after it.
+            let current = deviceKeys.lazy.compactMap(\.sealingKey).first
+            if let current, sealingKey == nil || sealingKey == current {
+                throw SigilError(
+                    .invalidRegistration, "this device seals its secrets: the rotation must name a new sealingKey")
+            }
+            guard let newKeyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
+            guard !serverKeyIDs.isEmpty else {
+                throw SigilError(.forbidden, "this server signs no answers, so a rotation cannot name it")
+            }
+            guard let proof = Base64URL.decode(rotation.proof),
+                serverKeyIDs.sorted().contains(where: { serverKeyID in
+                    let message = RotationProof.message(
+                        serverKeyID: serverKeyID, currentKeyID: request.keyID, newKeyID: newKeyID,
+                        nonce: request.nonce)
+                    return key.isValidSignature(proof, for: message, profile: .sigilV1)
+                })
+            else {
+                throw SigilError(.invalidRegistration, "proof is not the new key's signature of the rotation message")
+            }
+            let now = clock.now()
+            try await registry.apply(
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: newKeyID, key: key, deviceID: deviceID, userID: request.userID, createdAt: now)
+                    ],
+                    retiring: [(request.keyID, now + configuration.rotationGrace)],
+                    // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
+                    retiringSecrets: (deviceID, now + configuration.rotationGrace),
+                    sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
+                    sealingKeyRead: (deviceID, current),
+                    actingKeyID: request.keyID,
+                    audit: [
+                        audit(.rotated, device: deviceID, key: newKeyID, user: request.userID, actor: request.keyID)
+                    ]
+                )
+            )
+            logger.info("key rotated", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(newKeyID)"])
+            return Registration.Registered(
+                keyId: newKeyID, deviceId: deviceID, alg: key.algorithm.rawValue, userId: request.userID)
+        }
+    }
+
+    /// Revokes every key of the device of `keyID` (`DELETE /v1/devices/{keyId}`), signed by the active
+    /// key of the same device; effective from the next request.
+    public func revoke(deviceOf keyID: String, for request: VerifiedRequest) async throws {
+        try await verifiedRequest {
+            let deviceID = try await ownDevice(of: keyID, request: request)
+            // Checked before the write, not inside it: a revocation only takes rights away, so one that a
+            // racing rotation overtakes still revokes the key that rotation added.
+            let acting = try await registry.key(for: request.keyID)
+            if let refusal = DirectoryChange.refusal(actingKey: acting, keyID: request.keyID, now: clock.now()) {
+                throw refusal
+            }
+            try await registry.apply(
+                DirectoryChange(
+                    revokedDevices: [deviceID],
+                    audit: [
+                        audit(
+                            .revoked, device: deviceID, user: request.userID, actor: request.keyID,
+                            reason: "by the device")
+                    ]))
+            logger.info("device revoked", metadata: ["sigil.device": "\(deviceID)"])
+        }
+    }
+
+    // MARK: Certificates
+
+    /// Issues a client certificate (`POST /v1/certificates`) for a CSR signed by the key that signed
+    /// the request, the device's active key; recorded in the same write that checks the key.
+    ///
+    /// - Parameter body: a ``Registration/CertificateRequest``.
+    public func issueCertificate(_ body: [UInt8], for request: VerifiedRequest) async throws
+        -> Registration.IssuedCertificate
+    {
+        try await verifiedRequest {
+            guard let certificates else {
+                throw SigilError(.forbidden, "this server has no client CA (run `sigil ca init`)")
+            }
+            guard let deviceID = request.deviceID else {
+                throw SigilError(.forbidden, "the signing key belongs to no device")
+            }
+            try BodyReader.check(body.count, limit: configuration.bodyLimit)
+            let submission = try decode(Registration.CertificateRequest.self, from: body, fields: "csr")
+            let issued = try certificates.issue(csrPEM: submission.csr, keyID: request.keyID)
+            try await registry.apply(
+                DirectoryChange(
+                    certificates: [
+                        IssuedCertificateRecord(
+                            serial: issued.serial, keyID: request.keyID, deviceID: deviceID, notAfter: issued.notAfter)
+                    ],
+                    actingKeyID: request.keyID,
+                    audit: [
+                        audit(
+                            .certificateIssued, device: deviceID, key: request.keyID, user: request.userID,
+                            actor: request.keyID, reason: "serial \(issued.serial)")
+                    ]
+                )
+            )
+            return Registration.IssuedCertificate(
+                certificate: issued.certificatePEM, caCertificate: issued.caCertificatePEM)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// An audit row of a change made now, from the client of the request being served.
+    func audit(
+        _ action: AuditEntry.Action, device: String, key: String? = nil, user: String?, actor: String,
+        reason: String? = nil
+    ) -> AuditEntry {
+        AuditEntry(
+            time: clock.now(), action: action, deviceID: device, keyID: key, userID: user, actor: actor,
+            clientAddress: AuditContext.clientAddress, reason: reason)
+    }
+
+    /// Runs `body` for a request whose signature verified: its refusals say so, to be signed.
+    func verifiedRequest<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as SigilError {
+            throw error.ofVerifiedRequest()
+        }
+    }
+
+    func decode<Message: Decodable>(_ type: Message.Type, from body: [UInt8], fields: String) throws -> Message {
+        do {
+            return try JSONDecoder().decode(type, from: Data(body))
+        } catch {
+            throw SigilError(.invalidRegistration, "the body must be JSON with \(fields)")
+        }
+    }
+}

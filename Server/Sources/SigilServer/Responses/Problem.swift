@@ -1,0 +1,96 @@
+import HTTPTypes
+@_spi(Sigil) import SigilCore
+
+/// RFC 9457 problem+json for a refused request (PROTOCOL.md section 4).
+public enum Problem {
+    /// The media type.
+    public static let contentType = "application/problem+json"
+
+    /// The JSON body for `error`.
+    ///
+    /// - Parameters:
+    ///   - serverTime: the server's Unix time, so a client can re-sync its clock.
+    ///   - includeSignatureBase: the debug option: adds the server's computed `signatureBase` when known.
+    public static func body(for error: SigilError, serverTime: Int64, includeSignatureBase: Bool = false) -> [UInt8] {
+        var json = "{\"type\":\"urn:sigil:error:\(error.code.rawValue)\""
+        json += ",\"title\":" + quoted(error.code.title)
+        json += ",\"status\":\(error.code.httpStatus)"
+        json += ",\"detail\":" + quoted(error.detail)
+        json += ",\"code\":\"\(error.code.rawValue)\""
+        json += ",\"serverTime\":\(serverTime)"
+        if includeSignatureBase, let base = error.signatureBase {
+            json += ",\"signatureBase\":" + quoted(base)
+        }
+        json += "}"
+        return Array(json.utf8)
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension RequestVerifier {
+    /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4): `serverTime`,
+    /// `Cache-Control: no-store`, `Accept-Signature` unless the request used sigil-v1, and, with a
+    /// `signer`, the server's signature bound to the request's nonce (section 2.7) when the request's
+    /// own signature verified (``SigilError/requestVerified``).
+    ///
+    /// A request whose signature did not verify gets an unsigned refusal even when its nonce parsed:
+    /// anyone can copy a client's nonce onto a tampered request, and a refusal signed for it would
+    /// tell that client its request was not carried out (and, for `timestamp-out-of-window`, to send
+    /// it again). A signed `replayed-nonce` says only that the nonce was seen: an earlier copy may
+    /// have been carried out.
+    ///
+    /// - Parameter includeSignatureBase: the debug option: the body carries the server's base.
+    public func refusal(
+        _ error: SigilError,
+        for request: HTTPRequest,
+        signer: ResponseSigner?,
+        includeSignatureBase: Bool = false
+    ) -> (head: HTTPResponse, body: [UInt8]) {
+        let body = Problem.body(for: error, serverTime: clock.now(), includeSignatureBase: includeSignatureBase)
+        var head = HTTPResponse(status: .init(code: error.code.httpStatus))
+        head.headerFields[.contentType] = Problem.contentType
+        head.headerFields[.cacheControl] = "no-store"
+        if let challenge = error.challenge { head.headerFields[.wwwAuthenticate] = challenge }
+        if let nonce = error.dpopNonce { head.headerFields[DPoPNonces.field] = nonce }
+        let binding = responseBinding(for: request)
+        let usedSigilV1 = binding?.profile == .sigilV1 || request.headerFields[SigilV1.signatureField] != nil
+        if configuration.profiles.contains(.rfc9421) && !usedSigilV1 {
+            head.headerFields[MessageSignatures.acceptSignatureField] = configuration.acceptSignature
+        }
+        if let signer, error.requestVerified, let binding {
+            var signed = head
+            // A request too broken to name its authority or path cannot be covered with ;req: unsigned.
+            if (try? signer.sign(&signed, body: body, answering: request, binding: binding)) != nil { head = signed }
+        }
+        return (head, body)
+    }
+
+    /// What a response to `request` is bound to, when the request's signature headers parse far
+    /// enough to name a well-formed nonce, read the way verification reads them.
+    public func responseBinding(for request: HTTPRequest) -> ResponseBinding? {
+        for profile in SignatureProfile.verificationOrder where configuration.profiles.contains(profile) {
+            let format = profile.format
+            guard format.isPresent(in: request.headerFields) else { continue }
+            return format.binding(of: request.headerFields, configuration: configuration)
+        }
+        return nil
+    }
+}

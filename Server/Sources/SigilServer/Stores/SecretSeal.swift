@@ -1,0 +1,45 @@
+import Crypto
+@_spi(Sigil) import SigilCore
+
+/// HMAC secrets at rest: sealed with AES-GCM under the server's master key, with the key ID as
+/// associated data, so a copied database reveals no secret and a sealed secret cannot be moved to
+/// another key ID. Shared by the SQLite and PostgreSQL registries.
+package struct SecretSeal: Sendable {
+    let masterKey: SymmetricKey
+
+    /// - Throws: when the master key is not 256 bits.
+    package init(masterKey: SymmetricKey) throws {
+        guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
+        self.masterKey = masterKey
+    }
+
+    package func seal(_ secret: SymmetricKey, keyID: String) throws -> [UInt8] {
+        let sealed = try secret.withUnsafeBytes { bytes in
+            try AES.GCM.seal(bytes, using: masterKey, authenticating: Array(keyID.utf8))
+        }
+        guard let combined = sealed.combined else { throw SigilError(.storeUnavailable, "sealing failed") }
+        return Array(combined)
+    }
+
+    package func open(_ sealed: [UInt8], keyID: String) throws -> [UInt8] {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            return Array(try AES.GCM.open(box, using: masterKey, authenticating: Array(keyID.utf8)))
+        } catch {
+            throw SigilError(.storeUnavailable, "the secret of key \(keyID) does not open with this master key")
+        }
+    }
+}
+
+extension SealingPublicKey {
+    /// A device's sealing key as a store keeps it (standard base64 of the 1216 bytes), or `nil` for none.
+    ///
+    /// - Throws: `store-unavailable` for a stored value that is not such a key.
+    package init?(storedBase64 stored: String?, keyID: String) throws {
+        guard let stored else { return nil }
+        guard let raw = Base64.decode(stored), let key = try? SealingPublicKey(rawRepresentation: raw) else {
+            throw SigilError(.storeUnavailable, "the sealing key of key \(keyID)'s device is damaged")
+        }
+        self = key
+    }
+}

@@ -1,0 +1,129 @@
+@_spi(Sigil) import SigilCore
+
+/// What a ``RequestVerifier`` accepts.
+public struct VerifierConfiguration: Sendable {
+    /// The largest accepted `|now − timestamp|`, in seconds (default 300).
+    public var maxSkew: Int64 = 300
+    /// Extra retention of a nonce after its timestamp can no longer be accepted (PROTOCOL.md: 60 s).
+    public var nonceGrace: Int64 = 60
+    /// The largest body read (default 8 MiB); larger bodies get `body-too-large`.
+    public var bodyLimit: Int = 8 << 20
+    /// Whether sigil-v1 body hashes canonicalize JSON (RFC 8785); on by default.
+    public var canonicalJSON = true
+    /// The profiles accepted.
+    public var profiles: Set<SignatureProfile> = [.sigilV1, .rfc9421]
+    /// rfc9421: components every signature must cover (`content-digest` is added when there is a body).
+    public var requiredComponents: [ComponentIdentifier] = [.method, .authority, .path, .query]
+    /// rfc9421: the label to verify; `nil` verifies the first signature of `Signature-Input`.
+    public var label: String?
+    /// sigil-v1: refuse (403 `forbidden`, signed, the nonce left unused) an authentic request whose
+    /// path is not its own canonical path (``CanonicalTarget/isCanonicalPath(_:)``). sigil-v1 signs the
+    /// canonical path, so `/users/Q9` and `/users/q9` carry the same signature; PROTOCOL.md section 2.3
+    /// asks a server to route on the canonical path or have no routes and path parameters that differ
+    /// by case, a trailing `/` or percent-encoding. A server that routes on the raw path (Vapor,
+    /// Hummingbird, an OpenAPI router) and has case-sensitive identifiers in paths turns this on, so a
+    /// request altered on the way in a way the signature does not see is refused. Off by default, as
+    /// the contract and its vectors accept such paths.
+    public var requiresCanonicalSigilV1Path = false
+    /// sigil-v1: refuse (403 `forbidden`, signed, the nonce left unused) an authentic request whose
+    /// query a router could read otherwise than its signature does
+    /// (``CanonicalTarget/isUnambiguousQuery(_:)``: a repeated name, a literal `+`, a piece without
+    /// `=`). sigil-v1 signs the sorted canonical query, so a server that reads the raw query (Vapor's
+    /// `req.query`, Hummingbird's `uri.queryParameters`) turns this on with
+    /// ``requiresCanonicalSigilV1Path``.
+    public var requiresUnambiguousSigilV1Query = false
+    /// What `apple-appattest` assertions are held to beyond their signature (their App ID, their
+    /// counter), as SigilAppAttest's `AppAttestAssertions` checks; without it such keys are refused
+    /// (`unsupported-algorithm`).
+    public var assertions: (any AssertionPolicy)?
+    /// Where each key's last verified use is noted (at most one write a minute per key), if anywhere.
+    public var usage: KeyUsageTracker?
+
+    /// The default configuration.
+    public init() {}
+
+    /// The `Accept-Signature` value that names what this verifier requires (RFC 9421 section 5.1).
+    public var acceptSignature: String {
+        let input = SignatureInput(
+            components: requiredComponents + [.contentDigest],
+            parameters: [("created", .bool(true)), ("keyid", .bool(true)), ("nonce", .bool(true))]
+        )
+        return (try? MessageSignatures.signatureInputMember(label: label ?? "sig1", input: input)) ?? ""
+    }
+}
+
+/// A request that passed verification: who signed it and how.
+public struct VerifiedRequest: Sendable, Hashable {
+    /// The key ID that signed.
+    public let keyID: String
+    /// The algorithm, as the registered key decides.
+    public let algorithm: SignatureAlgorithm
+    /// The profile used.
+    public let profile: SignatureProfile
+    /// The signed timestamp (`X-Timestamp` or `created`).
+    public let timestamp: Int64
+    /// The nonce recorded.
+    public let nonce: String
+    /// The device of the key, if registered.
+    public let deviceID: String?
+    /// The user of the device, if registered.
+    public let userID: String?
+    /// The rfc9421 label verified.
+    public let label: String?
+    /// What binds an answer to this request (its key ID, nonce and signature).
+    public let binding: ResponseBinding
+    /// Whether the signature covers the request's authority (rfc9421 `@authority`). A sigil-v1
+    /// request's `Host` is not signed: nothing should be decided on it.
+    public let coversAuthority: Bool
+}
+
+/// What an App Attest assertion carries beyond its signature: the App ID it was made for and a
+/// counter that must grow. The verifier hands it every `apple-appattest` request whose signature
+/// verified and whose nonce it recorded.
+public protocol AssertionPolicy: Sendable {
+    /// Accepts `assertion`, signed by `keyID`, recording its counter atomically.
+    ///
+    /// - Throws: ``SigilError``: `invalid-signature` for another App ID, `replayed-nonce` for a
+    ///   counter not above the stored one, `store-unavailable` when the counters cannot be read.
+    func accept(_ assertion: AppAttestAssertion, keyID: String) async throws
+}
+
+/// What the server keeps of App Attest keys, by Sigil key ID: the counter of their assertions and
+/// their latest receipt. ``advance(keyID:to:)`` is the one atomic step assertions need: of two
+/// assertions carrying one counter, exactly one advances it.
+public protocol AppAttestStore: Sendable {
+    /// Sets the counter of `keyID` to `counter` if that is greater than the stored one (a key with
+    /// none stored counts as 0), atomically.
+    ///
+    /// - Returns: whether it did.
+    func advance(keyID: String, to counter: UInt32) async throws -> Bool
+    /// Keeps `receipt` as the latest of `keyID` (the attestation's, then each refreshed one).
+    func keepReceipt(_ receipt: [UInt8], keyID: String) async throws
+    /// The latest receipt of `keyID`, for the fraud-metric refresh.
+    func receipt(keyID: String) async throws -> [UInt8]?
+}
+
+/// An ``AppAttestStore`` in memory, for tests and one process.
+///
+/// - Warning: forgotten on restart and not shared by replicas: use the key directory's
+///   (`SQLiteKeyDirectory`, `PostgresKeyDirectory`) where either happens.
+public actor MemoryAppAttestStore: AppAttestStore {
+    var counters: [String: UInt32] = [:]
+    var receipts: [String: [UInt8]] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    public func advance(keyID: String, to counter: UInt32) -> Bool {
+        guard counter > counters[keyID, default: 0] else { return false }
+        counters[keyID] = counter
+        return true
+    }
+
+    public func keepReceipt(_ receipt: [UInt8], keyID: String) { receipts[keyID] = receipt }
+
+    public func receipt(keyID: String) -> [UInt8]? { receipts[keyID] }
+
+    /// The stored counter of `keyID`.
+    public func counter(of keyID: String) -> UInt32? { counters[keyID] }
+}

@@ -1,0 +1,251 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import Prometheus
+import ServiceLifecycle
+@_spi(Sigil) import SigilCore
+import SigilFiles
+import SigilHummingbird
+import SigilServer
+import SigilTLS
+import X509
+
+extension SigilStandalone {
+    /// The admin API's listener: off unless ``port`` is set.
+    public struct AdminOptions: Sendable {
+        /// The listen address; loopback unless set.
+        public var host = "127.0.0.1"
+        /// The listen port (0 picks a free one); `nil` turns the admin API off.
+        public var port: Int?
+        /// A file (mode 0600) holding the bearer token operators send (`Authorization: Bearer …`, 32+ characters).
+        public var tokenFile: String?
+        /// Operators may present a client certificate chained to the CAs in this PEM file instead; its
+        /// subject's common name is their name in the audit trail.
+        public var clientCAFile: String?
+
+        /// The defaults: off.
+        public init() {}
+    }
+
+    /// How an admin call is authenticated.
+    struct AdminCredentials: Sendable {
+        let tokenDigest: SHA256Digest?
+        let acceptsCertificates: Bool
+
+        init(_ options: AdminOptions) throws {
+            if let path = options.tokenFile {
+                guard let bytes = try SecureFile.read(path, secret: true) else {
+                    throw SigilInputError("cannot read the admin token file \(path)")
+                }
+                let token = String(decoding: bytes, as: UTF8.self).trimmed
+                guard token.utf8.count >= 32 else {
+                    throw SigilInputError("the admin token in \(path) must be 32+ characters")
+                }
+                tokenDigest = SHA256.hash(data: Array(token.utf8))
+            } else {
+                tokenDigest = nil
+            }
+            acceptsCertificates = options.clientCAFile != nil
+            guard tokenDigest != nil || acceptsCertificates else {
+                throw SigilInputError("--admin-port needs --admin-token-file or --admin-client-ca")
+            }
+        }
+
+        /// The operator's name, or `nil` when the call is not authenticated: a client certificate's
+        /// common name, else `token` for the right bearer token (`token:<name>` when the caller names
+        /// themself in `Sigil-Operator`: a claim of the token's holder, marked as such in the trail).
+        func actor(of request: Request, channel: (any Channel)?) async -> String? {
+            if acceptsCertificates, let name = await Self.certificateName(channel) { return name }
+            guard let tokenDigest, let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+                return nil
+            }
+            // Compared as digests, so the comparison's time says nothing of the token.
+            let given = SHA256.hash(data: Array(header.utf8.dropFirst(7)))
+            guard given == tokenDigest else { return nil }
+            let named = request.headers[HTTPField.Name("Sigil-Operator")!].flatMap { name in
+                KeyID.isValid(name) ? name : nil
+            }
+            return named.map { "token:" + $0 } ?? "token"
+        }
+
+        /// The common name of the connection's client certificate (the stream's parent for HTTP/2), in
+        /// the key ID alphabet; `nil` without one, or for a device's certificate (the profile Sigil's
+        /// client CA issues: organization `Sigil device`, or a `urn:sigil:key:` name), which is never
+        /// an operator's, whichever CA signed it.
+        static func certificateName(_ channel: (any Channel)?) async -> String? {
+            var candidate = channel
+            while let current = candidate {
+                if let found = try? await current.nioSSL_peerCertificate().get() {
+                    guard let der = try? found.toDERBytes(), let certificate = try? Certificate(derEncoded: der) else {
+                        return nil
+                    }
+                    return operatorName(of: certificate)
+                }
+                candidate = current.parent
+            }
+            return nil
+        }
+
+        /// `certificate`'s operator name, or `nil` for a device's certificate.
+        static func operatorName(of certificate: Certificate) -> String? {
+            let attributes = certificate.subject.flatMap { $0 }
+            let device = attributes.contains {
+                $0.type == .RDNAttributeType.organizationName && String(describing: $0.value) == "Sigil device"
+            }
+            let names: [GeneralName] =
+                ((try? certificate.extensions.subjectAlternativeNames) ?? nil).map(Array.init) ?? []
+            guard !device, !names.contains(where: { "\($0)".contains("urn:sigil:key:") }) else { return nil }
+            let name = attributes.first { $0.type == .RDNAttributeType.commonName }.map { String(describing: $0.value) }
+            let kept = String(
+                (name ?? "").unicodeScalars.prefix(128).map { KeyID.isValid(String($0)) ? Character($0) : "_" })
+            return kept.isEmpty ? "certificate" : kept
+        }
+    }
+
+    /// The admin API's application: every route needs the operator's credential (401 and nothing
+    /// more without it) and is audited; `/metrics` too when `metrics` is given.
+    ///
+    /// - Parameter deviceCAs: the CAs device certificates come from (the data directory's CA,
+    ///   `--client-ca`); an admin CA among them is refused, since every enrolled device could get a
+    ///   certificate from it.
+    static func adminApplication(
+        _ options: AdminOptions,
+        administration: Administration,
+        identity: TLSIdentity,
+        deviceCAs: [NIOSSLCertificate],
+        metrics: PrometheusCollectorRegistry?,
+        limits: ConnectionLimits,
+        logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) throws -> some Service {
+        let credentials = try AdminCredentials(options)
+        let clientCA = try options.clientCAFile.map { path in
+            do {
+                return try NIOSSLCertificate.fromPEMFile(path)
+            } catch {
+                throw SigilInputError("cannot read the admin client CA file \(path)")
+            }
+        }
+        let deviceCADER = Set(deviceCAs.compactMap { try? $0.toDERBytes() })
+        if let clientCA, clientCA.contains(where: { deviceCADER.contains((try? $0.toDERBytes()) ?? []) }) {
+            throw SigilInputError(
+                "--admin-client-ca names a CA that issues device certificates; operators need a CA of their own")
+        }
+        var tls = ServerTLS.configuration(identity: identity, allowClassical: true)
+        if let clientCA {
+            // Asked for, not required: a token-holding operator has no certificate.
+            tls.certificateVerification = .optionalVerification
+            tls.trustRoots = .certificates(clientCA)
+            tls.sendCANameList = true
+        }
+        let router = Router(context: SigilBasicRequestContext.self)
+        let unauthorized = Response(
+            status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"], body: .init(byteBuffer: ByteBuffer()))
+        let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
+            guard let actor = await credentials.actor(of: request, channel: context.channel) else {
+                logger.warning(
+                    "admin call refused: no valid credential",
+                    metadata: ["client": "\(context.channel?.remoteAddress?.ipAddress ?? "?")"])
+                return unauthorized
+            }
+            if request.uri.path == "/metrics", request.method == .get, let metrics {
+                do {
+                    try await administration.directory.appendAudit([
+                        AuditEntry(
+                            time: administration.clock.now(), action: .adminCall,
+                            actor: AuditEntry.operatorActor(actor),
+                            clientAddress: context.channel?.remoteAddress?.ipAddress, reason: "GET /metrics")
+                    ])
+                } catch {
+                    return Response(status: .serviceUnavailable)
+                }
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+            }
+            var query: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
+            let answer = await AuditContext.$clientAddress.withValue(context.channel?.remoteAddress?.ipAddress) {
+                await administration.handle(request.method, path: request.uri.path, query: query, actor: actor)
+            }
+            return Response(
+                status: answer.status,
+                headers: [.contentType: answer.status == .ok ? "application/json" : Problem.contentType],
+                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        // Every method reaches the credential check first: nothing is said to a caller without one.
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch, .head, .options] {
+            router.on("/**", method: method, use: handle)
+            router.on("/", method: method, use: handle)
+        }
+        return Application(
+            router: router,
+            server: .sigilTLS(
+                tlsConfiguration: tls,
+                configuration: HTTP2UpgradeChannel.Configuration(),
+                limits: limits),
+            configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port ?? 0)),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+}
+
+/// Drops audit rows older than the retention, at start and then daily.
+struct AuditRetentionService: Service {
+    let directory: any AdministeredDirectory
+    let retention: Int64
+    let clock: any UnixClock
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let dropped = try await directory.pruneAudit(before: clock.now() - retention)
+                if dropped > 0 { logger.info("audit rows past retention dropped", metadata: ["count": "\(dropped)"]) }
+            } catch {
+                logger.warning("the audit trail could not be pruned; trying again later")
+            }
+            try? await sleepUnlessShuttingDown(for: .seconds(86_400))
+        }
+    }
+}
+
+extension Service {
+    /// Waits `duration`, or less when a graceful shutdown starts.
+    func sleepUnlessShuttingDown(for duration: Duration) async throws {
+        try await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
+    }
+}
+
+extension SigilStandalone {
+    /// The operators' service on the store `options` names (the data directory's SQLite file, or
+    /// PostgreSQL), opened beside any server running on it; call `close` when done.
+    public static func openAdministration(_ options: Options, logger: Logger = Logger(label: "sigil.admin"))
+        async throws -> (administration: Administration, close: @Sendable () async -> Void)
+    {
+        var options = options
+        options.nonceStorage = .memory  // operators touch no nonce
+        let data = try DataDirectory(path: options.dataDirectory)
+        let stores = try await openStores(options, data: data, logger: logger)
+        do {
+            // Only a server puts its keys in a store: an operator's tool never makes or imports one.
+            let none = SigilInputError("this store holds no server keys yet: start `sigil serve` on it once")
+            let ring = try await ServerKeyRing.open(
+                store: stores.directory, overlap: options.keyOverlap, clock: options.clock, keyFormats: .withRSA,
+                initialResponse: { throw none }, initialSealing: { throw none })
+            return (
+                Administration(directory: stores.directory, serverKeys: ring, clock: options.clock),
+                { try? await stores.close() }
+            )
+        } catch {
+            try? await stores.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+@_spi(Sigil) import SigilCore
+import SigilHummingbird
+import SigilServer
+
+/// The routes of `sigil serve` beyond the registration API: `POST /v1/echo`, which answers with the
+/// verified identity and the body, and the baseline route of `sigil bench http`.
+struct EchoRoutes: Sendable {
+    let middleware: SigilMiddleware<SigilBasicRequestContext>
+    let bodyLimit: Int
+
+    func add(to router: Router<SigilBasicRequestContext>) {
+        router.group().add(middleware: middleware).post("v1/echo") { request, context in
+            try await echo(request, context: context)
+        }
+    }
+
+    // MARK: Echo
+
+    struct Echo: Encodable {
+        struct Certificate: Encodable {
+            let subject: String
+            let keyId: String?
+            let pin: String
+        }
+        let keyId: String
+        let deviceId: String?
+        let userId: String?
+        let alg: String
+        let profile: String
+        var dpopThumbprint: String? = nil
+        var bodySigned = true
+        let clientCertificate: Certificate?
+        let body: String?
+        let bodyBase64: String?
+    }
+
+    /// `POST /v1/echo`: the verified identity and the body.
+    func echo(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
+        let identity = try context.requireSigilIdentity()
+        let body = try await body(of: request)
+        let text = String(validating: body, as: UTF8.self)
+        return try Response.json(
+            Echo(
+                keyId: identity.keyID,
+                deviceId: identity.deviceID,
+                userId: identity.userID,
+                alg: identity.algorithm,
+                profile: identity.profile,
+                dpopThumbprint: identity.dpop?.thumbprint,
+                bodySigned: identity.coversBody,
+                clientCertificate: identity.clientCertificate.map {
+                    .init(subject: $0.subject, keyId: $0.sigilKeyID, pin: $0.pin)
+                },
+                body: text,
+                bodyBase64: text == nil ? Base64.encode(body) : nil
+            )
+        )
+    }
+
+    /// `POST /bench/unverified`: what `/v1/echo` does, without verification (the baseline of `sigil bench http`).
+    func addBenchmarkRoute(to router: Router<SigilBasicRequestContext>) {
+        router.post("bench/unverified") { request, _ in
+            let body = try await body(of: request)
+            let text = String(validating: body, as: UTF8.self)
+            return try Response.json(
+                Echo(
+                    keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
+                    bodyBase64: text == nil ? Base64.encode(body) : nil))
+        }
+    }
+
+    func body(of request: Request) async throws -> [UInt8] {
+        try await BodyReader.collect(
+            request.body.map { $0.readableBytesView },
+            declaredLength: request.headers[.contentLength].flatMap(Int.init),
+            limit: bodyLimit)
+    }
+}

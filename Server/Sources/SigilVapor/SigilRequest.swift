@@ -1,0 +1,43 @@
+@_spi(Sigil) import SigilCore
+import SigilServer
+import SigilTLS
+import Vapor
+
+/// What the ``SigilMiddleware`` learnt about a request: `request.sigil.identity`.
+public struct SigilRequest: Sendable {
+    let request: Request
+
+    /// Who signed the request (the verified signature, the client certificate, the key its body was
+    /// sealed to); `nil` before the middleware ran or when the route is not behind it.
+    public var identity: SigilIdentity? { request.storage[Stored.self] }
+
+    /// The TLS client certificate of the connection, when the middleware reads it and the client
+    /// presented one.
+    public var clientCertificate: ClientCertificateIdentity? { identity?.clientCertificate }
+
+    /// The identity, or a `missing-signature` error when the route was reached without the middleware.
+    public func requireIdentity() throws -> SigilIdentity {
+        guard let identity else { throw SigilError(.missingSignature, "the route requires a signed request") }
+        return identity
+    }
+
+    func store(_ identity: SigilIdentity) {
+        request.storage[Stored.self] = identity
+    }
+
+    struct Stored: StorageKey, Sendable {
+        typealias Value = SigilIdentity
+    }
+}
+
+extension Request {
+    /// What the ``SigilMiddleware`` verified.
+    public var sigil: SigilRequest { SigilRequest(request: self) }
+}
+
+/// A ``SigilError`` thrown where no ``SigilMiddleware`` turns it into problem+json (a route not behind
+/// it) still answers with its status.
+extension SigilError: AbortError {
+    public var status: HTTPResponseStatus { HTTPResponseStatus(statusCode: code.httpStatus) }
+    public var reason: String { "\(code.rawValue): \(detail)" }
+}

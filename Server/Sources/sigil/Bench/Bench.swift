@@ -1,0 +1,371 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HTTPTypes
+import SigilAppAttest
+import SigilClient
+@_spi(Sigil) import SigilCore
+import SigilRSA
+import SigilServer
+
+/// `sigil bench`: the core figures by default, `sigil bench http` for the server over loopback TLS.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmarks (build with -c release): the core by default, or the server over TLS (http).",
+        subcommands: [CoreBench.self, HTTPBench.self, StoreBench.self, GatewayBench.self],
+        defaultSubcommand: CoreBench.self
+    )
+}
+
+struct CoreBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "core",
+        abstract: "Measure verification, signing, the nonce store and canonicalization (build with -c release).",
+        discussion: "Verification runs on one task, so one core; figures are ratios within one run."
+    )
+
+    @Option(name: .long, help: "Seconds per measurement.")
+    var seconds: Double = 1
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    @Option(name: .long, help: "Only these algorithms (comma-separated).")
+    var algorithms: String?
+
+    @Flag(name: .long, help: "Print the cost of each stage of one HMAC verification instead.")
+    var breakdown = false
+
+    func run() async throws {
+        #if DEBUG
+            FileHandle.standardError.write(
+                Data("sigil: warning: a debug build; run `swift run -c release sigil bench`\n".utf8))
+        #endif
+        if breakdown {
+            for (stage, microseconds) in try await BreakdownBench.run(seconds: seconds) {
+                print("\(stage): \(String(format: "%.2f", microseconds)) µs")
+            }
+            return
+        }
+        let selected =
+            try algorithms.map { list in
+                try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
+            } ?? SignatureAlgorithm.allCases
+        var rows: [AlgorithmFigures] = []
+        for algorithm in selected {
+            rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())
+        }
+        let nonces = NonceStoreBench.run(count: 1_000_000)
+        let canonicalization = CanonicalizationBench.run(seconds: seconds)
+        let sealing = try await SealingBench.run(seconds: seconds)
+        let dpop = try await DPoPBench.run(seconds: seconds)
+        if json {
+            let object: [String: Any] = [
+                "algorithms": rows.map(\.dictionary),
+                "nonceStore": ["insertsPerSecond": nonces.insertsPerSecond, "bytesPerNonce": nonces.bytesPerNonce],
+                "canonicalizationMBPerSecond": canonicalization,
+                "sealing": sealing.map {
+                    ["measure": $0.name, "sigilPerSecond": $0.sigil, "swiftCryptoPerSecond": $0.raw]
+                },
+                "dpop": [
+                    "rawES256PerSecond": dpop.raw, "rememberedTokenPerSecond": dpop.remembered,
+                    "freshTokenPerSecond": dpop.fresh,
+                ],
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        print("| algorithm | profile | raw verify/s | full verify/s | full/raw | sign/s |")
+        print("|---|---|---:|---:|---:|---:|")
+        for row in rows {
+            for profile in SignatureProfile.allCases {
+                print(
+                    "| \(row.algorithm) | \(profile) | \(Self.format(row.rawVerify[profile] ?? 0)) | "
+                        + "\(Self.format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
+                        + "\(Self.format(row.sign)) |"
+                )
+            }
+        }
+        print()
+        print("| measure | value |")
+        print("|---|---:|")
+        print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(Self.format(nonces.insertsPerSecond)) |")
+        print("| MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |")
+        print("| JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |")
+        print()
+        print("| sealing (HPKE X-Wing, AES-256-GCM) | Sigil /s | swift-crypto HPKE /s | Sigil / swift-crypto |")
+        print("|---|---:|---:|---:|")
+        for row in sealing {
+            print(
+                "| \(row.name) | \(Self.format(row.sigil)) | \(Self.format(row.raw)) | \(String(format: "%.2f", row.sigil / row.raw)) |"
+            )
+        }
+        print()
+        print("| DPoP (RFC 9449; ES256 proof, ES256 JWT access token) | verifies/s | vs raw ES256 |")
+        print("|---|---:|---:|")
+        print("| raw ES256 verification | \(Self.format(dpop.raw)) | 1.00 |")
+        for (name, value) in [
+            ("DPoP request, token verified before", dpop.remembered), ("DPoP request, fresh token", dpop.fresh),
+        ] {
+            print("| \(name) | \(Self.format(value)) | \(String(format: "%.2f", value / dpop.raw)) |")
+        }
+    }
+
+    static func format(_ value: Double) -> String {
+        let rounded = Int(value.rounded())
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        formatter.groupingSeparator = ","
+        return formatter.string(from: NSNumber(value: rounded)) ?? String(rounded)
+    }
+}
+
+struct AlgorithmFigures {
+    let algorithm: SignatureAlgorithm
+    /// swift-crypto's verify of one signature in the profile's encoding, over a base of the same size.
+    let rawVerify: [SignatureProfile: Double]
+    /// Full verifications through `RequestVerifier`, each a different request with a fresh nonce.
+    let fullVerify: [SignatureProfile: Double]
+    let sign: Double
+
+    func ratio(_ profile: SignatureProfile) -> Double { (fullVerify[profile] ?? 0) / (rawVerify[profile] ?? 1) }
+
+    var dictionary: [String: Any] {
+        var result: [String: Any] = ["algorithm": algorithm.rawValue, "signPerSecond": sign]
+        for profile in SignatureProfile.allCases {
+            result[profile.rawValue] = [
+                "rawVerifyPerSecond": rawVerify[profile] ?? 0, "fullVerifyPerSecond": fullVerify[profile] ?? 0,
+                "ratio": ratio(profile),
+            ]
+        }
+        return result
+    }
+}
+
+/// A clock for measurements.
+enum Stopwatch {
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// A 1 KiB JSON body with members out of order, as a mobile app sends.
+enum BenchBody {
+    static let json: [UInt8] = {
+        var text = "{\"to\":\"acct_2\",\"amount\":\"25.00\",\"currency\":\"EUR\",\"memo\":\"rent\",\"items\":["
+        var index = 0
+        while text.utf8.count < 960 {
+            if index > 0 { text += "," }
+            text += "{\"sku\":\"item-\(index)\",\"qty\":\(index + 1),\"price\":\(index).5}"
+            index += 1
+        }
+        text += "]}"
+        while text.utf8.count < 1024 { text.insert(" ", at: text.index(before: text.endIndex)) }
+        return Array(text.utf8)
+    }()
+}
+
+struct AlgorithmBench {
+    let algorithm: SignatureAlgorithm
+    let seconds: Double
+    /// Raw and full measurements alternate in this many slices, so drift in the machine's speed
+    /// affects both sides of the ratio alike.
+    static let rounds = 5
+
+    func run() async throws -> AlgorithmFigures {
+        if algorithm == .appleAppAttest {
+            // A software stand-in for the device's App Attest key; the server's side is the real one.
+            let key = SoftwareAppAttestKey()
+            return try await run(key: key, verificationKey: try key.verificationKey, keyID: key.keyID) {
+                var configuration = VerifierConfiguration()
+                configuration.assertions = AppAttestAssertions(
+                    verifier: AppAttestVerifier(appIDs: [SoftwareAppAttestKey.appID]), counters: MemoryAppAttestStore())
+                return configuration
+            }
+        }
+        let key = try SigningKey.generate(algorithm, formats: .withRSA)
+        let verificationKey = try key.verificationKey
+        return try await run(
+            key: key, verificationKey: verificationKey, keyID: verificationKey.derivedKeyID ?? "bench-hmac-key"
+        ) { VerifierConfiguration() }
+    }
+
+    /// The measurements for `key`; each verifier (a fresh one when a pool is replayed) is configured
+    /// by `configuration`.
+    func run(
+        key: any SignatureProvider, verificationKey: VerificationKey, keyID: String,
+        configuration: () -> VerifierConfiguration
+    ) async throws -> AlgorithmFigures {
+        let clock = ManualUnixClock(1_763_769_600)
+        // Raw: swift-crypto verifying signatures in each profile's encoding over bases of the same size,
+        // 64 different ones in turn (verification time varies with the signature).
+        let bases = (0..<64).map { index in Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 150) }
+        let sign = Self.measure(seconds: seconds) { _ = try? key.signature(for: bases[0], profile: .sigilV1) }
+
+        var raw: [SignatureProfile: Double] = [:]
+        var full: [SignatureProfile: Double] = [:]
+        for profile in SignatureProfile.allCases {
+            let signatures = try bases.map { try key.signature(for: $0, profile: profile) }
+            var turn = 0
+            let rawVerify = {
+                turn = (turn + 1) & 63
+                _ = verificationKey.isValidSignature(signatures[turn], for: bases[turn], profile: profile)
+            }
+            let estimate = Self.measure(seconds: 0.05, rawVerify)
+            // Full verifications, each a different request with a fresh nonce, signed beforehand: enough
+            // for `seconds` of verification, but no more than about 3 s of signing.
+            let poolSize = max(200, min(Int(estimate * seconds * 1.2), Int(sign * 3), 300_000))
+            let pool = try Self.signedRequests(poolSize, key: key, keyID: keyID, profile: profile, clock: clock)
+            let directory = MemoryKeyDirectory()
+            try await directory.add(verificationKey, keyID: keyID)
+            func freshVerifier() -> RequestVerifier {
+                RequestVerifier(
+                    keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock,
+                    configuration: configuration())
+            }
+            var verifier = freshVerifier()
+            _ = try await verifier.verify(pool[0], body: BenchBody.json)  // warm up
+            var index = 1
+            var rawOperations = 0.0
+            var rawSeconds = 0.0
+            var fullOperations = 0.0
+            var fullSeconds = 0.0
+            let slice = seconds / Double(Self.rounds)
+            for _ in 0..<Self.rounds {
+                let rawRate = Self.measure(seconds: slice, rawVerify)
+                rawOperations += rawRate * slice
+                rawSeconds += slice
+                let start = Stopwatch.now()
+                let deadline = start + UInt64(slice * 1e9)
+                var operations = 0
+                while Stopwatch.now() < deadline {
+                    if index == pool.count {
+                        // A slow signer's pool is used up: replay it against an empty store, so
+                        // every nonce is still new to the store that records it.
+                        verifier = freshVerifier()
+                        index = 0
+                    }
+                    _ = try await verifier.verify(pool[index], body: BenchBody.json)
+                    index += 1
+                    operations += 1
+                }
+                fullOperations += Double(operations)
+                fullSeconds += Double(Stopwatch.now() - start) / 1e9
+            }
+            raw[profile] = rawOperations / rawSeconds
+            full[profile] = fullOperations / fullSeconds
+        }
+        return AlgorithmFigures(algorithm: algorithm, rawVerify: raw, fullVerify: full, sign: sign)
+    }
+
+    static func signedRequests(
+        _ count: Int,
+        key: any SignatureProvider,
+        keyID: String,
+        profile: SignatureProfile,
+        clock: any UnixClock
+    ) throws -> [HTTPRequest] {
+        let signer = RequestSigner(key: key, keyID: keyID, profile: profile, clock: clock)
+        return try (0..<count).map { _ in
+            var request = HTTPRequest(
+                method: .post, scheme: "https", authority: "api.example.com", path: "/v1/transfers")
+            request.headerFields[.contentType] = "application/json"
+            try signer.sign(&request, body: BenchBody.json)
+            return request
+        }
+    }
+
+    /// Operations per second of `body`, run in batches for `seconds`.
+    static func measure(seconds: Double, _ body: () -> Void) -> Double {
+        body()
+        var count = 0
+        let start = Stopwatch.now()
+        let deadline = start + UInt64(seconds * 1e9)
+        while Stopwatch.now() < deadline {
+            for _ in 0..<16 { body() }
+            count += 16
+        }
+        return Double(count) / (Double(Stopwatch.now() - start) / 1e9)
+    }
+}
+
+enum NonceStoreBench {
+    static func run(count: Int) -> (insertsPerSecond: Double, bytesPerNonce: Double) {
+        let store = MemoryNonceStore(clock: ManualUnixClock(0))
+        let nonces = (0..<count).map { String(format: "%08x-bench-nonce-%010d", $0 & 0xFFFF_FFFF, $0) }
+        let now: Int64 = 1_763_769_600
+        let elapsed = Stopwatch.seconds {
+            for nonce in nonces {
+                _ = store.insertSync(keyID: "bench-key", nonce: nonce, expiresAt: now + 660, now: now)
+            }
+        }
+        return (Double(count) / elapsed, Double(store.allocatedBytes) / Double(count))
+    }
+}
+
+enum CanonicalizationBench {
+    /// A 1 MiB JSON document of user records, members out of order.
+    static let document: [UInt8] = {
+        var text = "["
+        var index = 0
+        while text.utf8.count < 1 << 20 {
+            if index > 0 { text += "," }
+            text +=
+                "{\"name\":\"User \(index)\",\"id\":\(index),\"email\":\"user\(index)@example.com\","
+                + "\"active\":\(index % 2 == 0),\"score\":\(Double(index) / 8),\"tags\":[\"a\",\"b\\n\",\"ü\"],"
+                + "\"address\":{\"zip\":\"\(10000 + index)\",\"city\":\"Zürich\",\"street\":\"Main St \(index)\"}}"
+            index += 1
+        }
+        return Array((text + "]").utf8)
+    }()
+
+    static func run(seconds: Double) -> Double {
+        _ = JSONCanonicalizer.canonicalize(document)
+        var bytes = 0
+        let start = Stopwatch.now()
+        let deadline = start + UInt64(seconds * 1e9)
+        repeat {
+            _ = JSONCanonicalizer.canonicalize(document)
+            bytes += document.count
+        } while Stopwatch.now() < deadline
+        return Double(bytes) / (Double(Stopwatch.now() - start) / 1e9) / 1e6
+    }
+}
+
+/// What a device's App Attest key does, in software: assertions over SHA-256 of the message, with a
+/// growing counter, for ``appID`` (the bench's stand-in; a device makes them in its Secure Enclave).
+final class SoftwareAppAttestKey: SignatureProvider, @unchecked Sendable {
+    static let appID = "TEAM123456.dev.sigil.bench"
+    let key = P256.Signing.PrivateKey()
+    let lock = NSLock()
+    var counter: UInt32 = 0
+
+    var algorithm: SignatureAlgorithm { .appleAppAttest }
+    var publicKey: VerificationKey? { nil }
+    var verificationKey: VerificationKey {
+        get throws { try VerificationKey(key.publicKey, algorithm: .appleAppAttest) }
+    }
+    var keyID: String {
+        AppAttestAssertion.keyID(appAttestKeyID: Array(SHA256.hash(data: key.publicKey.x963Representation)))
+    }
+
+    func signature(for message: [UInt8]) throws -> [UInt8] {
+        lock.lock()
+        counter += 1
+        let next = counter
+        lock.unlock()
+        let authenticatorData =
+            Array(SHA256.hash(data: Array(Self.appID.utf8))) + [0x40]
+            + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: next >> $0) }
+        let nonce = Array(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: message))))
+        let signature = Array(try key.signature(for: nonce).derRepresentation)
+        // {"signature": bytes, "authenticatorData": bytes}, definite lengths below 256 bytes.
+        return [0xA2, 0x69] + Array("signature".utf8) + [0x58, UInt8(signature.count)] + signature
+            + [0x71] + Array("authenticatorData".utf8) + [0x58, UInt8(authenticatorData.count)] + authenticatorData
+    }
+}

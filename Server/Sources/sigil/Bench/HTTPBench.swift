@@ -1,0 +1,307 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+import SigilClient
+@_spi(Sigil) import SigilCore
+import SigilStandalone
+
+/// `sigil bench http`: `sigil serve` and an AsyncHTTPClient client in one process over loopback TLS
+/// (TLS 1.3, X25519MLKEM768, HTTP/2), verified requests against unverified ones.
+struct HTTPBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http",
+        abstract: "Requests per second over loopback TLS: unverified, HMAC- and ECDSA-verified.",
+        discussion: """
+            Server and client share this machine's cores; figures are ratios within one run. With \
+            --replicas N --store postgres://…: verified requests per second through N replicas sharing the \
+            store, against one, and how long a revocation on one takes to reach another.
+            """
+    )
+
+    @OptionGroup var load: LoadOptions
+
+    @Option(name: .long, help: "Replicas of `sigil serve` sharing --store, measured against one.")
+    var replicas = 1
+
+    @Option(name: .long, help: "With --replicas: the shared key store, a postgres:// URL (password as for serve).")
+    var store: String?
+
+    @Option(name: .long, help: "With --replicas: the shared nonces, store (with the keys) or a redis:// URL.")
+    var nonces = "store"
+
+    /// One kind of request.
+    struct Mode: Sendable {
+        let name: String
+        let path: String
+        let signer: RequestSigner?
+        let server: Int
+        /// `http` for a server without TLS (the gateway bench's upstream).
+        var scheme = "https"
+        /// Seal each body to this key (PROTOCOL.md section 6): the answer comes back sealed too.
+        var sealingKey: SealingPublicKey?
+    }
+
+    func run() async throws {
+        #if DEBUG
+            FileHandle.standardError.write(
+                Data("sigil: warning: a debug build; run `swift run -c release sigil bench http`\n".utf8))
+        #endif
+        var logger = Logger(label: "sigil.bench")
+        logger.logLevel = .critical
+        if replicas != 1 || store != nil {
+            try await runReplicas(logger: logger)
+            return
+        }
+        let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Two servers: one signs its responses (as `sigil serve` does), one does not.
+        var servers: [(SigilStandalone.Prepared, ServiceGroup)] = []
+        var ports: [Int] = []
+        for signs in [true, false] {
+            var options = SigilStandalone.Options()
+            options.dataDirectory = root + (signs ? "/signing" : "/plain")
+            options.port = 0
+            options.signsResponses = signs
+            options.benchmarkRoute = true
+            let (prepared, group, port) = try await Self.start(options, logger: logger)
+            servers.append((prepared, group))
+            ports.append(port)
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv13
+        tls.trustRoots = .certificates(try servers.flatMap { try NIOSSLCertificate.fromPEMFile($0.0.certificateFile) })
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        do {
+            let figures = try await measure(client: client, servers: servers.map(\.0), ports: ports)
+            try await client.shutdown()
+            report(figures)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        for (prepared, group) in servers {
+            await group.triggerGracefulShutdown()
+            try? await prepared.close()
+        }
+    }
+
+    /// Starts `sigil serve` with `options` in this process; returns it, its group and its port.
+    static func start(_ options: SigilStandalone.Options, logger: Logger) async throws
+        -> (SigilStandalone.Prepared, ServiceGroup, Int)
+    {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let group = ServiceGroup(services: [prepared.application], gracefulShutdownSignals: [], logger: logger)
+        Task { try await group.run() }
+        var iterator = stream.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            await group.triggerGracefulShutdown()
+            try? await prepared.close()
+            throw SigilInputError("the server did not start")
+        }
+        return (prepared, group, port)
+    }
+
+    func measure(client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int]) async throws -> [(
+        String, Double
+    )] {
+        var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
+        for (index, port) in ports.enumerated() {
+            let suffix = index == 0 ? ", response signed" : ""
+            let device = try SigningKey.generate(.ecdsaP256SHA256)
+            let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
+            try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
+            let hmac = try await secret(for: ecdsa, client: client, port: port)
+            modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
+            modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
+            if index == 0 {
+                var sealed = Mode(
+                    name: "hmac-sha256 verified, sealed (HPKE X-Wing), answer sealed and signed", path: "/v1/echo",
+                    signer: hmac, server: index)
+                sealed.sealingKey = try await sealingKey(client: client, port: port)
+                modes.append(sealed)
+            }
+        }
+        return try await measure(modes, ports: ports, client: client)
+    }
+
+    /// Requests per second of each of `modes`, each sent to `ports[mode.server]`: after a warm-up,
+    /// in five alternating slices, so drift in the machine's speed hits every mode alike.
+    func measure(_ modes: [Mode], ports: [Int], client: HTTPClient) async throws -> [(String, Double)] {
+        let body = load.body
+        // Warm up connections and code paths.
+        for mode in modes { _ = try await run(mode, port: ports[mode.server], body: body, client: client, for: 0.2) }
+        var totals = [Double](repeating: 0, count: modes.count)
+        let slices = 5
+        for _ in 0..<slices {
+            for (index, mode) in modes.enumerated() {
+                totals[index] += try await run(
+                    mode, port: ports[mode.server], body: body, client: client, for: load.seconds / Double(slices))
+            }
+        }
+        return zip(modes, totals).map { ($0.name, $1 / load.seconds) }
+    }
+
+    /// Sends `mode`'s requests with `concurrency` in flight for `duration` seconds; returns how many
+    /// succeeded. With several ports, the requests in flight are spread over them evenly.
+    func run(_ mode: Mode, port: Int, body: [UInt8], client: HTTPClient, for duration: Double) async throws -> Double {
+        try await run(mode, ports: [port], body: body, client: client, for: duration)
+    }
+
+    func run(_ mode: Mode, ports: [Int], body: [UInt8], client: HTTPClient, for duration: Double) async throws
+        -> Double
+    {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<load.concurrency {
+                let port = ports[task % ports.count]
+                group.addTask {
+                    var done = 0
+                    while DispatchTime.now().uptimeNanoseconds < deadline {
+                        let response = try await Self.send(
+                            .post, mode.path, scheme: mode.scheme, port: port, body: body, signer: mode.signer,
+                            sealingTo: mode.sealingKey, client: client)
+                        guard response.status == 200 else {
+                            throw SigilInputError("\(mode.name): status \(response.status) \(response.text)")
+                        }
+                        done += 1
+                    }
+                    return done
+                }
+            }
+            return Double(try await group.reduce(0, +))
+        }
+    }
+
+    func report(_ figures: [(String, Double)]) {
+        load.report(
+            figures,
+            header:
+                "| request (\(load.bodySize) B JSON, \(load.concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
+        )
+    }
+
+    // MARK: Requests
+
+    struct Reply {
+        let status: Int
+        let body: [UInt8]
+        var text: String { String(decoding: body.prefix(200), as: UTF8.self) }
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    }
+
+    static func send(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        scheme: String = "https",
+        port: Int,
+        body: [UInt8],
+        headers: HTTPFields = [:],
+        signer: RequestSigner?,
+        sealingTo sealingKey: SealingPublicKey? = nil,
+        client: HTTPClient
+    ) async throws -> Reply {
+        var head = HTTPRequest(method: method, scheme: scheme, authority: "localhost:\(port)", path: path)
+        head.headerFields = headers
+        if !body.isEmpty && head.headerFields[.contentType] == nil {
+            head.headerFields[.contentType] = "application/json"
+        }
+        var body = body
+        if let signer, let sealingKey {
+            let nonce = signer.nonces.next()
+            body = try Sealing.sealRequest(body, to: sealingKey, keyID: signer.keyID, nonce: nonce).body
+            head.headerFields[.contentEncoding] = Sealing.contentEncoding
+            try signer.sign(&head, body: body, nonce: nonce)
+        } else {
+            try signer?.sign(&head, body: body)
+        }
+        var request = HTTPClientRequest(url: "\(scheme)://localhost:\(port)\(path)")
+        request.method = .init(rawValue: method.rawValue)
+        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let received = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), body: Array(buffer: received))
+    }
+
+    func register(_ key: SigningKey, token: String, client: HTTPClient, port: Int) async throws {
+        let signer = RequestSigner(key: key, keyID: key.derivedKeyID ?? "")
+        let publicKey = KeyFile.publicKeyFile(for: try key.verificationKey) ?? ""
+        let body = try JSONSerialization.data(withJSONObject: ["alg": key.algorithm.rawValue, "publicKey": publicKey])
+        let reply = try await Self.send(
+            .post, "/v1/devices", port: port, body: Array(body), headers: [.authorization: "Bearer \(token)"],
+            signer: signer, client: client)
+        guard reply.status == 201 else { throw SigilInputError("registration failed: \(reply.text)") }
+    }
+
+    /// The server's current sealing key, from its discovery.
+    func sealingKey(client: HTTPClient, port: Int) async throws -> SealingPublicKey {
+        let reply = try await Self.send(.get, "/.well-known/sigil", port: port, body: [], signer: nil, client: client)
+        let discovery = try JSONDecoder().decode(Registration.Discovery.self, from: Data(reply.body))
+        guard let key = try discovery.sealingKeys?.first?.key() else {
+            throw SigilInputError("the server lists no sealing key")
+        }
+        return key
+    }
+
+    func secret(for signer: RequestSigner, client: HTTPClient, port: Int) async throws -> RequestSigner {
+        let reply = try await Self.send(
+            .post, "/v1/devices/\(signer.keyID)/secret", port: port, body: [], signer: signer, client: client)
+        guard reply.status == 201, let keyID = reply.json["keyId"] as? String,
+            let secret = (reply.json["secret"] as? String).flatMap(Base64.decode)
+        else { throw SigilInputError("no secret issued: status \(reply.status)") }
+        return RequestSigner(key: try SigningKey(hmacSecret: secret), keyID: keyID)
+    }
+}
+
+/// The load the HTTP benches put on a server, and how they print what it gave.
+struct LoadOptions: ParsableArguments {
+    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
+    var seconds: Double = 5
+
+    @Option(name: .long, help: "Requests in flight at once.")
+    var concurrency = 32
+
+    @Option(name: .long, help: "Request body bytes (JSON).")
+    var bodySize = 1024
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    func validate() throws {
+        guard seconds > 0, (1...1024).contains(concurrency), (2...(1 << 20)).contains(bodySize) else {
+            throw ValidationError("--seconds > 0, --concurrency 1 to 1024, --body-size 2 to 1 MiB")
+        }
+    }
+
+    /// A JSON body of `bodySize` bytes.
+    var body: [UInt8] { Array(("{\"data\":\"" + String(repeating: "x", count: bodySize - 11) + "\"}").utf8) }
+
+    /// Prints `figures` as a table under `header`, each against the first, or as JSON.
+    func report(_ figures: [(String, Double)], header: String) {
+        let baseline = figures.first?.1 ?? 1
+        if json {
+            let rows = figures.map {
+                ["mode": $0.0, "requestsPerSecond": $0.1, "ratio": $0.1 / baseline] as [String: Any]
+            }
+            let object: [String: Any] = ["concurrency": concurrency, "bodyBytes": bodySize, "modes": rows]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        print(header)
+        print("|---|---:|---:|")
+        for (name, rate) in figures {
+            print("| \(name) | \(CoreBench.format(rate)) | \(String(format: "%.2f", rate / baseline)) |")
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import ArgumentParser
+import Foundation
+import Logging
+@_spi(Sigil) import SigilCore
+import SigilServer
+import SigilStandalone
+
+/// `sigil admin`: operators' tools on the store a server uses, while it runs.
+struct Admin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Devices, revocation, the audit trail and the server's keys, on the store a server uses.",
+        discussion: """
+            Works on the data directory's SQLite file (--data-dir) or on PostgreSQL (--store postgres://…) \
+            while servers run on it: a revocation is refused by every running server within a second.
+            """,
+        subcommands: [Devices.self, Device.self, Revoke.self, Audit.self, Keys.self]
+    )
+
+    /// Where the store is.
+    struct StoreOptions: ParsableArguments {
+        @Option(name: .customLong("data-dir"), help: "The data directory (default: ~/.sigil).")
+        var dataDirectory: String?
+
+        @Option(
+            name: .long,
+            help:
+                "sqlite (the data directory, the default) or postgres://user@host:port/database (password: SIGIL_STORE_PASSWORD or --store-password-file)."
+        )
+        var store = "sqlite"
+
+        @Option(name: .customLong("store-password-file"), help: "A file holding the PostgreSQL password.")
+        var storePasswordFile: String?
+
+        @Option(name: .customLong("key-overlap"), help: "Seconds a rotated server key is published before it is used.")
+        var keyOverlap: Int64 = 7 * 86_400
+
+        /// Runs `body` on the opened administration, closing it after.
+        func with<Result>(_ body: (Administration) async throws -> Result) async throws -> Result {
+            var options = SigilStandalone.Options()
+            options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
+            options.keyStore = try ServerOptions.keyStore(store)
+            options.storePasswordFile = storePasswordFile
+            options.keyOverlap = keyOverlap
+            var logger = Logger(label: "sigil.admin")
+            logger.logLevel = .critical
+            let (administration, close) = try await SigilStandalone.openAdministration(options, logger: logger)
+            do {
+                let result = try await body(administration)
+                await close()
+                return result
+            } catch {
+                await close()
+                throw error
+            }
+        }
+    }
+
+    /// Prints `values` one a line: JSON Lines, or each value's line for people.
+    static func print<Value: Encodable>(_ values: [Value], json: Bool, line: (Value) -> String) throws {
+        var out = ""
+        for value in values {
+            out += json ? String(decoding: try Registration.json(value), as: UTF8.self) : line(value)
+            out += "\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// An operator's name as the audit trail shows it: `--as`, else `$USER`.
+    static func operatorName(_ given: String?) throws -> String {
+        let name = given ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+        guard KeyID.isValid(name) else { throw ValidationError("--as is [A-Za-z0-9._~-]{1,128}") }
+        return name
+    }
+
+    /// Runs `body`; an ID the store does not know is exit status 1 with one line, nothing changed.
+    static func unknownIsOne<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as SigilError where error.code == .unknownKey {
+            FileHandle.standardError.write(Data("sigil: \(error.detail)\n".utf8))
+            throw ExitStatus(code: 1)
+        }
+    }
+
+    struct Devices: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List devices, one a line.")
+
+        @OptionGroup var store: StoreOptions
+        @Option(help: "Only this user's devices.") var user: String?
+        @Option(help: "Only devices in this state: active or revoked.") var state: DeviceRecord.State?
+        @Flag(help: "JSON Lines.") var json = false
+
+        func run() async throws {
+            let devices = try await store.with { try await $0.devices(user: user, state: state) }
+            try Admin.print(devices, json: json, line: \.line)
+        }
+    }
+
+    struct Device: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one device, by device ID or any of its key IDs.")
+
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "A device ID or key ID.") var id: String
+        @Flag(help: "JSON.") var json = false
+
+        func run() async throws {
+            let device = try await Admin.unknownIsOne { try await store.with { try await $0.device(id) } }
+            try Admin.print([device], json: json, line: \.line)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a device, a key or every device of a user, in one write; prints what it revoked.")
+
+        @OptionGroup var store: StoreOptions
+        @Option(help: "A device ID.") var device: String?
+        @Option(help: "A key ID (its device keeps its other keys).") var key: String?
+        @Option(help: "A user: every device of theirs.") var user: String?
+        @Option(help: "Why, for the audit trail.") var reason: String?
+        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName:
+            String?
+        @Flag(help: "JSON Lines.") var json = false
+
+        func validate() throws {
+            guard [device, key, user].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --device, --key, --user")
+            }
+            _ = try Admin.operatorName(operatorName)
+        }
+
+        func run() async throws {
+            let target: Administration.Target =
+                if let device { .device(device) } else if let key { .key(key) } else { .user(user ?? "") }
+            let name = try Admin.operatorName(operatorName)
+            let devices = try await Admin.unknownIsOne {
+                try await store.with { try await $0.revoke(target, by: name, reason: reason) }
+            }
+            if !json { FileHandle.standardOutput.write(Data("revoked:\n".utf8)) }
+            try Admin.print(devices, json: json, line: \.line)
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The audit trail, oldest first.")
+
+        @OptionGroup var store: StoreOptions
+        @Option(help: "Only rows about this device.") var device: String?
+        @Option(help: "Only rows about this user.") var user: String?
+        @Option(help: "Only rows since this time: Unix seconds, or an ISO 8601 date or date-time.") var since: String?
+        @Flag(help: "JSON Lines.") var json = false
+
+        func run() async throws {
+            let since = try self.since.map(Admin.time)
+            let rows = try await store.with {
+                try await $0.audit(AuditQuery(deviceID: device, userID: user, since: since))
+            }
+            try Admin.print(rows, json: json) { row in
+                var fields = [Admin.iso(row.time), row.action.rawValue, "actor=\(row.actor)"]
+                if let device = row.deviceID { fields.append("device=\(device)") }
+                if let key = row.keyID { fields.append("key=\(key)") }
+                if let user = row.userID { fields.append("user=\(user)") }
+                if let client = row.clientAddress { fields.append("client=\(client)") }
+                if let reason = row.reason { fields.append("reason=" + Admin.quoted(reason)) }
+                return fields.joined(separator: " ")
+            }
+        }
+    }
+
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The server's response and sealing keys and their states; rotate or promote them.",
+            discussion: """
+                `rotate response|sealing` publishes a next key in discovery, current after --key-overlap; \
+                `promote response|sealing` makes it current now. Clients that trust the current key follow.
+                """)
+
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "rotate or promote (none: list).") var step: String?
+        @Argument(help: "response or sealing.") var kind: ServerKeyKind?
+        @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName:
+            String?
+        @Flag(help: "JSON Lines.") var json = false
+
+        func validate() throws {
+            switch step {
+            case nil: guard kind == nil else { throw ValidationError("rotate or promote before the kind") }
+            case "rotate", "promote":
+                guard kind != nil else { throw ValidationError("name the key: response or sealing") }
+            default: throw ValidationError("the step is rotate or promote")
+            }
+        }
+
+        func run() async throws {
+            let name = try Admin.operatorName(operatorName)
+            let keys = try await store.with { administration -> [ServerKeyInfo] in
+                if let step, let kind {
+                    _ =
+                        step == "rotate"
+                        ? try await administration.rotate(kind, by: name)
+                        : try await administration.promote(kind, by: name)
+                }
+                return try administration.keys()
+            }
+            try Admin.print(keys, json: json) { key in
+                "\(key.kind.rawValue) \(key.keyID) \(key.alg) \(key.state.rawValue) "
+                    + (key.activatesAt == 0
+                        ? "(since the first start)" : "(current from \(Admin.iso(key.activatesAt)))")
+            }
+        }
+    }
+
+    /// Unix seconds, or an ISO 8601 date (`2026-11-25`) or date-time (`2026-11-25T10:00:00Z`).
+    static func time(_ text: String) throws -> Int64 {
+        if let seconds = Int64(text) { return seconds }
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
+        formatter.formatOptions = [.withFullDate]
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
+        throw ValidationError("--since is Unix seconds or an ISO 8601 date or date-time")
+    }
+
+    /// `text` as a JSON string literal: quotes, backslashes and control characters escaped, so a row
+    /// prints as one line whatever its fields hold.
+    static func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"?\"".utf8), as: UTF8.self)
+    }
+
+    static func iso(_ time: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(time)))
+    }
+}
+
+extension DeviceRecord.State: ExpressibleByArgument {}
+extension ServerKeyKind: ExpressibleByArgument {}

@@ -1,0 +1,198 @@
+import Foundation
+@_spi(Sigil) import SigilCore
+import Testing
+
+/// Runs the built `sigil` executable.
+enum SigilCommand {
+    static let executable: URL = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [beside, beside.deletingLastPathComponent()] {
+            let candidate = directory.appendingPathComponent("sigil")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/sigil")
+    }()
+
+    struct Result {
+        let status: Int32
+        let output: [UInt8]
+        let error: String
+        var text: String { String(decoding: output, as: UTF8.self) }
+    }
+
+    /// Runs the command on a thread of its own: waiting for it here would hold one of the few
+    /// threads Swift concurrency has, which a server in this process may need to answer the command.
+    static func run(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) async throws
+        -> Result
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Swift.Result { try runBlocking(arguments, input: input, environment: environment) })
+            }.start()
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], input: [UInt8], environment: [String: String]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let error = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: Array(output), error: String(decoding: error, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sigil-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+@Suite("The sigil command", .serialized)
+struct CommandTests {
+    static let request = Array(
+        "POST /v1/echo?b=2&a=1 HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/json\r\n\r\n{\"b\":1,\"a\":2}"
+            .utf8
+    )
+
+    @Test(
+        "keygen, sign | verify round trips",
+        arguments: [
+            ("ecdsa-p256-sha256", "sigil-v1"), ("ed25519", "rfc9421"), ("ml-dsa-65", "sigil-v1"),
+            ("hmac-sha256", "rfc9421"),
+        ]
+    )
+    func roundTrip(_ algorithm: String, _ profile: String) async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyPath = directory.appendingPathComponent("key.pem").path
+        let keygen = try await SigilCommand.run(["keygen", "--alg", algorithm, "--out", keyPath])
+        #expect(keygen.status == 0)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(keygen.output)) as? [String: String])
+        #expect(summary["alg"] == algorithm)
+        let keyID = try #require(summary["keyId"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        let keyArguments = ["--key", keyPath, "--key-id", keyID]
+        let signed = try await SigilCommand.run(["sign", "--profile", profile] + keyArguments, input: Self.request)
+        #expect(signed.status == 0)
+        let verified = try await SigilCommand.run(["verify"] + keyArguments, input: signed.output)
+        #expect(verified.status == 0)
+        #expect(verified.text == "valid key-id=\(keyID) alg=\(algorithm)\n")
+        // Tampered body: exit 1 with the code.
+        let tampered = Array(signed.text.replacingOccurrences(of: "\"a\":2", with: "\"a\":3").utf8)
+        let refused = try await SigilCommand.run(["verify"] + keyArguments, input: tampered)
+        #expect(refused.status == 1)
+        #expect(
+            refused.text.hasPrefix(profile == "rfc9421" ? "invalid digest-mismatch: " : "invalid invalid-signature: "))
+        // The base of a signed message.
+        let base = try await SigilCommand.run(["base"], input: signed.output)
+        #expect(base.status == 0)
+        #expect(base.text.contains(profile == "rfc9421" ? "\"@signature-params\": " : "POST\n/v1/echo?a=1&b=2\n"))
+    }
+
+    @Test func vectorsVerifyFromTheCommandLine() async throws {
+        let vector = try #require(Vectors.cases("sigil-v1-requests.json").first { $0.name == "ed25519-post-json" })
+        let keyPath = Vectors.directory.appendingPathComponent("keys/ed25519.pub.pem").path
+        let message = Array((vector["message"]?.string ?? "").utf8)
+        let now = String(vector["now"]?.int ?? 0)
+        let valid = try await SigilCommand.run(["verify", "--key", keyPath, "--now", now], input: message)
+        #expect(valid.text == "valid key-id=543ab1204f012699 alg=ed25519\n")
+        let late = try await SigilCommand.run(
+            ["verify", "--key", keyPath, "--now", String((vector["now"]?.int ?? 0) + 301)], input: message)
+        #expect(late.status == 1)
+        #expect(late.text.hasPrefix("invalid timestamp-out-of-window: "))
+    }
+
+    @Test func deterministicSigningFromTheCommandLine() async throws {
+        let vector = try #require(Vectors.cases("sigil-v1-requests.json").first { $0.name == "hmac-sha256-post-json" })
+        let message = try RawHTTPMessage(parsing: Array((vector["message"]?.string ?? "").utf8))
+        let unsigned = RawHTTPMessage(
+            startLine: message.startLine,
+            headers: message.headers.filter { !$0.name.hasPrefix("X-") },
+            body: message.body
+        )
+        let nonce = message.headers.first { $0.name == "X-Nonce" }?.value ?? ""
+        let signed = try await SigilCommand.run(
+            [
+                "sign", "--key", Vectors.directory.appendingPathComponent("keys/hmac-sha256.key").path, "--key-id",
+                "hmac-test-key-1", "--timestamp", String(vector["now"]?.int ?? 0), "--nonce", nonce,
+            ],
+            input: unsigned.serialized
+        )
+        #expect(signed.text == vector["message"]?.string)
+    }
+
+    @Test(
+        "unusable input exits 2 with one line",
+        arguments: [
+            (["verify", "--key", "/nonexistent/key.pem"], "GET / HTTP/1.1\r\n\r\n"),
+            (["verify", "--key", "KEY"], "garbage"),
+            (["verify", "--key", "KEY"], "GET / HTTP/1.1\r\nHost: a"),
+            (["sign", "--key", "KEY", "--alg", "ed25519"], "GET / HTTP/1.1\r\n\r\n"),
+            (["sign", "--key", "KEY", "--nonce", "bad"], "GET / HTTP/1.1\r\n\r\n"),
+            (["keygen", "--alg", "rsa-sha1"], ""),
+            (["verify"], ""),
+            (["frobnicate"], ""),
+            (["pin", "--cert", "KEY"], ""),
+        ]
+    )
+    func unusableInput(_ arguments: [String], _ input: String) async throws {
+        let keyPath = Vectors.directory.appendingPathComponent("keys/ecdsa-p256.pem").path
+        let result = try await SigilCommand.run(arguments.map { $0 == "KEY" ? keyPath : $0 }, input: Array(input.utf8))
+        #expect(result.status == 2)
+        #expect(result.error.hasPrefix("sigil: "))
+        #expect(result.error.filter { $0 == "\n" }.count == 1)
+        #expect(!result.error.contains("BEGIN"))
+    }
+
+    @Test("keygen --alg x-wing: the seed 0600, the public key, and discovery's entry on one line")
+    func sealingKeygen() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (keyPath, publicPath) = (
+            directory.appendingPathComponent("x.pem").path, directory.appendingPathComponent("x.pub").path
+        )
+        let result = try await SigilCommand.run([
+            "keygen", "--alg", "x-wing", "--out", keyPath, "--public-out", publicPath,
+        ])
+        #expect(result.status == 0)
+        let entry = try JSONDecoder().decode(Registration.Discovery.SealingKey.self, from: Data(result.output))
+        let key = try Sealing.privateKey(pem: try String(contentsOfFile: keyPath, encoding: .utf8))
+        #expect(entry.keyId == key.keyID)
+        #expect(try entry.key() == key.publicKey)
+        #expect(try Sealing.publicKey(pem: try String(contentsOfFile: publicPath, encoding: .utf8)) == key.publicKey)
+        let mode = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func pinOfACertificate() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/certificates/localhost.pem").path
+        let result = try await SigilCommand.run(["pin", "--cert", certificate])
+        #expect(result.status == 0)
+        let expected = try String(
+            contentsOf: URL(fileURLWithPath: certificate).deletingPathExtension().appendingPathExtension("pin"),
+            encoding: .utf8
+        )
+        #expect(result.text == expected)
+    }
+}

@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+import NIOCore
+@_spi(Sigil) import SigilCore
+import SigilPostgres
+import SigilServer
+import Testing
+
+extension ExternalStoreSuites {
+    /// The operators' tests against PostgreSQL: one replica serving, another process administering.
+    @Suite("PostgreSQL operators", .enabled(if: ExternalServers.runPostgres))
+    struct PostgresOperatorTests {
+        @Test(
+            "revocation by user, key and device from another replica, audited in the same transaction; last use; server keys shared"
+        )
+        func operators() async throws {
+            let clock = ManualUnixClock(SigningSetup.start)
+            try await PostgresKeyDirectoryTests.withReplicas(clock: clock) { store, serving, administering in
+                let start = SigningSetup.start
+                let alice = try await OperatorTests.register(
+                    serving, device: "dev-alice", user: "alice", keys: 2, at: start)
+                try await OperatorTests.register(serving, device: "dev-alice-2", user: "alice", at: start)
+                let bob = try await OperatorTests.register(serving, device: "dev-bob", user: "bob", at: start)
+                let ring = try await ServerKeyRing.open(
+                    store: administering, overlap: 600, clock: clock,
+                    initialResponse: { try SigningKey.generate(.ed25519) },
+                    initialSealing: { try SealingPrivateKey.generate() })
+                let admin = Administration(directory: administering, serverKeys: ring, clock: clock)
+                #expect(try await serving.key(for: alice[0])?.state == .active)  // cached by the serving replica
+
+                let key = try await admin.revoke(.key(alice[1]), by: "ops")
+                #expect(key.first?.keys.first { $0.keyID == alice[1] }?.state == .revoked)
+                let revoked = try await admin.revoke(.user("alice"), by: "ops", reason: "stolen")
+                #expect(revoked.map(\.deviceID) == ["dev-alice", "dev-alice-2"])
+                let deadline = ContinuousClock.now + .seconds(1)
+                while try await serving.key(for: alice[0])?.state != .revoked && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(try await serving.key(for: alice[0])?.state == .revoked)
+                #expect(try await serving.key(for: bob[0])?.state == .active)
+                let bobThumbprint = try #require(try await serving.key(for: bob[0])?.key.jwkThumbprint)
+                #expect(try await serving.key(forThumbprint: bobThumbprint)?.keyID == bob[0])
+                for target in [Administration.Target.user("nobody"), .device("dev-none"), .key("none")] {
+                    await #expect(throws: SigilError(.unknownKey, "")) { try await admin.revoke(target, by: "ops") }
+                }
+                let trail = try await admin.audit(AuditQuery(userID: "alice"))
+                #expect(
+                    trail.filter { $0.action == .revoked }.map(\.deviceID) == ["dev-alice", "dev-alice", "dev-alice-2"])
+                #expect(trail.filter { $0.action == .revoked }.allSatisfy { $0.actor == "operator:ops" })
+                #expect(try await admin.audit(AuditQuery(since: start + 1)).isEmpty)
+
+                let tracker = KeyUsageTracker(store: serving)
+                tracker.used(bob[0], at: start + 5)
+                await tracker.flush()
+                #expect(try await admin.device("dev-bob").keys.first?.lastUsed == start + 5)
+                #expect(try await admin.devices(state: .revoked).map(\.deviceID) == ["dev-alice", "dev-alice-2"])
+
+                // A rotation made by the administering process is read by the serving replica's ring.
+                let next = try await admin.rotate(.response, by: "ops")
+                let servingRing = try await ServerKeyRing.open(
+                    store: serving, overlap: 600, clock: clock,
+                    initialResponse: { try SigningKey.generate(.ed25519) },
+                    initialSealing: { try SealingPrivateKey.generate() })
+                #expect(servingRing.phase(.response)?.next.map(\.stored.keyID) == [next])
+                await #expect(throws: SigilError(.forbidden, "")) { try await admin.rotate(.response, by: "ops") }
+                #expect(try await admin.promote(.response, by: "ops") == next)
+                try await servingRing.reload()
+                #expect(servingRing.phase(.response)?.current.stored.keyID == next)
+                // Keys are sealed at rest: no PEM in the table.
+                let stored = try await store.client.query("SELECT sealed_key FROM sigil_server_keys").collect()
+                for row in stored {
+                    let bytes = try row.decode(ByteBuffer.self)
+                    #expect(!String(buffer: bytes).contains("PRIVATE KEY"))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import SQLiteNIO
+@_spi(Sigil) import SigilCore
+import SigilPostgres
+import SigilSQLite
+import SigilServer
+import SigilStandalone
+import Testing
+
+/// Revoked stays revoked, and only a device's active key manages it: in both directories, inside
+/// their write, and over TLS against `sigil serve`.
+@Suite("Revocation and active keys")
+struct RevocationTests {
+    /// The registries that share these semantics: PostgreSQL's runs against a real server.
+    enum Store: String, CaseIterable, CustomStringConvertible {
+        case memory, sqlite, postgres
+        var description: String { rawValue }
+        static var available: [Store] { ExternalServers.runPostgres ? allCases : [.memory, .sqlite] }
+    }
+
+    /// Sets a key's own row back to active, behind the registry's back (a stored registry only).
+    typealias RowEditor = @Sendable (_ keyID: String) async throws -> Void
+
+    /// A registry of `store`'s kind, with a clock, closed after `body`.
+    static func withRegistry<Result>(
+        _ store: Store,
+        _ body: (any KeyRegistry, ManualUnixClock, RowEditor?) async throws -> Result
+    ) async throws -> Result {
+        let clock = ManualUnixClock(SigningSetup.start)
+        switch store {
+        case .memory:
+            return try await body(MemoryKeyDirectory(clock: clock), clock, nil)
+        case .sqlite:
+            let path = TestServer.temporaryDirectory() + ".sqlite"
+            let directory = try await SQLiteKeyDirectory.open(
+                path: path, masterKey: SymmetricKey(size: .bits256), clock: clock)
+            let editor: RowEditor = { keyID in
+                let connection = try await SQLiteConnection.open(storage: .file(path: path))
+                _ = try await connection.query(
+                    "UPDATE sigil_keys SET state = 'active' WHERE key_id = ?", [.text(keyID)])
+                try await connection.close()
+            }
+            do {
+                let result = try await body(directory, clock, editor)
+                try await directory.close()
+                return result
+            } catch {
+                try? await directory.close()
+                throw error
+            }
+        case .postgres:
+            return try await PostgresTestServer.with { server in
+                let store = try await PostgresStore.open(
+                    try PostgresStore.Location(url: server.url), timeout: .seconds(10))
+                defer { store.close() }
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, cacheLifetime: 0)
+                let editor: RowEditor = { keyID in
+                    try await store.client.query("UPDATE sigil_keys SET state = 'active' WHERE key_id = \(keyID)")
+                }
+                return try await body(directory, clock, editor)
+            }
+        }
+    }
+
+    static func key(_ device: String, _ algorithm: SignatureAlgorithm = .ed25519) throws -> RegisteredKey {
+        let verification = try SigningKey.generate(algorithm).verificationKey
+        return RegisteredKey(
+            keyID: verification.derivedKeyID ?? "", key: verification, deviceID: device, createdAt: SigningSetup.start)
+    }
+
+    @Test(
+        "nothing is added to a revoked device, and its keys read as revoked whatever their row says",
+        arguments: Store.available)
+    func revokedStaysRevoked(_ store: Store) async throws {
+        try await Self.withRegistry(store) { registry, _, editRow in
+            let first = try Self.key("dev-a")
+            try await registry.apply(DirectoryChange(added: [first]))
+            try await registry.apply(DirectoryChange(revokedDevices: ["dev-a"], actingKeyID: first.keyID))
+            #expect(try await registry.key(for: first.keyID)?.state == .revoked)
+
+            await #expect(throws: SigilError(.revokedKey, "")) {
+                try await registry.apply(DirectoryChange(added: [try Self.key("dev-a")]))
+            }
+            await #expect(throws: SigilError(.revokedKey, "")) {
+                try await registry.apply(
+                    DirectoryChange(
+                        certificates: [
+                            IssuedCertificateRecord(serial: "01", keyID: first.keyID, deviceID: "dev-a", notAfter: 0)
+                        ]))
+            }
+
+            // A row set back to active by hand (or by a bug) is still revoked: the device decides.
+            if let editRow {
+                try await editRow(first.keyID)
+            } else if let memory = registry as? MemoryKeyDirectory {
+                await memory.add(first)
+            }
+            let reread = try await registry.keys(ofDevice: "dev-a")
+            #expect(reread.map(\.state) == [.revoked])
+        }
+    }
+
+    @Test("a revocation racing a rotation ends with no usable key", arguments: Store.available)
+    func revocationRacesRotation(_ store: Store) async throws {
+        try await Self.withRegistry(store) { registry, clock, _ in
+            for round in 0..<25 {
+                let device = "dev-race-\(round)"
+                let current = try Self.key(device)
+                try await registry.apply(DirectoryChange(added: [current]))
+                let next = try Self.key(device)
+                async let rotated: Void = registry.apply(
+                    DirectoryChange(
+                        added: [next], retiring: [(current.keyID, clock.now() + 86_400)], actingKeyID: current.keyID))
+                async let revoked: Void = registry.apply(DirectoryChange(revokedDevices: [device]))
+                _ = try? await rotated
+                try await revoked
+                for key in [current, next] {
+                    let found = try await registry.key(for: key.keyID)
+                    #expect(found.map { !$0.isUsable(at: clock.now()) } ?? true, "round \(round)")
+                }
+            }
+        }
+    }
+
+    @Test("a rotating key may not act for its device; an unknown one neither", arguments: Store.available)
+    func onlyTheActiveKeyActs(_ store: Store) async throws {
+        try await Self.withRegistry(store) { registry, clock, _ in
+            let old = try Self.key("dev-b")
+            let new = try Self.key("dev-b")
+            try await registry.apply(DirectoryChange(added: [old]))
+            try await registry.apply(
+                DirectoryChange(added: [new], retiring: [(old.keyID, clock.now() + 86_400)], actingKeyID: old.keyID))
+            // The rotated-away key tries to rotate itself back in.
+            await #expect(throws: SigilError(.forbidden, "")) {
+                try await registry.apply(
+                    DirectoryChange(
+                        added: [try Self.key("dev-b")], retiring: [(new.keyID, clock.now())], actingKeyID: old.keyID))
+            }
+            await #expect(throws: SigilError(.forbidden, "")) {
+                try await registry.apply(DirectoryChange(revokedDevices: ["dev-b"], actingKeyID: old.keyID))
+            }
+            await #expect(throws: SigilError(.unknownKey, "")) {
+                try await registry.apply(DirectoryChange(revokedDevices: ["dev-b"], actingKeyID: "nobody"))
+            }
+            #expect(try await registry.key(for: new.keyID)?.state == .active)
+            try await registry.apply(DirectoryChange(revokedDevices: ["dev-b"], actingKeyID: new.keyID))
+        }
+    }
+
+    @Test("over TLS: after A→B, A still signs requests but manages nothing, its secret ends with it; B manages")
+    func rotatedKeyManagesNothing() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
+        try await TestServer.with(dataDirectory: dataDirectory) { server in
+            try await server.client().using { client in
+                let clock = server.clock
+                let holder = TLSTests.CSRDevice()
+                let old = try holder.device
+                #expect(try await EndToEndTests.register(old, on: server, client: client).status == 201)
+                let oldSecret = try await EndToEndTests.issueSecret(for: old, server: server, client: client)
+                let new = try TestDevice(.ed25519)
+                #expect(
+                    try await EndToEndTests.rotate(from: old, to: new, server: server, client: client).status == 201)
+
+                let (echo, _, _) = try await EndToEndTests.echo(
+                    "grace", signer: old.signer(clock: clock), server: server, client: client)
+                #expect(echo.status == 200, "\(echo.text)")
+
+                var secret = TestRequest(.post, "/v1/devices/\(old.keyID)/secret", server: server)
+                try secret.sign(with: old.signer(clock: clock))
+                #expect(try await secret.send(client, to: server).code == "forbidden")
+
+                let back = try await EndToEndTests.rotate(
+                    from: old, to: try TestDevice(), server: server, client: client)
+                #expect(back.status == 403)
+                #expect(back.code == "forbidden")
+
+                let csr = try JSONSerialization.data(withJSONObject: ["csr": try holder.csrPEM])
+                var certificate = TestRequest(
+                    .post, "/v1/certificates", server: server, json: String(decoding: csr, as: UTF8.self))
+                try certificate.sign(with: old.signer(clock: clock))
+                #expect(try await certificate.send(client, to: server).code == "forbidden")
+
+                var revoke = TestRequest(.delete, "/v1/devices/\(old.keyID)", server: server)
+                try revoke.sign(with: old.signer(clock: clock))
+                #expect(try await revoke.send(client, to: server).code == "forbidden")
+
+                // The secret fetched with the old key ends with the old key's grace, not later.
+                let newSecret = try await EndToEndTests.issueSecret(for: new, server: server, client: client)
+                clock.advance(by: 86_400)
+                let (late, _, _) = try await EndToEndTests.echo(
+                    "after the grace", signer: oldSecret.signer(clock: clock), server: server, client: client)
+                #expect(late.code == "revoked-key")
+                let (current, _, _) = try await EndToEndTests.echo(
+                    "current", signer: newSecret.signer(clock: clock), server: server, client: client)
+                #expect(current.status == 200, "\(current.text)")
+                var revokeByNew = TestRequest(.delete, "/v1/devices/\(new.keyID)", server: server)
+                try revokeByNew.sign(with: new.signer(clock: clock))
+                #expect(try await revokeByNew.send(client, to: server).status == 204)
+            }
+        }
+    }
+}
