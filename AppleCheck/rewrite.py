@@ -23,6 +23,7 @@ import sys
 STUBBED = {"Crypto", "CryptoKit", "Security", "DeviceCheck", "LocalAuthentication", "Synchronization",
            "AppleFoundation", "SigilCore", "SigilFiles", "SigilClient", "SigilOpenAPIClient"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal)\s+)?import\s+(?:\w+\s+)?(\w+)(?:\.\w+)*\s*$")
+EXPORTED = re.compile(r"^\s*@_exported\s+import\s+(\w+)", re.M)
 CAN_IMPORT = re.compile(r"canImport\((\w+)\)")
 ATTRIBUTE = re.compile(r"@available\(([^()]*)\)")
 CHECK = re.compile(r"#(available|unavailable)\(([^()]*)\)")
@@ -90,11 +91,18 @@ def main():
             return f"#unavailable({domain(max(found))})"
         return ", ".join(f"#available({domain(v)})" for v in needed(found))
 
+    # What `import SigilClient` brings besides SigilClient (its `@_exported import`s of real modules):
+    # dropping that import must leave a file seeing what an app's file would.
+    exported = sorted({m.group(1) for path, text in texts.items() if "/Sources/SigilClient/" in path
+                       for m in EXPORTED.finditer(text)} - STUBBED)
     for index, (path, text) in enumerate(texts.items()):
         lines = []
         for line in text.split("\n"):
             match = IMPORT.match(line)
-            lines.append("" if match and match.group(1) in STUBBED else line)
+            if match and match.group(1) == "SigilClient" and exported:
+                lines.append("; ".join(f"import {name}" for name in exported))
+            else:
+                lines.append("" if match and match.group(1) in STUBBED else line)
         text = "\n".join(lines)
         text = CAN_IMPORT.sub(lambda m: "true" if m.group(1) in STUBBED else m.group(0), text)
         text = ATTRIBUTE.sub(attribute, text)
