@@ -233,7 +233,8 @@ public enum KeyFile {
             return PEM.encode(der, label: "PRIVATE KEY")
         case .external(let key): return PEM.encode(key.pkcs8, label: "PRIVATE KEY")
         case .mlDSA(let key):
-            return PEM.encode(mlDSAPrivateDER(oid: OID.mlDSA(key.algorithm), seed: try key.seed()), label: "PRIVATE KEY")
+            return PEM.encode(
+                mlDSAPrivateDER(oid: OID.mlDSA(key.algorithm), seed: try key.seed()), label: "PRIVATE KEY")
         }
     }
 

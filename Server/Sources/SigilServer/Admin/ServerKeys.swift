@@ -297,7 +297,8 @@ public final class ServerKeyRing: Sendable {
                 kind, signing: try SigningKey.generate(algorithm ?? current ?? .ed25519), activatesAt: now + overlap,
                 now: now)
         case .sealing:
-            stored = try Self.stored(kind, sealing: try SealingPrivateKey.generate(), activatesAt: now + overlap, now: now)
+            stored = try Self.stored(
+                kind, sealing: try SealingPrivateKey.generate(), activatesAt: now + overlap, now: now)
         }
         try await store.addServerKey(
             stored, onlyIfFirst: false,
