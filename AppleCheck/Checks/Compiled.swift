@@ -5,7 +5,7 @@ import Foundation
 
 enum AppleCheckCompiled {
     static let declarations: [Any.Type] = [
-        AppAttestSigner.self,  // Apple/AppAttestSigner.swift
+        SystemAppAttest.self,  // Apple/SystemAppAttest.swift
         KeychainDeviceStore.self,  // Apple/KeychainDeviceStore.swift
         PinningSessionDelegate.self,  // Apple/PinningSessionDelegate.swift
         SecureEnclaveSigningKey.self,  // Apple/SecureEnclaveKey.swift

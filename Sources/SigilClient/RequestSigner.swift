@@ -63,7 +63,31 @@ public struct RequestSigner: Sendable {
     /// Signs `request` in place with `nonce`, which a body sealed for this request was bound to
     /// (PROTOCOL.md section 6.2).
     public func sign(_ request: inout HTTPRequest, body: [UInt8], nonce: String) throws {
+        try sign(&request, body: body, nonce: nonce, timestamp: clock.now(), key: key)
+    }
+
+    /// Signs `request` in place with `nonce`, asking the key with
+    /// ``SignatureProvider/asyncSignature(for:)``: no thread waits while a key held elsewhere (App
+    /// Attest) answers. What ``SigilSession`` signs with.
+    func signWithoutBlocking(_ request: inout HTTPRequest, body: [UInt8], nonce: String) async throws {
         let timestamp = clock.now()
+        // The base comes from the same code as the synchronous path: a first pass hands it to a
+        // recorder, the key signs it, and a second pass puts that signature on the request.
+        let recorder = MessageRecorder(key)
+        var probe = request
+        do {
+            try sign(&probe, body: body, nonce: nonce, timestamp: timestamp, key: recorder)
+        } catch is MessageRecorder.Recorded {}
+        guard let message = recorder.message else { throw SigilInputError("the request has no signature base") }
+        let signature = try await key.asyncSignature(for: message)
+        try sign(
+            &request, body: body, nonce: nonce, timestamp: timestamp,
+            key: Presigned(key: key, message: message, signature: signature))
+    }
+
+    func sign(
+        _ request: inout HTTPRequest, body: [UInt8], nonce: String, timestamp: Int64, key: any SignatureProvider
+    ) throws {
         switch profile {
         case .sigilV1:
             for name in [SigilV1.timestampField, SigilV1.nonceField, SigilV1.keyIDField, SigilV1.signatureField] {
@@ -120,5 +144,38 @@ public struct RequestSigner: Sendable {
             urlRequest.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         return nonce
+    }
+}
+
+/// Takes the message a signing would sign, and stops it there.
+final class MessageRecorder: SignatureProvider, @unchecked Sendable {
+    struct Recorded: Error {}
+    let algorithm: SignatureAlgorithm
+    let publicKey: VerificationKey?
+    private(set) var message: [UInt8]?
+
+    init(_ key: any SignatureProvider) {
+        algorithm = key.algorithm
+        publicKey = key.publicKey
+    }
+
+    func signature(for message: [UInt8]) throws -> [UInt8] {
+        self.message = message
+        throw Recorded()
+    }
+}
+
+/// A signature made already, over exactly one message.
+struct Presigned: SignatureProvider {
+    let key: any SignatureProvider
+    let message: [UInt8]
+    let signature: [UInt8]
+
+    var algorithm: SignatureAlgorithm { key.algorithm }
+    var publicKey: VerificationKey? { key.publicKey }
+
+    func signature(for message: [UInt8]) throws -> [UInt8] {
+        guard message == self.message else { throw SigilInputError("the signature base changed while signing") }
+        return signature
     }
 }

@@ -163,6 +163,15 @@ public struct SigilSession: Sendable {
     public func send(_ request: HTTPRequest, sealed: Bool? = nil, body makeBody: (_ nonce: String) throws -> [UInt8])
         async throws -> SigilResponse
     {
+        // An App Attest key's requests go one at a time, so its assertions arrive in counter order.
+        try await OrderedRequests.run(for: signer.key, keyID: signer.keyID) {
+            try await sendInTurn(request, sealed: sealed, body: makeBody)
+        }
+    }
+
+    func sendInTurn(_ request: HTTPRequest, sealed: Bool?, body makeBody: (_ nonce: String) throws -> [UInt8])
+        async throws -> SigilResponse
+    {
         // Origin-form targets only: a transport joins the path to the authority, so `@evil.example/…`
         // would go elsewhere than the origin checked here, signed for a path the server accepts.
         guard request.path?.utf8.first == UInt8(ascii: "/") else {
@@ -190,7 +199,7 @@ public struct SigilSession: Sendable {
                 signed.headerFields[.contentEncoding] = Sealing.contentEncoding
             }
             try dpop?.authorize(&signed)
-            try signer.sign(&signed, body: sent, nonce: nonce)
+            try await signer.signWithoutBlocking(&signed, body: sent, nonce: nonce)
             let sentAt = clock.localTime
             let (head, responseBody) = try await transport.send(signed, body: sent)
             let received = SigilResponse(

@@ -3,6 +3,10 @@
 // CFDictionary`, `as CFData`, `as String` and `as Data` type-check here as they do on Apple
 // platforms (swift-corelibs-foundation bridges with `as` too), and so that a missing bridge fails
 // here as it does there.
+//
+// Availability: each declaration carries what Apple's documentation gives, where it was looked up
+// (its page's address beside it); one with no `@available` here had its availability not looked up,
+// which AppleCheck/run cannot tell from one that needs none (see the stubs' report).
 import Foundation
 
 /// Mimics `CFTypeRef`: https://developer.apple.com/documentation/corefoundation/cftyperef
@@ -39,5 +43,3 @@ public typealias OSStatus = Int32
 @discardableResult
 public func CFGetTypeID(_ cf: CFTypeRef!) -> CFTypeID { stub() }
 
-/// Stands for every body in these stubs: they are type-checked against, never run or linked.
-func stub() -> Never { fatalError("AppleCheck stubs are for type-checking only") }

@@ -1,11 +1,25 @@
 // Access control, only as far as CryptoKit's Secure Enclave key initializer needs it for its default
 // argument.
+//
+// Availability: each declaration carries what Apple's documentation gives, where it was looked up
+// (its page's address beside it); one with no `@available` here had its availability not looked up,
+// which AppleCheck/run cannot tell from one that needs none (see the stubs' report).
 
-/// Mimics `SecAccessControlCreateFlags`: https://developer.apple.com/documentation/security/secaccesscontrolcreateflags
+/// Mimics `SecAccessControlCreateFlags`, `struct SecAccessControlCreateFlags` (an `OptionSet` over
+/// `CFOptionFlags`): https://developer.apple.com/documentation/security/secaccesscontrolcreateflags
+/// (availability: its `init(rawValue:)`'s, below; the type's own page is not in what was looked up)
+@available(iOS 8.0, macOS 10.10, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 public struct SecAccessControlCreateFlags: OptionSet, Sendable {
     public let rawValue: UInt
+
+    /// Mimics `init(rawValue: CFOptionFlags)`:
+    /// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/init(rawvalue:)
+    @available(iOS 8.0, macOS 10.10, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
     public init(rawValue: UInt) { self.rawValue = rawValue }
-    /// Mimics `SecAccessControlCreateFlags.privateKeyUsage`.
+
+    /// Mimics `static var privateKeyUsage: SecAccessControlCreateFlags { get }`:
+    /// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/privatekeyusage
+    /// (availability not looked up)
     public static let privateKeyUsage = SecAccessControlCreateFlags(rawValue: 1 << 30)
 }
 
@@ -13,6 +27,7 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable {
 /// CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags, _ error:
 /// UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecAccessControl?`:
 /// https://developer.apple.com/documentation/security/secaccesscontrolcreatewithflags(_:_:_:_:)
+@available(iOS 8.0, macOS 10.10, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecAccessControlCreateWithFlags(
     _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,

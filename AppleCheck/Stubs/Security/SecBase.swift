@@ -1,5 +1,9 @@
 // Security's opaque CoreFoundation types and the result codes the checked files compare against.
 // Not `Sendable` here; should Apple's SDK mark one `Sendable`, this check is only the stricter.
+//
+// Availability: each declaration carries what Apple's documentation gives, where it was looked up
+// (its page's address beside it); one with no `@available` here had its availability not looked up,
+// which AppleCheck/run cannot tell from one that needs none (see the stubs' report).
 
 /// Mimics `SecKey`: https://developer.apple.com/documentation/security/seckey
 public final class SecKey {}

@@ -1,17 +1,25 @@
 // Keychain items: the SecItem functions and the kSec… keys and values the checked files use. The
 // keys are `let …: CFString` in Apple's SDK; `nonisolated(unsafe)` stands for an imported C constant,
 // which Swift does not check for concurrency either.
+//
+// Availability: each declaration carries what Apple's documentation gives, where it was looked up
+// (its page's address beside it); one with no `@available` here had its availability not looked up,
+// which AppleCheck/run cannot tell from one that needs none (see the stubs' report).
 import Foundation
 
 /// Mimics `SecItemAdd(_:_:)`,
 /// `func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus`:
 /// https://developer.apple.com/documentation/security/secitemadd(_:_:)
+/// (its page is not in what was looked up; its availability is `SecItemCopyMatching(_:_:)`'s, of the same SecItem API:
+/// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:))
+@available(iOS 2.0, macOS 10.6, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus { stub() }
 
 /// Mimics `SecItemCopyMatching(_:_:)`,
 /// `func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus`:
 /// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:)
+@available(iOS 2.0, macOS 10.6, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     stub()
@@ -19,6 +27,9 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 
 /// Mimics `SecItemDelete(_:)`, `func SecItemDelete(_ query: CFDictionary) -> OSStatus`:
 /// https://developer.apple.com/documentation/security/secitemdelete(_:)
+/// (its page is not in what was looked up; its availability is `SecItemCopyMatching(_:_:)`'s, of the same SecItem API:
+/// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:))
+@available(iOS 2.0, macOS 10.6, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus { stub() }
 
@@ -49,6 +60,7 @@ nonisolated(unsafe) public let kSecAttrKeyClassPrivate: CFString = "1"
 nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
 /// Mimics `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`:
 /// https://developer.apple.com/documentation/security/ksecattraccessibleafterfirstunlockthisdeviceonly
+@available(iOS 4.0, macOS 10.9, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
 nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
 
 /// Mimics `kSecValueData`: https://developer.apple.com/documentation/security/ksecvaluedata

@@ -1,8 +1,13 @@
 // Keys, certificates and identities: creating, exporting and recognizing them.
+//
+// Availability: each declaration carries what Apple's documentation gives, where it was looked up
+// (its page's address beside it); one with no `@available` here had its availability not looked up,
+// which AppleCheck/run cannot tell from one that needs none (see the stubs' report).
 
 /// Mimics `SecKeyCreateWithData(_:_:_:)`, `func SecKeyCreateWithData(_ keyData: CFData, _ attributes:
 /// CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey?`:
 /// https://developer.apple.com/documentation/security/seckeycreatewithdata(_:_:_:)
+@available(iOS 10.0, macOS 10.12, tvOS 10.0, watchOS 3.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecKeyCreateWithData(
     _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
@@ -11,6 +16,7 @@ public func SecKeyCreateWithData(
 /// Mimics `SecKeyCopyExternalRepresentation(_:_:)`, `func SecKeyCopyExternalRepresentation(_ key:
 /// SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData?`:
 /// https://developer.apple.com/documentation/security/seckeycopyexternalrepresentation(_:_:)
+@available(iOS 10.0, macOS 10.12, tvOS 10.0, watchOS 3.0, visionOS 1.0, macCatalyst 13.1, *)
 @discardableResult
 public func SecKeyCopyExternalRepresentation(
     _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?

@@ -16,9 +16,21 @@ public protocol SignatureProvider: Sendable {
     /// - Returns: ECDSA as the raw `r‖s` of fixed size (what CryptoKit's `rawRepresentation` holds),
     ///   every other algorithm as it defines its signature.
     func signature(for message: [UInt8]) throws -> [UInt8]
+    /// Signs `message` without holding a thread while a key held elsewhere answers (App Attest's
+    /// assertions come from a system service). The default calls ``signature(for:)``.
+    func asyncSignature(for message: [UInt8]) async throws -> [UInt8]
+    /// Whether the server must receive this key's signatures in the order they were made: App Attest
+    /// assertions carry a counter the server refuses to see go backwards, so two requests signed at
+    /// once and delivered out of order would refuse the later-signed one as a replay. A session
+    /// sends such a key's requests one at a time. `false` by default.
+    var requiresOrderedRequests: Bool { get }
 }
 
 extension SignatureProvider {
+    public func asyncSignature(for message: [UInt8]) async throws -> [UInt8] { try signature(for: message) }
+
+    public var requiresOrderedRequests: Bool { false }
+
     /// Signs `message` and encodes the signature as `profile` puts it on the wire.
     public func signature(for message: [UInt8], profile: SignatureProfile) throws -> [UInt8] {
         try profile.wireSignature(try signature(for: message), algorithm: algorithm)
