@@ -86,7 +86,8 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
 
     /// The attestation of the key for `challenge` (`clientDataHash` = SHA-256 of its UTF-8 bytes).
     public func attest(challenge: String) async throws -> [UInt8] {
-        Array(try await provider.attestKey(appAttestKeyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8)))))
+        Array(
+            try await provider.attestKey(appAttestKeyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8)))))
     }
 
     /// Refuses: an assertion comes from App Attest asynchronously, and waiting for it here would hold

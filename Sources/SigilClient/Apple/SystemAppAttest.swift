@@ -19,7 +19,9 @@
         }
 
         public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
-            try await Self.reading { try await DCAppAttestService.shared.attestKey(keyID, clientDataHash: clientDataHash) }
+            try await Self.reading {
+                try await DCAppAttestService.shared.attestKey(keyID, clientDataHash: clientDataHash)
+            }
         }
 
         public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
