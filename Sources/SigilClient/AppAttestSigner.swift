@@ -56,7 +56,7 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
     /// App Attest, or what stands in for it.
     public let provider: any AppAttestProvider
     /// How long to wait before each try again after a transient failure, in nanoseconds.
-    var retryDelays: [UInt64] = [1_000_000_000, 2_000_000_000]
+    public var retryDelays: [UInt64] = [1_000_000_000, 2_000_000_000]
 
     /// The signer of a key `provider` made earlier.
     public init(appAttestKeyID: String, provider: any AppAttestProvider) {

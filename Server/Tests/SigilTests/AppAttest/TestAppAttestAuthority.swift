@@ -169,9 +169,19 @@ struct TestAppAttestAuthority: Sendable {
         key: P256.Signing.PrivateKey, clientData: [UInt8], counter: UInt32, appID: String = appID,
         flipSignature: Bool = false
     ) throws -> [UInt8] {
+        try assertion(
+            key: key, clientDataHash: Array(SHA256.hash(data: clientData)), counter: counter, appID: appID,
+            flipSignature: flipSignature)
+    }
+
+    /// An assertion over `clientDataHash`, as `DCAppAttestService.generateAssertion` takes it.
+    static func assertion(
+        key: P256.Signing.PrivateKey, clientDataHash: [UInt8], counter: UInt32, appID: String = appID,
+        flipSignature: Bool = false
+    ) throws -> [UInt8] {
         let authenticatorData =
             Array(SHA256.hash(data: Array(appID.utf8))) + [0x00] + CBOREncoder.bigEndian(UInt64(counter), 4)
-        let nonce = Array(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: clientData))))
+        let nonce = Array(SHA256.hash(data: authenticatorData + clientDataHash))
         var signature = Array(try key.signature(for: nonce).derRepresentation)
         if flipSignature { signature[signature.count - 1] ^= 0x01 }
         return CBOREncoder.encode(
