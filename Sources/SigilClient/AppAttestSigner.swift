@@ -114,12 +114,14 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
     public var requiresOrderedRequests: Bool { true }
 
     /// Enrolls the key by attestation (``DeviceEnrollment/enroll(attested:appAttestKeyID:attest:with:store:)``).
+    ///
+    /// - Parameter token: the logged-in user's enrollment JWT, which binds the device to that user.
     public func enroll(
-        with registration: DeviceRegistration, enrollment: DeviceEnrollment = DeviceEnrollment(),
+        with registration: DeviceRegistration, token: String? = nil, enrollment: DeviceEnrollment = DeviceEnrollment(),
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
         try await enrollment.enroll(
-            attested: self, appAttestKeyID: keyIDBytes, attest: { try await attest(challenge: $0) },
+            attested: self, appAttestKeyID: keyIDBytes, token: token, attest: { try await attest(challenge: $0) },
             with: registration, store: store)
     }
 

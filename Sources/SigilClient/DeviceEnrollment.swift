@@ -63,31 +63,34 @@ public struct DeviceEnrollment: Sendable {
         }
     }
 
-    /// Enrolls an App Attest key (`apple-appattest`) by attestation, with no token: asks the server
-    /// for a challenge, has the key attested for it, registers it with a request its own assertion
-    /// signs, then gets the certificate asked for and saves the identity. No HMAC secret: an App
-    /// Attest device signs with assertions only.
+    /// Enrolls an App Attest key (`apple-appattest`) by attestation: asks the server for a challenge,
+    /// has the key attested for it, registers it with a request its own assertion signs, then gets
+    /// the certificate asked for and saves the identity. No HMAC secret: an App Attest device signs
+    /// with assertions only.
     ///
     /// - Parameters:
-    ///   - signer: the App Attest key (`AppAttestSigner` on Apple platforms).
+    ///   - signer: the App Attest key (``AppAttestSigner``).
     ///   - appAttestKeyID: its App Attest key ID.
+    ///   - token: the logged-in user's enrollment JWT, which binds the device to that user (the answer
+    ///     must name the token's `sub`); `nil` for a device of no user.
     ///   - attest: `DCAppAttestService.attestKey` for SHA-256 of the challenge's UTF-8 bytes.
     public func enroll(
         attested signer: any SignatureProvider,
         appAttestKeyID: [UInt8],
+        token: String? = nil,
         attest: (String) async throws -> [UInt8],
         with registration: DeviceRegistration,
         store: any DeviceStore
     ) async throws -> DeviceIdentity {
         var enrollment = self
         enrollment.fetchSecret = false
-        let expected = expectedUserID
+        // With a token, the device is its user's; without, no user's, unless one is expected.
+        let expected = expectedUserID ?? token.flatMap(Self.subject(ofJWT:))
         return try await enrollment.enroll(signer, with: registration, store: store) { server in
             let challenge = try await registration.attestationChallenge().challenge
             let registered = try await registration.enroll(
                 attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),
-                challenge: challenge, server: server)
-            // Enrolled with no credential: for no user, unless one is expected.
+                challenge: challenge, token: token, server: server)
             if registered.userId != expected {
                 throw SigilError(.enrollmentRefused, "the server enrolled the device for a user it did not expect")
             }

@@ -64,18 +64,20 @@ public struct DeviceRegistration: Sendable {
         return try decode(head, body)
     }
 
-    /// Registers an App Attest key by its attestation (no token), the request signed by the key's
-    /// own assertion.
+    /// Registers an App Attest key by its attestation, the request signed by the key's own assertion.
     ///
     /// - Parameters:
     ///   - signer: the App Attest key (`apple-appattest`), which signs with assertions.
     ///   - appAttestKeyID: its App Attest key ID (`DCAppAttestService.generateKey`).
     ///   - attestation: `attestKey` of that key for SHA-256 of `challenge`'s UTF-8 bytes.
+    ///   - token: the logged-in user's enrollment JWT, sent beside the attestation: the device is then
+    ///     that user's (the attestation proves the app, the token the user). `nil`: a device of no user.
     public func enroll(
         attestedBy signer: any SignatureProvider,
         appAttestKeyID: [UInt8],
         attestation: [UInt8],
         challenge: String,
+        token: String? = nil,
         server: ResponseVerifier
     ) async throws -> Registration.Registered {
         guard signer.algorithm == .appleAppAttest else {
@@ -84,8 +86,15 @@ public struct DeviceRegistration: Sendable {
         var submission = Registration.KeySubmission(alg: SignatureAlgorithm.appleAppAttest.rawValue, publicKey: "")
         submission.attestation = Registration.Attestation(
             keyId: Base64.encode(appAttestKeyID), attestation: Base64.encode(attestation), challenge: challenge)
+        var head = request(.post, Registration.Path.devices)
+        if let token {
+            let authorization = "Bearer \(token)"
+            head.headerFields[.authorization] = authorization
+            // Signed with the body: the server refuses the registration under any other credential.
+            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
+        }
         return try await call(
-            request(.post, Registration.Path.devices), body: try json(submission),
+            head, body: try json(submission),
             signer: self.signer(signer, AppAttestAssertion.keyID(appAttestKeyID: appAttestKeyID)), server: server,
             expect: 201)
     }

@@ -31,6 +31,9 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     public var deviceSealingKeyID: String?
     /// When the HMAC secret was issued (server time), so an older pushed secret is refused.
     public var secretIssuedAt: Int64?
+    /// The server clock's offset (server minus local, seconds) last learnt from a signed answer, kept
+    /// across launches so the first request after one is signed with the server's time.
+    public var clockOffset: Int64?
     /// `true` when ``pins`` were taken on first use: from discovery, which is unsigned, over a
     /// connection no pin had checked. They then stand on the trust of that first connection alone;
     /// pin the server out of band (`sigil enroll --pin`) where that matters.
@@ -79,6 +82,12 @@ public protocol DeviceStore: Sendable {
     ///
     /// - Throws: ``SigilInputError`` when this store cannot keep one.
     func saveSealingKey(_ key: SealingPrivateKey) throws
+    /// Replaces the identity alone (a server key it follows, the clock's offset), keeping key and
+    /// secret.
+    func saveIdentity(_ identity: DeviceIdentity) throws
+    /// Deletes everything the store keeps for Sigil: identity, device key (a Secure Enclave key's
+    /// reference, an App Attest key's ID), secret, sealing key. Nothing is left to sign with.
+    func reset() throws
 }
 
 extension DeviceStore {
@@ -149,6 +158,25 @@ public struct FileDeviceStore: DeviceStore {
     public func saveSealingKey(_ key: SealingPrivateKey) throws {
         try SecureFile.createDirectory(directory)
         try SecureFile.write(try Sealing.privateKeyFile(for: key), to: path("sealing-key.pem"))
+    }
+
+    /// Deletes `identity.json`, `device-key.pem`, `secret` and `sealing-key.pem`, then the directory
+    /// when nothing else is in it.
+    public func reset() throws {
+        for name in ["identity.json", "device-key.pem", "secret", "sealing-key.pem"] {
+            do {
+                try FileManager.default.removeItem(atPath: path(name))
+            } catch CocoaError.fileNoSuchFile {
+                continue
+            } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ENOENT) {
+                continue
+            } catch {
+                throw SigilInputError("\(path(name)) could not be deleted")
+            }
+        }
+        if (try? FileManager.default.contentsOfDirectory(atPath: directory))?.isEmpty == true {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     /// Replaces `identity.json` alone (the server keys an identity follows), keeping key and secret.

@@ -13,6 +13,12 @@ public final class ServerClock: UnixClock {
     /// Creates a clock over the local clock, with no offset yet.
     public init(local: any UnixClock = SystemUnixClock()) { self.local = local }
 
+    /// Creates a clock over the local clock with an offset learnt before (``DeviceIdentity/clockOffset``).
+    public init(local: any UnixClock = SystemUnixClock(), offset: Int64) {
+        self.local = local
+        self.offset.withLock { $0 = offset }
+    }
+
     /// Server-corrected Unix seconds.
     public func now() -> Int64 { local.now() + offset.withLock { $0 } }
 

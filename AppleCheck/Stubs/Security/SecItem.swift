@@ -40,6 +40,12 @@ nonisolated(unsafe) public let kSecClassGenericPassword: CFString = "genp"
 /// Mimics `kSecClassKey`: https://developer.apple.com/documentation/security/ksecclasskey
 nonisolated(unsafe) public let kSecClassKey: CFString = "keys"
 
+/// Mimics `kSecAttrAccessGroup`, `let kSecAttrAccessGroup: CFString` (iOS 3.0, macOS 10.9, tvOS 9.0,
+/// watchOS 2.0, visionOS 1.0, Mac Catalyst 13.1):
+/// https://developer.apple.com/documentation/security/ksecattraccessgroup
+@available(iOS 3.0, macOS 10.9, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
+nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
+
 /// Mimics `kSecAttrService`: https://developer.apple.com/documentation/security/ksecattrservice
 nonisolated(unsafe) public let kSecAttrService: CFString = "svce"
 /// Mimics `kSecAttrAccount`: https://developer.apple.com/documentation/security/ksecattraccount

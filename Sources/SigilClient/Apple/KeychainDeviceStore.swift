@@ -14,14 +14,56 @@
     ///   as Apple's sample does for Curve25519 keys;
     /// - the identity, the HMAC secret and the X-Wing sealing key's seed as generic passwords.
     ///
-    /// Nothing is stored as PEM.
+    /// Nothing is stored as PEM. With an access group (a Keychain sharing group the app and its
+    /// extensions are entitled to), an app extension reads the same identity and signs as the app.
     @available(iOS 17, macOS 14, *)
     public struct KeychainDeviceStore: DeviceStore {
         /// The Keychain service the items are filed under (and the Keychain key's tag prefix).
         public let service: String
+        /// The Keychain access group every item is kept in (`kSecAttrAccessGroup`), or `nil` for the
+        /// app's default one.
+        public let accessGroup: String?
 
-        /// Creates a store under `service`.
-        public init(service: String = "dev.sigil.device") { self.service = service }
+        /// Creates a store under `service`, in `accessGroup` when given (`TEAMID.com.example.shared`,
+        /// listed in the app's and its extensions' Keychain Sharing entitlement).
+        public init(service: String = "dev.sigil.device", accessGroup: String? = nil) {
+            self.service = service
+            self.accessGroup = accessGroup
+        }
+
+        /// The attributes that find this store's generic passwords, or the one named `account`.
+        func passwordQuery(account: String? = nil) -> [String: Any] {
+            var query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            ]
+            if let account { query[kSecAttrAccount as String] = account }
+            if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+            return query
+        }
+
+        /// The attributes that find this store's Keychain key.
+        func keyQuery() -> [String: Any] {
+            var query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: keyTag]
+            if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+            return query
+        }
+
+        public func saveIdentity(_ identity: DeviceIdentity) throws {
+            try store(try JSONEncoder().encode(identity), as: "identity")
+        }
+
+        /// Deletes every item this store made: its generic passwords (identity, secret, sealing key,
+        /// raw keys, the Secure Enclave key's reference, the App Attest key's ID) and its Keychain key.
+        /// A Secure Enclave key exists only through the reference deleted here; an App Attest key
+        /// cannot be deleted by an app, and is never used again once its ID is gone.
+        public func reset() throws {
+            for query in [passwordQuery(), keyQuery()] {
+                let status = SecItemDelete(query as CFDictionary)
+                guard status == errSecSuccess || status == errSecItemNotFound else {
+                    throw SigilInputError("the Keychain refused to delete Sigil's items (\(status))")
+                }
+            }
+        }
 
         static let enclaveAccount = "device-key.secure-enclave"
         static let appAttestAccount = "device-key.app-attest"
@@ -113,18 +155,14 @@
                 throw SigilInputError("the Keychain store cannot keep a \(type(of: key))")
             }
             if let secret { try store(Data(secret), as: "secret") }
-            try store(try JSONEncoder().encode(identity), as: "identity")
+            try saveIdentity(identity)
         }
 
         // MARK: Generic passwords
 
         /// Stores `data` as the generic password `account`, replacing it.
         func store(_ data: Data, as account: String) throws {
-            let query: [String: Any] = [
-                kSecClass as String: kSecClassGenericPassword,
-                kSecAttrService as String: service,
-                kSecAttrAccount as String: account,
-            ]
+            let query = passwordQuery(account: account)
             SecItemDelete(query as CFDictionary)
             var attributes = query
             attributes[kSecValueData as String] = data
@@ -137,13 +175,9 @@
 
         /// The generic password `account`, or `nil` when there is none.
         func password(_ account: String) throws -> Data? {
-            let query: [String: Any] = [
-                kSecClass as String: kSecClassGenericPassword,
-                kSecAttrService as String: service,
-                kSecAttrAccount as String: account,
-                kSecReturnData as String: true,
-                kSecMatchLimit as String: kSecMatchLimitOne,
-            ]
+            var query = passwordQuery(account: account)
+            query[kSecReturnData as String] = true
+            query[kSecMatchLimit as String] = kSecMatchLimitOne
             var result: CFTypeRef?
             let status = SecItemCopyMatching(query as CFDictionary, &result)
             if status == errSecItemNotFound { return nil }
@@ -165,12 +199,9 @@
             guard let key = SecKeyCreateWithData(x963 as CFData, attributes as CFDictionary, &error) else {
                 throw SigilInputError("the Keychain could not make a key from the device key")
             }
-            let query: [String: Any] = [
-                kSecClass as String: kSecClassKey,
-                kSecAttrApplicationTag as String: keyTag,
-                kSecValueRef as String: key,
-                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-            ]
+            var query = keyQuery()
+            query[kSecValueRef as String] = key
+            query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
             let status = SecItemAdd(query as CFDictionary, nil)
             guard status == errSecSuccess else {
                 throw SigilInputError("the Keychain refused to store the device key (\(status))")
@@ -179,12 +210,9 @@
 
         /// The X9.63 form of the `SecKey` under ``keyTag``, or `nil` when there is none.
         func keychainKey() throws -> Data? {
-            let query: [String: Any] = [
-                kSecClass as String: kSecClassKey,
-                kSecAttrApplicationTag as String: keyTag,
-                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
-                kSecReturnRef as String: true,
-            ]
+            var query = keyQuery()
+            query[kSecAttrKeyType as String] = kSecAttrKeyTypeECSECPrimeRandom
+            query[kSecReturnRef as String] = true
             var item: CFTypeRef?
             let status = SecItemCopyMatching(query as CFDictionary, &item)
             if status == errSecItemNotFound { return nil }
@@ -202,17 +230,11 @@
 
         /// Removes every form a device key may have been stored in.
         func deleteDeviceKey() throws {
-            SecItemDelete(
-                [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: keyTag] as CFDictionary)
+            SecItemDelete(keyQuery() as CFDictionary)
             for account in [Self.enclaveAccount, Self.appAttestAccount]
                 + Self.rawKeyAlgorithms.map({ "device-key." + $0.rawValue })
             {
-                SecItemDelete(
-                    [
-                        kSecClass as String: kSecClassGenericPassword,
-                        kSecAttrService as String: service,
-                        kSecAttrAccount as String: account,
-                    ] as CFDictionary)
+                SecItemDelete(passwordQuery(account: account) as CFDictionary)
             }
         }
     }

@@ -42,6 +42,8 @@ final class MemoryDeviceStore: DeviceStore {
     func save(_ identity: DeviceIdentity, key: any SignatureProvider, secret: [UInt8]?) throws {
         saved.withLock { $0 = (identity, key, secret) }
     }
+    func saveIdentity(_ identity: DeviceIdentity) throws { saved.withLock { $0?.0 = identity } }
+    func reset() throws { saved.withLock { $0 = nil } }
 }
 
 @Suite("Enrollment with any key over any transport")

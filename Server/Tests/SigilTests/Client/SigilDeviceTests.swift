@@ -1,0 +1,171 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import SigilClient
+@_spi(Sigil) import SigilCore
+import SigilHTTPClient
+import SigilServer
+import SigilStandalone
+import SigilTLS
+import Synchronization
+import Testing
+
+/// The app's lifecycle through ``SigilDevice`` against `sigil serve` over TLS, with the identity in a
+/// real store (files, as the Keychain store keeps the same things on Apple platforms).
+/// The pins each transport was made for.
+final class PinsSeen: Sendable {
+    let seen = Mutex<[[String]]>([])
+}
+
+@Suite("SigilDevice: enroll, send, rotate, reset, and what it keeps by itself")
+struct SigilDeviceTests {
+    /// A server, an HTTP client trusting it, and a transport factory recording the pins it was given.
+    static func withServer(
+        configure: (inout SigilStandalone.Options) -> Void = { _ in },
+        _ body: (TestServer, @escaping @Sendable ([String]) throws -> any SigilTransport, PinsSeen) async throws -> Void
+    ) async throws {
+        try await TestServer.with(dataDirectory: TestServer.temporaryDirectory(), configure: configure) { server in
+            let tls = ClientTLS.configuration(anchors: try server.certificates)
+            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+                .using { client in
+                    let pins = PinsSeen()
+                    let transport: @Sendable ([String]) throws -> any SigilTransport = { given in
+                        pins.seen.withLock { $0.append(given) }
+                        return AsyncHTTPClientTransport(client: client)
+                    }
+                    try await body(server, transport, pins)
+                }
+        }
+    }
+
+    static func store() -> FileDeviceStore { FileDeviceStore(directory: TestServer.temporaryDirectory()) }
+
+    static func url(_ server: TestServer) -> String { "https://localhost:\(server.port)" }
+
+    static func echo(_ device: SigilDevice, _ server: TestServer) async throws -> SigilResponse {
+        try await device.send(SessionTests.echo(server), body: Array(#"{"hello":"world"}"#.utf8))
+    }
+
+    @Test("rotate: the server registers the new key, a new secret comes with it, and the store holds all three at once")
+    func rotate() async throws {
+        try await Self.withServer { server, transport, pins in
+            let store = Self.store()
+            let device = try SigilDevice(store: store, clock: server.clock, transport: transport)
+            #expect(await device.isEnrolled == false)
+            let first = try SigningKey.generate(.ecdsaP256SHA256)
+            let enrolled = try await device.enroll(first, server: Self.url(server), token: TestServer.token)
+            #expect(try await Self.echo(device, server).head.status == .ok)
+            let firstSecret = try #require(try store.secret()?.verificationKey.hmacSecret)
+
+            let next = try SigningKey.generate(.ed25519)
+            let rotated = try await device.rotate(to: next)
+            #expect(rotated.keyID == next.derivedKeyID)
+            #expect(rotated.keyID != enrolled.keyID)
+            #expect(rotated.algorithm == "ed25519")
+            #expect(try store.identity() == rotated)
+            #expect(try store.privateKey()?.derivedKeyID == next.derivedKeyID)
+            let secret = try #require(try store.secret()?.verificationKey.hmacSecret)
+            #expect(secret != firstSecret)
+            #expect(rotated.secretKeyID != enrolled.secretKeyID)
+
+            // The next request is signed by the new key.
+            let answer = try await Self.echo(device, server)
+            #expect(answer.head.status == .ok)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains(try #require(next.derivedKeyID)))
+            // Every transport was made with the pins the identity holds (taken at enrollment).
+            #expect(pins.seen.withLock { $0 }.dropFirst().allSatisfy { $0 == enrolled.pins })
+        }
+    }
+
+    @Test("reset revokes the device and deletes the store; the old key is then refused, and nothing is left to sign")
+    func reset() async throws {
+        try await Self.withServer { server, transport, _ in
+            let store = Self.store()
+            let device = try SigilDevice(store: store, clock: server.clock, transport: transport)
+            let key = try SigningKey.generate(.ecdsaP256SHA256)
+            let identity = try await device.enroll(key, server: Self.url(server), token: TestServer.token)
+            #expect(try await Self.echo(device, server).head.status == .ok)
+
+            try await device.reset()
+            #expect(await device.isEnrolled == false)
+            #expect(try store.identity() == nil)
+            #expect(try store.deviceKey() == nil)
+            #expect(try store.secret() == nil)
+            #expect(!FileManager.default.fileExists(atPath: store.directory))
+            await #expect(throws: SigilError(.unknownKey, "")) { _ = try await Self.echo(device, server) }
+
+            // Whoever kept a copy of the key is refused (unsigned: a revoked key's request verifies no
+            // more, so nothing binds an answer to it).
+            let session = SigilSession(
+                transport: try transport(identity.pins),
+                signer: RequestSigner(key: key, keyID: identity.keyID, clock: server.clock),
+                clock: ServerClock(local: server.clock))
+            let refused = try await session.send(SessionTests.echo(server), body: [])
+            #expect(refused.refusal?.code == .revokedKey)
+        }
+    }
+
+    @Test("the clock's offset learnt from a signed answer is kept: after a relaunch the first request goes once")
+    func clockOffsetKept() async throws {
+        try await Self.withServer { server, transport, _ in
+            let store = Self.store()
+            // The phone's clock is 20 minutes behind the server's.
+            let phone = ManualUnixClock(server.clock.now() - 1200)
+            let device = try SigilDevice(store: store, clock: phone, transport: transport)
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            #expect(try await Self.echo(device, server).attempts == 1)
+            let offset = try #require(try store.identity()?.clockOffset)
+            #expect(abs(offset - 1200) <= 1)
+
+            let relaunched = try SigilDevice(store: store, clock: phone, transport: transport)
+            #expect(abs(relaunched.clock.offsetSeconds - 1200) <= 1)
+            let first = try await Self.echo(relaunched, server)
+            #expect(first.head.status == .ok)
+            #expect(first.attempts == 1)
+        }
+    }
+
+    @Test("a server key promotion is followed and stored without the app: a relaunch verifies with the new key")
+    func followsPromotion() async throws {
+        try await Self.withServer { server, transport, _ in
+            let store = Self.store()
+            let device = try SigilDevice(store: store, clock: server.clock, transport: transport)
+            let enrolled = try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let ring = server.prepared.serverKeys
+            let next = try await ring.rotate(.response, actor: "operator:test")
+            _ = try await ring.promote(.response, actor: "operator:test")
+
+            let answer = try await Self.echo(device, server)
+            #expect(answer.signatureVerified)
+            #expect(answer.head.headerFields[SigilV1.keyIDField] == next)
+            let stored = try #require(try store.identity())
+            #expect(stored.responseKeyID == next)
+            #expect(stored.responseKeyID != enrolled.responseKeyID)
+
+            // Past the overlap the old key vouches for nothing; the stored identity needs it no more.
+            server.clock.advance(by: 7 * 86_400 + 1)
+            let relaunched = try SigilDevice(store: store, clock: server.clock, transport: transport)
+            #expect(try await Self.echo(relaunched, server).signatureVerified)
+        }
+    }
+
+    @Test("a refusal is thrown as SigilError with the server's code, by enrollment and by a request alike")
+    func refusalsThrow() async throws {
+        try await Self.withServer(configure: { $0.sealedPaths = ["/v1/echo"] }) { server, transport, _ in
+            let device = try SigilDevice(store: Self.store(), clock: server.clock, transport: transport)
+            await #expect(throws: SigilError(.enrollmentRefused, "")) {
+                try await device.enroll(try SigningKey.generate(.ed25519), server: Self.url(server), token: "wrong")
+            }
+            try await device.enroll(
+                try SigningKey.generate(.ed25519), server: Self.url(server), token: TestServer.token)
+            // A plain body where the server requires a sealed one: its signed refusal, thrown.
+            await #expect(throws: SigilError(.sealedBodyInvalid, "")) { _ = try await Self.echo(device, server) }
+            // Sealed, it goes through.
+            let sealed = try await device.send(SessionTests.echo(server), body: Array("{}".utf8), sealed: true)
+            #expect(sealed.head.status == .ok)
+            #expect(sealed.answerSealed)
+        }
+    }
+}
