@@ -6,8 +6,9 @@ import HTTPTypes
 /// rotates its key and resets it, and keeps what it learns in its store without the app's help.
 ///
 /// ```swift
-/// let device = try SigilDevice(store: KeychainDeviceStore(accessGroup: "TEAMID.com.example.shared"),
-///                              transport: { pins in try URLSessionTransport(pinning: pins) })
+/// // On Apple platforms: the Keychain (shared with the app's extensions) and URLSession, pinned to
+/// // the identity's pins on every connection.
+/// let device = try SigilDevice(store: KeychainDeviceStore(accessGroup: "TEAMID.com.example.shared"))
 /// if await !device.isEnrolled {
 ///     try await device.enroll(try SecureEnclaveSigningKey(), server: "https://api.example.com", token: token)
 /// }
@@ -30,8 +31,8 @@ public actor SigilDevice {
     public nonisolated let clock: ServerClock
     /// The key kinds beyond the built-in ones the server's response key may be of.
     public nonisolated let keyFormats: KeyFormats
-    /// Makes the transport for a server's pins: the identity's, or those given at enrollment.
-    let makeTransport: @Sendable (_ pins: [String]) throws -> any SigilTransport
+    /// Makes the transport for a server's host and pins: the identity's, or those given at enrollment.
+    let makeTransport: @Sendable (_ host: String, _ pins: [String]) throws -> any SigilTransport
     /// The stored identity, `nil` before enrollment and after a reset.
     public private(set) var identity: DeviceIdentity?
     /// The session of the stored identity, made on first use.
@@ -39,12 +40,14 @@ public actor SigilDevice {
 
     /// The device as `store` keeps it.
     ///
-    /// - Parameter transport: the transport for a server's SPKI pins (on Apple platforms,
-    ///   `URLSessionTransport(pinning:)`): called with the stored identity's pins, or with the pins
-    ///   given to ``enroll(_:server:token:enrollment:)``.
+    /// - Parameter transport: the transport to a server's host that checks its SPKI pins (on Apple
+    ///   platforms `URLSessionTransport.pinned(host:pins:options:)`, which `init(store:pinning:)`
+    ///   uses): called with the stored identity's pins, or with those given to
+    ///   ``enroll(_:server:token:enrollment:)`` (none: the transport checks the system's trust alone,
+    ///   and the identity keeps discovery's pins from then on).
     public init(
         store: any DeviceStore, clock local: any UnixClock = SystemUnixClock(), keyFormats: KeyFormats = .builtIn,
-        transport: @escaping @Sendable (_ pins: [String]) throws -> any SigilTransport
+        transport: @escaping @Sendable (_ host: String, _ pins: [String]) throws -> any SigilTransport
     ) throws {
         self.store = store
         self.keyFormats = keyFormats
@@ -167,7 +170,8 @@ public actor SigilDevice {
     func registration(server: String, pins: [String]) throws -> DeviceRegistration {
         guard let origin = Origin(url: server) else { throw SigilInputError("\(server) is not an https:// origin") }
         return DeviceRegistration(
-            transport: try makeTransport(pins), scheme: origin.scheme, authority: "\(origin.host):\(origin.port)",
+            transport: try makeTransport(origin.host, pins), scheme: origin.scheme,
+            authority: "\(origin.host):\(origin.port)",
             clock: clock)
     }
 
@@ -175,8 +179,11 @@ public actor SigilDevice {
     func session() async throws -> SigilSession {
         if let current { return current }
         let (identity, key) = try enrolled()
+        guard let origin = Origin(url: identity.server) else {
+            throw SigilInputError("the identity names no origin it enrolled with")
+        }
         let session = try SigilSession(
-            identity: identity, transport: try makeTransport(identity.pins),
+            identity: identity, transport: try makeTransport(origin.host, identity.pins),
             signer: RequestSigner(key: key, keyID: identity.keyID, clock: clock), clock: clock,
             keyFormats: keyFormats)
         current = session

@@ -219,7 +219,9 @@ public final class ConnectionPinCheck: Sendable {
         }
         let validatedPins = try chain.map { SPKIPin.pin(spkiDER: try Certificates.spkiDER($0.publicKey)) }
         let outcome = PinReport(host: pins.host, expected: pins.pins.sorted(), seen: validatedPins)
-        guard outcome.matched else {
+        // Past the pins' expiry (TrustKit's rule) the chain's validation alone decides.
+        let enforced = pins.applies(to: pins.host, at: Int64(time.timeIntervalSince1970))
+        guard outcome.matched || !enforced else {
             guard reportOnly else { throw PinError(report: outcome, reason: "") }
             report?(outcome)
             return outcome

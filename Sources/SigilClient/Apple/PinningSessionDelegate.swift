@@ -12,8 +12,10 @@
     /// checked. In report-only mode a mismatch is reported and the connection goes on. Redirects of
     /// signed requests are not followed (the 3xx is returned), nor any redirect to another origin.
     public final class PinningSessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        /// The pins per host.
-        public let pins: [String: Set<String>]
+        /// The pin sets (``PinSet``: backup pins, subdomains, expiry).
+        public let pinSets: [PinSet]
+        /// The clock pins expire by (Unix seconds).
+        let now: @Sendable () -> Int64
         /// Trust only these certificates, per host (a self-signed server's own certificate).
         public let anchors: [String: [SecCertificate]]
         /// Report mismatches instead of refusing.
@@ -29,9 +31,11 @@
             anchors: [String: [SecCertificate]] = [:],
             reportOnly: Bool = false,
             report: (@Sendable (String, [String], [String]) -> Void)? = nil,
-            clientIdentity: SecIdentity? = nil
+            clientIdentity: SecIdentity? = nil,
+            now: @escaping @Sendable () -> Int64 = { SystemUnixClock().now() }
         ) {
-            self.pins = Dictionary(pinSets.map { ($0.host, $0.pins) }, uniquingKeysWith: { $0.union($1) })
+            self.pinSets = pinSets
+            self.now = now
             self.anchors = Dictionary(
                 anchors.map { (PinSet.normalizedHost($0.key), $0.value) }, uniquingKeysWith: { $0 + $1 })
             self.reportOnly = reportOnly
@@ -102,14 +106,17 @@
                 SecTrustSetAnchorCertificatesOnly(trust, true)
             }
             guard SecTrustEvaluateWithError(trust, nil) else { return false }
-            guard let expected = pins[host] else { return true }
             let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate]) ?? []
             let presented = chain.compactMap { certificate in
                 try? SPKIPin.pin(certificateDER: Array(SecCertificateCopyData(certificate) as Data))
             }
-            if !expected.isDisjoint(with: presented) { return true }
-            report?(host, expected.sorted(), presented)
-            return reportOnly
+            switch PinSet.verdict(host: host, presented: presented, in: pinSets, at: now()) {
+            case .matched, .unpinned:
+                return true
+            case .mismatch(let expected):
+                report?(host, expected, presented)
+                return reportOnly
+            }
         }
     }
 #endif

@@ -97,3 +97,40 @@ struct PinningTests {
         }
     }
 }
+
+@Suite("Pin sets: TrustKit's rules")
+struct PinSetRuleTests {
+    static let a = "sha256/" + Base64.encode([UInt8](repeating: 1, count: 32))
+    static let b = "sha256/" + Base64.encode([UInt8](repeating: 2, count: 32))
+    static let c = "sha256/" + Base64.encode([UInt8](repeating: 3, count: 32))
+
+    @Test("two pins or an explicit waiver; the host's subdomains only when asked; a longer match decides")
+    func subdomains() throws {
+        #expect(throws: SigilInputError.self) { try PinSet(host: "example.com", pins: [Self.a]) }
+        let parent = try PinSet(host: "Example.com.", pins: [Self.a, Self.b], includesSubdomains: true)
+        let own = try PinSet(host: "pay.example.com", pins: [Self.c], allowSinglePin: true)
+        let now: Int64 = 1_800_000_000
+        #expect(PinSet.verdict(host: "api.example.com", presented: [Self.b], in: [parent], at: now) == .matched)
+        #expect(
+            PinSet.verdict(host: "API.example.com.", presented: [Self.c], in: [parent], at: now)
+                == .mismatch(expected: [Self.a, Self.b].sorted()))
+        // A look-alike is not a subdomain.
+        #expect(PinSet.verdict(host: "evilexample.com", presented: [Self.c], in: [parent], at: now) == .unpinned)
+        let hostOnly = try PinSet(host: "example.com", pins: [Self.a, Self.b])
+        #expect(PinSet.verdict(host: "api.example.com", presented: [Self.c], in: [hostOnly], at: now) == .unpinned)
+        // The host's own set decides over its parent's.
+        #expect(PinSet.verdict(host: "pay.example.com", presented: [Self.c], in: [parent, own], at: now) == .matched)
+        #expect(
+            PinSet.verdict(host: "pay.example.com", presented: [Self.a], in: [parent, own], at: now)
+                == .mismatch(expected: [Self.c]))
+    }
+
+    @Test("past its expiry a pin set is no longer enforced; before it, it is")
+    func expiry() throws {
+        let pins = try PinSet(host: "example.com", pins: [Self.a, Self.b], expires: 1_800_000_000)
+        #expect(
+            PinSet.verdict(host: "example.com", presented: [Self.c], in: [pins], at: 1_799_999_999)
+                == .mismatch(expected: [Self.a, Self.b].sorted()))
+        #expect(PinSet.verdict(host: "example.com", presented: [Self.c], in: [pins], at: 1_800_000_000) == .unpinned)
+    }
+}

@@ -22,14 +22,16 @@ struct SigilDeviceTests {
     /// A server, an HTTP client trusting it, and a transport factory recording the pins it was given.
     static func withServer(
         configure: (inout SigilStandalone.Options) -> Void = { _ in },
-        _ body: (TestServer, @escaping @Sendable ([String]) throws -> any SigilTransport, PinsSeen) async throws -> Void
+        _ body: (TestServer, @escaping @Sendable (String, [String]) throws -> any SigilTransport, PinsSeen) async throws
+            -> Void
     ) async throws {
         try await TestServer.with(dataDirectory: TestServer.temporaryDirectory(), configure: configure) { server in
             let tls = ClientTLS.configuration(anchors: try server.certificates)
             try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
                 .using { client in
                     let pins = PinsSeen()
-                    let transport: @Sendable ([String]) throws -> any SigilTransport = { given in
+                    let transport: @Sendable (String, [String]) throws -> any SigilTransport = { host, given in
+                        #expect(host == "localhost")
                         pins.seen.withLock { $0.append(given) }
                         return AsyncHTTPClientTransport(client: client)
                     }
@@ -97,7 +99,7 @@ struct SigilDeviceTests {
             // Whoever kept a copy of the key is refused (unsigned: a revoked key's request verifies no
             // more, so nothing binds an answer to it).
             let session = SigilSession(
-                transport: try transport(identity.pins),
+                transport: try transport("localhost", identity.pins),
                 signer: RequestSigner(key: key, keyID: identity.keyID, clock: server.clock),
                 clock: ServerClock(local: server.clock))
             let refused = try await session.send(SessionTests.echo(server), body: [])
