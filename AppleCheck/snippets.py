@@ -12,7 +12,8 @@ snippet otherwise. A block that declares a top-level type, extension or `@main` 
 any other block is the body of a function of its own (`async throws`, on the main actor, as an
 app's code would run). A fragment names what it takes from the text around it in an HTML comment on
 the line before the block, `<!-- given: transport: URLSessionTransport, token: String -->`: those
-become the function's parameters. Each file starts with the line of the README the block came from.
+become the function's parameters. `<!-- skip: why -->` there leaves a block out (a package manifest,
+which scripts/client-closure writes and resolves itself). Each file starts with the line of the README the block came from.
 """
 import os
 import re
@@ -21,7 +22,8 @@ import sys
 CLIENT = {"Foundation", "SigilCore", "SigilClient", "SigilFiles", "SigilOpenAPIClient", "Crypto", "CryptoKit",
           "HTTPTypes", "HTTPTypesFoundation", "Security", "DeviceCheck", "LocalAuthentication", "SwiftUI",
           "OpenAPIRuntime"}
-BLOCK = re.compile(r"(?:<!--\s*given:\s*(?P<given>.*?)\s*-->\n)?```swift\n(?P<body>.*?)```", re.S)
+BLOCK = re.compile(
+    r"(?:<!--\s*(?:given:\s*(?P<given>.*?)|(?P<skip>skip:.*?))\s*-->\n)?```swift\n(?P<body>.*?)```", re.S)
 IMPORT = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*import\s+(\w+)", re.M)
 TOP_LEVEL = re.compile(r"^(?:@main\b|(?:public\s+|final\s+)*(?:struct|class|enum|extension|actor|protocol)\s)", re.M)
 
@@ -29,6 +31,8 @@ TOP_LEVEL = re.compile(r"^(?:@main\b|(?:public\s+|final\s+)*(?:struct|class|enum
 def snippets(readme):
     text = open(readme, encoding="utf-8").read()
     for index, match in enumerate(BLOCK.finditer(text)):
+        if match.group("skip"):
+            continue
         line = text.count("\n", 0, match.start("body"))
         body = match.group("body")
         imports = IMPORT.findall(body)

@@ -1,6 +1,11 @@
 import Foundation
 import HTTPTypes
+import HTTPTypesFoundation
 @_spi(Sigil) import SigilCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The app's one object for its Sigil identity: it enrolls the device, signs and sends its requests,
 /// rotates its key and resets it, and keeps what it learns in its store without the app's help.
@@ -105,6 +110,31 @@ public actor SigilDevice {
         return response
     }
 
+    /// ``send(_:body:sealed:)`` for a Foundation `URLRequest` (its `httpBody` is the body), in one
+    /// call: signed, sent, its answer's signature checked, sent once more after a signed
+    /// `timestamp-out-of-window`.
+    ///
+    /// - Returns: the answer's body and head, as `URLSession.data(for:)` returns them.
+    public func data(for urlRequest: URLRequest, sealed: Bool? = nil) async throws -> (Data, HTTPURLResponse) {
+        guard let request = urlRequest.httpRequest, let url = urlRequest.url else {
+            throw SigilInputError("the URLRequest has no absolute http(s) URL")
+        }
+        if urlRequest.httpBodyStream != nil {
+            throw SigilInputError("a streamed URLRequest body cannot be signed; give it as httpBody")
+        }
+        let response = try await send(request, body: urlRequest.httpBody.map(Array.init) ?? [], sealed: sealed)
+        guard let head = HTTPURLResponse(httpResponse: response.head, url: url) else {
+            throw SigilInputError("the answer does not convert to an HTTPURLResponse")
+        }
+        return (Data(response.body), head)
+    }
+
+    /// An interceptor for a networking stack of the app's own (Alamofire's `RequestInterceptor`
+    /// shape, without depending on it), signing with this device's identity.
+    public func interceptor() async throws -> SigilInterceptor {
+        SigilInterceptor(session: try await session(), device: self)
+    }
+
     // MARK: Lifecycle
 
     /// Rotates the device to `next`: the server registers it (the current key signs, `next` proves
@@ -199,6 +229,7 @@ public actor SigilDevice {
 
     /// Stores what a session learnt: the server keys it follows, the clock's offset.
     func keep(_ session: SigilSession) throws {
+        guard session.signer.keyID == identity?.keyID else { return }
         guard var updated = identity else { return }
         if let trusted = session.responses?.trusted, let following = updated.following(trusted) {
             updated = following

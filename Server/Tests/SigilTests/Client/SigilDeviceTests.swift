@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import HTTPTypesFoundation
 import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilHTTPClient
@@ -9,6 +10,10 @@ import SigilStandalone
 import SigilTLS
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The app's lifecycle through ``SigilDevice`` against `sigil serve` over TLS, with the identity in a
 /// real store (files, as the Keychain store keeps the same things on Apple platforms).
@@ -168,6 +173,68 @@ struct SigilDeviceTests {
             let sealed = try await device.send(SessionTests.echo(server), body: Array("{}".utf8), sealed: true)
             #expect(sealed.head.status == .ok)
             #expect(sealed.answerSealed)
+        }
+    }
+
+    @Test("one call sends a URLRequest signed and checks its answer; a skewed clock is corrected in that call")
+    func urlRequest() async throws {
+        try await Self.withServer { server, transport, _ in
+            let phone = ManualUnixClock(server.clock.now() + 900)
+            let device = try SigilDevice(store: Self.store(), clock: phone, transport: transport)
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            var request = URLRequest(url: try #require(URL(string: Self.url(server) + "/v1/echo")))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(#"{"amount":"25.00"}"#.utf8)
+            let (data, response) = try await device.data(for: request)
+            #expect(response.statusCode == 200)
+            #expect(String(decoding: data, as: UTF8.self).contains("25.00"))
+        }
+    }
+
+    @Test(
+        "the interceptor: adapt signs, validate checks the answer is for that request, one retry after a signed clock refusal"
+    )
+    func interceptor() async throws {
+        try await Self.withServer { server, transport, _ in
+            // Ten minutes behind: the first request is refused, signed, and teaches the clock.
+            let phone = ManualUnixClock(server.clock.now() - 600)
+            let device = try SigilDevice(store: Self.store(), clock: phone, transport: transport)
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let sigil = try await device.interceptor()
+            let raw = try transport("localhost", [])
+            func exchange(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+                let head = try #require(request.httpRequest)
+                let (answer, body) = try await raw.send(head, body: request.httpBody.map(Array.init) ?? [])
+                return (Data(body), try #require(HTTPURLResponse(httpResponse: answer, url: request.url!)))
+            }
+            var request = URLRequest(url: try #require(URL(string: Self.url(server) + "/v1/echo")))
+            request.httpMethod = "POST"
+            request.httpBody = Data("{}".utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+
+            // The enrollment already taught the clock; skew it again to meet the refusal here.
+            phone.advance(by: -900)
+            var signed = try await sigil.adapt(request)
+            var (data, response) = try await exchange(signed)
+            #expect(response.statusCode == 401)
+            await #expect(throws: SigilError(.timestampOutOfWindow, "")) {
+                try await sigil.validate(signed, response: response, data: data)
+            }
+            #expect(sigil.shouldRetry(signed, response: response, data: data, attempt: 0))
+            #expect(!sigil.shouldRetry(signed, response: response, data: data, attempt: 1))
+            signed = try await sigil.adapt(request)
+            (data, response) = try await exchange(signed)
+            #expect(response.statusCode == 200)
+            try await sigil.validate(signed, response: response, data: data)
+
+            // An answer to another request (or altered) does not validate.
+            let other = try await sigil.adapt(request)
+            await #expect(throws: SigilError.self) { try await sigil.validate(other, response: response, data: data) }
+            // Stored: the offset the answers taught.
+            #expect(try #require(await device.identity?.clockOffset) != 0)
         }
     }
 }
