@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-STUBBED = {"Crypto", "CryptoKit", "Security", "DeviceCheck", "LocalAuthentication", "Synchronization",
+STUBBED = {"Crypto", "CryptoKit", "Security", "DeviceCheck", "LocalAuthentication", "Synchronization", "SwiftUI",
            "AppleFoundation", "SigilCore", "SigilFiles", "SigilClient", "SigilOpenAPIClient"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal)\s+)?import\s+(?:\w+\s+)?(\w+)(?:\.\w+)*\s*$")
 EXPORTED = re.compile(r"^\s*@_exported\s+import\s+(\w+)", re.M)
