@@ -63,13 +63,19 @@ public struct RequestSigner: Sendable {
     /// Signs `request` in place with `nonce`, which a body sealed for this request was bound to
     /// (PROTOCOL.md section 6.2).
     public func sign(_ request: inout HTTPRequest, body: [UInt8], nonce: String) throws {
-        try sign(&request, body: body, nonce: nonce, timestamp: clock.now(), key: key)
+        try sign(&request, body: .bytes(body), nonce: nonce, timestamp: clock.now(), key: key)
+    }
+
+    /// What a signature covers of a body: the body, or its digest (a body streamed from a file).
+    enum SignedBody {
+        case bytes([UInt8])
+        case digest(BodyDigest)
     }
 
     /// Signs `request` in place with `nonce`, asking the key with
     /// ``SignatureProvider/asyncSignature(for:)``: no thread waits while a key held elsewhere (App
     /// Attest) answers. What ``SigilSession`` signs with.
-    func signWithoutBlocking(_ request: inout HTTPRequest, body: [UInt8], nonce: String) async throws {
+    func signWithoutBlocking(_ request: inout HTTPRequest, body: SignedBody, nonce: String) async throws {
         let timestamp = clock.now()
         // The base comes from the same code as the synchronous path: a first pass hands it to a
         // recorder, the key signs it, and a second pass puts that signature on the request.
@@ -86,29 +92,35 @@ public struct RequestSigner: Sendable {
     }
 
     func sign(
-        _ request: inout HTTPRequest, body: [UInt8], nonce: String, timestamp: Int64, key: any SignatureProvider
+        _ request: inout HTTPRequest, body: SignedBody, nonce: String, timestamp: Int64, key: any SignatureProvider
     ) throws {
         switch profile {
         case .sigilV1:
             for name in [SigilV1.timestampField, SigilV1.nonceField, SigilV1.keyIDField, SigilV1.signatureField] {
                 request.headerFields[name] = nil
             }
+            let contentType = request.headerFields.value(.contentType)
+            let contentEncoding = request.headerFields[.contentEncoding]
+            let bodyHash =
+                switch body {
+                case .bytes(let bytes):
+                    BodyHash.bytes(
+                        bytes, contentType: contentType, contentEncoding: contentEncoding, canonicalJSON: canonicalJSON)
+                case .digest(let digest):
+                    try digest.bodyHash(
+                        contentType: contentType, contentEncoding: contentEncoding, canonicalJSON: canonicalJSON)
+                }
             request.headerFields.append(
                 contentsOf: try SigilV1.sign(
-                    request,
-                    body: body,
-                    signer: key,
-                    keyID: keyID,
-                    timestamp: timestamp,
-                    nonce: nonce,
-                    canonicalJSON: canonicalJSON
-                )
-            )
+                    request, bodyHash: bodyHash, signer: key, keyID: keyID, timestamp: timestamp, nonce: nonce))
         case .rfc9421:
             var covered = components
             // A digest from an earlier signing of this request is replaced: the body may have changed.
             request.headerFields[MessageSignatures.contentDigestField] = nil
-            ContentDigest.cover(body, in: &request.headerFields, components: &covered)
+            switch body {
+            case .bytes(let bytes): ContentDigest.cover(bytes, in: &request.headerFields, components: &covered)
+            case .digest(let digest): ContentDigest.cover(digest, in: &request.headerFields, components: &covered)
+            }
             // A sealed body's coding is signed too: without it the server would not open the body.
             if request.headerFields[.contentEncoding] != nil, !covered.contains(.contentEncoding) {
                 covered.append(.contentEncoding)

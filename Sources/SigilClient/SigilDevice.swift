@@ -110,6 +110,16 @@ public actor SigilDevice {
         return response
     }
 
+    /// ``send(_:body:sealed:)`` with the body in a file, hashed as it streams and uploaded from disk
+    /// (``SigilSession/send(_:bodyFile:)``): for large uploads.
+    public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> SigilResponse {
+        let session = try await session()
+        let response = try await session.send(request, bodyFile: bodyFile)
+        try keep(session)
+        if let refusal = response.refusal { throw refusal }
+        return response
+    }
+
     /// ``send(_:body:sealed:)`` for a Foundation `URLRequest` (its `httpBody` is the body), in one
     /// call: signed, sent, its answer's signature checked, sent once more after a signed
     /// `timestamp-out-of-window`.

@@ -64,7 +64,7 @@ public struct SigilInterceptor: Sendable {
             throw SigilInputError("this identity signs for \(origin) only")
         }
         let body = request.httpBody.map(Array.init) ?? []
-        try await session.signer.signWithoutBlocking(&head, body: body, nonce: session.signer.nonces.next())
+        try await session.signer.signWithoutBlocking(&head, body: .bytes(body), nonce: session.signer.nonces.next())
         var signed = request
         for field in head.headerFields {
             signed.setValue(head.headerFields[field.name], forHTTPHeaderField: field.name.rawName)

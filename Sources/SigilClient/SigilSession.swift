@@ -6,6 +6,18 @@ import HTTPTypes
 public protocol SigilTransport: Sendable {
     /// Sends `request` with `body` and returns the response head and body.
     func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8])
+    /// Sends `request` with the body in the file at `bodyFile`, streamed from disk where the transport
+    /// can (``URLSessionTransport`` uploads from the file). The default reads the file whole.
+    func send(_ request: HTTPRequest, bodyFile: URL) async throws -> (HTTPResponse, [UInt8])
+}
+
+extension SigilTransport {
+    public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> (HTTPResponse, [UInt8]) {
+        guard let data = try? Data(contentsOf: bodyFile) else {
+            throw SigilInputError("\(bodyFile.path) cannot be read")
+        }
+        return try await send(request, body: Array(data))
+    }
 }
 
 /// A response as a ``SigilSession`` returns it.
@@ -169,9 +181,27 @@ public struct SigilSession: Sendable {
         }
     }
 
-    func sendInTurn(_ request: HTTPRequest, sealed: Bool?, body makeBody: (_ nonce: String) throws -> [UInt8])
-        async throws -> SigilResponse
-    {
+    /// ``send(_:body:sealed:)`` with the body in a file, which is hashed as it streams (in 1 MiB
+    /// chunks, ``BodyDigest``) and uploaded from disk by the transport, never held whole: for large
+    /// uploads. A file changed between its hashing and its upload is refused by the server
+    /// (`digest-mismatch` or `invalid-signature`).
+    ///
+    /// - Throws: ``SigilInputError`` for a JSON body with canonical JSON on (its body-hash is of its
+    ///   canonical form: send it from memory), and for sealing (a sealed body is made in memory).
+    public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> SigilResponse {
+        guard !sealsBodies else {
+            throw SigilInputError("a body sealed to the server is made in memory, not from a file")
+        }
+        let digest = try BodyDigest(file: bodyFile)
+        return try await OrderedRequests.run(for: signer.key, keyID: signer.keyID) {
+            try await sendInTurn(request, sealed: false, file: (bodyFile, digest)) { _ in [] }
+        }
+    }
+
+    func sendInTurn(
+        _ request: HTTPRequest, sealed: Bool?, file: (url: URL, digest: BodyDigest)? = nil,
+        body makeBody: (_ nonce: String) throws -> [UInt8]
+    ) async throws -> SigilResponse {
         // Origin-form targets only: a transport joins the path to the authority, so `@evil.example/…`
         // would go elsewhere than the origin checked here, signed for a path the server accepts.
         guard request.path?.utf8.first == UInt8(ascii: "/") else {
@@ -199,9 +229,15 @@ public struct SigilSession: Sendable {
                 signed.headerFields[.contentEncoding] = Sealing.contentEncoding
             }
             try dpop?.authorize(&signed)
-            try await signer.signWithoutBlocking(&signed, body: sent, nonce: nonce)
+            try await signer.signWithoutBlocking(
+                &signed, body: file.map { .digest($0.digest) } ?? .bytes(sent), nonce: nonce)
             let sentAt = clock.localTime
-            let (head, responseBody) = try await transport.send(signed, body: sent)
+            let (head, responseBody) =
+                if let file {
+                    try await transport.send(signed, bodyFile: file.url)
+                } else {
+                    try await transport.send(signed, body: sent)
+                }
             let received = SigilResponse(
                 head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed)
             let roundTrip = (sentAt, clock.localTime)

@@ -27,4 +27,16 @@ public struct URLSessionTransport: SigilTransport, @unchecked Sendable {
         }
         return (head, Array(data))
     }
+
+    /// Uploads the body from the file (`URLSession.upload(for:fromFile:)`), never reading it whole.
+    public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> (HTTPResponse, [UInt8]) {
+        guard let urlRequest = URLRequest(httpRequest: request) else {
+            throw SigilInputError("the request needs a scheme, an authority and a path")
+        }
+        let (data, response) = try await session.upload(for: urlRequest, fromFile: bodyFile)
+        guard let head = (response as? HTTPURLResponse)?.httpResponse else {
+            throw SigilInputError("not an HTTP response")
+        }
+        return (head, Array(data))
+    }
 }

@@ -44,6 +44,20 @@ public enum ContentDigest {
         return value
     }
 
+    /// ``cover(_:in:components:)`` for a body known by its digest (streamed from a file).
+    @discardableResult
+    public static func cover(
+        _ digest: BodyDigest,
+        in fields: inout HTTPFields,
+        components: inout [ComponentIdentifier]
+    ) -> String? {
+        guard digest.count > 0 else { return nil }
+        if !components.contains(.contentDigest) { components.append(.contentDigest) }
+        guard !fields.has(MessageSignatures.contentDigestField) else { return nil }
+        fields[MessageSignatures.contentDigestField] = digest.contentDigest
+        return digest.contentDigest
+    }
+
     /// Checks the Content-Digest fields against `body`: every supported algorithm present must
     /// match, and at least one must be present.
     ///

@@ -251,16 +251,34 @@ public enum SigilV1 {
         nonce: String,
         canonicalJSON: Bool = true
     ) throws -> HTTPFields {
+        try sign(
+            request,
+            bodyHash: BodyHash.bytes(
+                body, contentType: request.headerFields.value(.contentType),
+                contentEncoding: request.headerFields[.contentEncoding], canonicalJSON: canonicalJSON),
+            signer: signer, keyID: keyID, timestamp: timestamp, nonce: nonce)
+    }
+
+    /// ``sign(_:body:signer:keyID:timestamp:nonce:canonicalJSON:)`` with the body's body-hash computed
+    /// already (a body streamed from a file: ``BodyDigest/bodyHash(contentType:contentEncoding:canonicalJSON:)``).
+    public static func sign(
+        _ request: HTTPRequest,
+        bodyHash: [UInt8],
+        signer: some SignatureProvider,
+        keyID: String,
+        timestamp: Int64,
+        nonce: String
+    ) throws -> HTTPFields {
         guard KeyID.isValid(keyID) else { throw SigilInputError("key ID must match [A-Za-z0-9._~-]{1,128}") }
         guard isValidNonce(nonce) else { throw SigilInputError("nonce must match [A-Za-z0-9._~-]{16,128}") }
         guard (0...999_999_999_999).contains(timestamp) else { throw SigilInputError("timestamp out of range") }
         let timestampText = String(timestamp)
         let base = requestBase(
-            for: request,
-            body: body,
             timestamp: timestampText,
             nonce: nonce,
-            canonicalJSON: canonicalJSON
+            method: request.method.rawValue,
+            canonicalTarget: CanonicalTarget.canonicalBytes(Array((request.path ?? "").utf8)),
+            bodyHash: bodyHash
         )
         let signature = try signer.signature(for: base, profile: .sigilV1)
         return HTTPFields([

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
-import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilHTTPClient
 import SigilServer
@@ -10,6 +9,8 @@ import SigilStandalone
 import SigilTLS
 import Synchronization
 import Testing
+
+@testable import SigilClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -235,6 +236,54 @@ struct SigilDeviceTests {
             await #expect(throws: SigilError.self) { try await sigil.validate(other, response: response, data: data) }
             // Stored: the offset the answers taught.
             #expect(try #require(await device.identity?.clockOffset) != 0)
+        }
+    }
+
+    @Test("a body from a file is hashed as it streams and verifies in both profiles; a canonical JSON file is refused")
+    func bodyFromFile() async throws {
+        try await Self.withServer { server, transport, _ in
+            let device = try SigilDevice(store: Self.store(), clock: server.clock, transport: transport)
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let file = URL(fileURLWithPath: TestServer.temporaryDirectory() + ".bin")
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<(700 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            try Data(bytes).write(to: file)
+            var request = SessionTests.echo(server)
+            request.headerFields[.contentType] = "application/octet-stream"
+            let answer = try await device.send(request, bodyFile: file)
+            #expect(answer.head.status == .ok)
+
+            var json = SessionTests.echo(server)
+            json.headerFields[.contentType] = "application/json"
+            try Data(#"{"b":1,"a":2}"#.utf8).write(to: file)
+            await #expect(throws: SigilInputError.self) { _ = try await device.send(json, bodyFile: file) }
+        }
+    }
+
+    @Test("signing from a body's digest gives the very headers signing from its bytes gives, in both profiles")
+    func digestSigning() throws {
+        let key = try SigningKey.generate(.ed25519)
+        let body = Array("not json, a raw upload".utf8)
+        for profile in SignatureProfile.allCases {
+            for coding in [nil, "gzip"] {
+                var request = HTTPRequest(
+                    method: .put, scheme: "https", authority: "api.example.com", path: "/v1/files/a")
+                request.headerFields[.contentType] = "application/octet-stream"
+                request.headerFields[.contentEncoding] = coding
+                let signer = RequestSigner(
+                    key: key, keyID: "k1", profile: profile, clock: ManualUnixClock(1_800_000_000))
+                var fromBytes = request
+                var fromDigest = request
+                try signer.sign(
+                    &fromBytes, body: .bytes(body), nonce: "nonce-0123456789abcdef", timestamp: 1_800_000_000, key: key)
+                try signer.sign(
+                    &fromDigest, body: .digest(BodyDigest(body)), nonce: "nonce-0123456789abcdef",
+                    timestamp: 1_800_000_000,
+                    key: key)
+                // Ed25519 is deterministic: the same base gives the same signature.
+                #expect(fromBytes.headerFields == fromDigest.headerFields, "\(profile) \(coding ?? "-")")
+            }
         }
     }
 }
