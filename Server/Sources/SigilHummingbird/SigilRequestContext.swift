@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdAuth
 import Logging
 import NIOCore
 @_spi(Sigil) import SigilCore
@@ -7,6 +8,19 @@ import SigilTLS
 
 /// A request context that can carry a ``SigilIdentity``, in the style of hummingbird-auth's
 /// `AuthRequestContext`.
+///
+/// A context that is also an `AuthRequestContext` whose `Identity` is ``SigilIdentity`` (as
+/// ``SigilBasicRequestContext`` is) needs no property of its own: ``sigilIdentity`` is then its
+/// `identity`, so hummingbird-auth's `IsAuthenticatedMiddleware` and `requireIdentity()` see what the
+/// ``SigilMiddleware`` verified, and nothing else sets it. An application whose identity is a type of
+/// its own (its user) keeps a stored `sigilIdentity` and turns it into that type with
+/// hummingbird-auth's `ClosureAuthenticator`, behind the ``SigilMiddleware``:
+///
+/// ```swift
+/// router.group("api").add(middleware: sigil)
+///     .add(middleware: ClosureAuthenticator { _, context in try await users.find(context.sigilIdentity?.userID) })
+///     .add(middleware: IsAuthenticatedMiddleware())
+/// ```
 public protocol SigilRequestContext: RequestContext {
     /// The identity the ``SigilMiddleware`` put there; `nil` before it ran.
     var sigilIdentity: SigilIdentity? { get set }
@@ -14,10 +28,30 @@ public protocol SigilRequestContext: RequestContext {
     var channel: (any Channel)? { get }
 }
 
-/// A ready-made ``SigilRequestContext`` over Hummingbird's application context source.
-public struct SigilBasicRequestContext: SigilRequestContext {
+extension SigilRequestContext where Self: AuthRequestContext, Self.Identity == SigilIdentity {
+    /// hummingbird-auth's `identity` under its Sigil name: one property, set by the ``SigilMiddleware``
+    /// once it verified the request, so `IsAuthenticatedMiddleware` and `requireIdentity()` accept only
+    /// what Sigil verified.
+    public var sigilIdentity: SigilIdentity? {
+        get { identity }
+        set { identity = newValue }
+    }
+}
+
+/// A ready-made ``SigilRequestContext`` over Hummingbird's application context source, and
+/// hummingbird-auth's `AuthRequestContext` whose `identity` is the ``SigilIdentity`` the
+/// ``SigilMiddleware`` verified.
+///
+/// ```swift
+/// let router = Router(context: SigilBasicRequestContext.self)
+/// router.group("api").add(middleware: sigil).add(middleware: IsAuthenticatedMiddleware())
+///     .get("me") { _, context in try context.requireIdentity().keyID }
+/// ```
+public struct SigilBasicRequestContext: SigilRequestContext, AuthRequestContext {
     public var coreContext: CoreRequestContextStorage
-    public var sigilIdentity: SigilIdentity?
+    /// The identity the ``SigilMiddleware`` verified (``sigilIdentity`` is the same property); `nil`
+    /// before it ran, and on a route not behind it.
+    public var identity: SigilIdentity?
     public let channel: (any Channel)?
 
     public init(source: ApplicationRequestContextSource) {

@@ -72,7 +72,10 @@ public final class PostgresKeyDirectory: KeyRegistry {
         self.cacheLifetime = cacheLifetime
         self.keyFormats = keyFormats
         let cache = self.cache
-        listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
+        let listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
+        self.listener = listener
+        // Its connection goes back to the pool when the store closes, an application's pool included.
+        if let listener { store.onClose { listener.cancel() } }
     }
 
     deinit { listener?.cancel() }

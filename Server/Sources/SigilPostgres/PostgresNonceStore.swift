@@ -29,6 +29,7 @@ public final class PostgresNonceStore: NonceStore {
                 try? await Self.purge(store, now: clock.now() - Self.clockMargin)
             }
         }
+        store.onClose { [purger] in purger.cancel() }
     }
 
     deinit { purger.cancel() }

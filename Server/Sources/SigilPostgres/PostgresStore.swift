@@ -18,6 +18,10 @@ import Synchronization
 /// let nonces = PostgresNonceStore(store: store)
 /// ```
 ///
+/// An application that has a `PostgresClient` of its own (postgres-nio's pool, which it runs) opens
+/// the store over it instead, with ``open(client:timeout:logger:)``: Sigil's tables (all named
+/// `sigil_…`) live beside the application's, and the application keeps running and closing its pool.
+///
 /// Every query has a deadline (``timeout``): a database that does not answer in time refuses the
 /// request (`store-unavailable`) instead of holding it. The pool reconnects by itself, so the service
 /// resumes when the database is back, without a restart.
@@ -112,16 +116,21 @@ public final class PostgresStore: Sendable {
     public let timeout: Duration
     /// Where the database is, for logs.
     public let location: String
+    /// Whether the store runs its pool (opened from a ``Location``) rather than using an application's.
+    public var ownsClient: Bool { runner != nil }
     let logger: Logger
-    private let runner: Task<Void, Never>
+    /// Runs the pool the store opened; `nil` over an application's pool, which the application runs.
+    private let runner: Task<Void, Never>?
     private let closed = Atomic<Bool>(false)
+    /// What stops when the store closes: the directories' listeners, the nonce stores' purges.
+    private let closeHandlers = Mutex<[@Sendable () -> Void]>([])
 
-    private init(client: PostgresClient, timeout: Duration, location: String, logger: Logger) {
+    private init(client: PostgresClient, runsClient: Bool, timeout: Duration, location: String, logger: Logger) {
         self.client = client
         self.timeout = timeout
         self.location = location
         self.logger = logger
-        runner = Task { await client.run() }
+        runner = runsClient ? Task { await client.run() } : nil
     }
 
     /// The schema version this code writes; a database at a later version is refused.
@@ -150,7 +159,8 @@ public final class PostgresStore: Sendable {
         configuration.options.maximumConnections = connections
         configuration.options.connectTimeout = timeout
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let store = PostgresStore(client: client, timeout: timeout, location: location.description, logger: logger)
+        let store = PostgresStore(
+            client: client, runsClient: true, timeout: timeout, location: location.description, logger: logger)
         do {
             try await store.migrate()
         } catch {
@@ -160,14 +170,71 @@ public final class PostgresStore: Sendable {
         return store
     }
 
-    /// Stops the pool; further queries fail with `store-unavailable`.
+    /// Opens the store over `client`, a pool the application made, runs and shuts down itself, then
+    /// creates or migrates the Sigil schema in its database (under an advisory lock, as
+    /// ``open(_:timeout:connections:logger:)`` does).
+    ///
+    /// ```swift
+    /// let postgres = PostgresClient(configuration: configuration)  // the application's own
+    /// // running: in the application's ServiceGroup, or `group.addTask { await postgres.run() }`
+    /// let store = try await PostgresStore.open(client: postgres)
+    /// let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+    /// ```
+    ///
+    /// The store never runs or shuts down `client`: ``close()`` (or the end of the store's service)
+    /// only stops Sigil's use of it. A ``PostgresKeyDirectory`` keeps one of its connections
+    /// listening for other replicas' changes (unless made with `listensForChanges: false`): count it
+    /// in the pool's `maximumConnections`.
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline of each query.
+    /// - Throws: `store-unavailable` when the schema cannot be created in time; `client` must be
+    ///   running (postgres-nio queues the queries of a client whose `run()` has not started, and the
+    ///   deadline then passes).
+    public static func open(
+        client: PostgresClient,
+        timeout: Duration = .seconds(2),
+        logger: Logger = Logger(label: "sigil.postgres")
+    ) async throws -> PostgresStore {
+        let store = PostgresStore(
+            client: client, runsClient: false, timeout: timeout, location: "the application's PostgresClient",
+            logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the store: further queries fail with `store-unavailable`, the directories stop listening
+    /// and the nonce stores stop purging. A pool the store opened stops too; an application's keeps
+    /// running.
     public func close() {
-        closed.store(true, ordering: .relaxed)
-        runner.cancel()
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        runner?.cancel()
+        let handlers = closeHandlers.withLock { handlers in
+            let taken = handlers
+            handlers = []
+            return taken
+        }
+        for handler in handlers { handler() }
     }
 
     /// Whether ``close()`` was called.
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// Calls `handler` when the store closes (at once when it is closed already).
+    func onClose(_ handler: @escaping @Sendable () -> Void) {
+        let closedAlready = closeHandlers.withLock { handlers in
+            // Checked under the lock close() takes after setting the flag: no handler is missed.
+            guard !isClosed else { return true }
+            handlers.append(handler)
+            return false
+        }
+        if closedAlready { handler() }
+    }
 
     /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
     func run<Result: Sendable>(
@@ -176,6 +243,7 @@ public final class PostgresStore: Sendable {
         _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
         let deadline = timeout ?? self.timeout
+        guard !isClosed else { throw SigilError(.storeUnavailable, "\(what): the store is closed") }
         do {
             return try await withDeadline(deadline, SigilError(.storeUnavailable, "\(what): no answer in time")) {
                 try await body(self.client)

@@ -11,7 +11,7 @@ import SigilTLS
 /// | file | holds | mode |
 /// |---|---|---|
 /// | `directory.sqlite` | devices and keys | 0600 |
-/// | `master.key` | base64 of the 32-byte key that seals HMAC secrets | 0600 |
+/// | `master.key` | the ``MasterKey``: base64 of the 32-byte key that seals secrets at rest | 0600 |
 /// | `enroll-token` | the bootstrap enrollment token | 0600 |
 /// | `response-key.pem` | the P-256 key that signs responses | 0600 |
 /// | `tls-cert.pem`, `tls-key.pem` | the self-signed TLS certificate of the first start | 0644, 0600 |
@@ -44,18 +44,12 @@ public struct DataDirectory: Sendable {
         try SecureFile.read(file(name), secret: secret)
     }
 
-    /// The master key, made on first use.
-    public func masterKey() throws -> SymmetricKey {
-        if let text = try read("master.key", secret: true) {
-            guard let bytes = Base64.decode(String(decoding: text, as: UTF8.self).trimmed), bytes.count == 32 else {
-                throw SigilInputError("\(file("master.key")) is not the base64 of 32 bytes")
-            }
-            return SymmetricKey(data: bytes)
-        }
-        let key = SymmetricKey(size: .bits256)
-        try SecureFile.write(key.withUnsafeBytes { Base64.encode(Array($0)) } + "\n", to: file("master.key"))
-        return key
-    }
+    /// The master key (`master.key`, in ``MasterKey``'s file format), made on first use.
+    public func masterKey() throws -> SymmetricKey { try master().symmetricKey }
+
+    /// The master key with the keys derived from it, as `sigil serve` uses them: `master.key`, read or
+    /// made by ``MasterKey/loadOrCreate(file:)``.
+    public func master() throws -> MasterKey { try MasterKey.loadOrCreate(file: file("master.key")) }
 
     /// The bootstrap enrollment token: `given` if set (and stored), else the stored one, else a new one.
     ///

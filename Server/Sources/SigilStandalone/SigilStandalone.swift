@@ -210,7 +210,7 @@ public enum SigilStandalone {
     /// replicas accept each other's.
     static func dpopVerifier(
         _ options: Options, keys: JWTKeyCollection?, nonces: any NonceStore, clock: any UnixClock,
-        masterKey: SymmetricKey
+        masterKey: MasterKey
     ) throws -> DPoPVerifier? {
         guard let mode = options.dpop else { return nil }
         guard let keys, let audience = options.jwtAudience, !audience.isEmpty, let issuer = options.jwtIssuer,
@@ -231,9 +231,7 @@ public enum SigilStandalone {
         verifier.origin = options.dpopOrigin
         verifier.requiresSigilSignature = mode == .withSignature
         if options.dpopNonces {
-            verifier.serverNonces = DPoPNonces(
-                key: HKDF<SHA256>.deriveKey(
-                    inputKeyMaterial: masterKey, info: Array("sigil dpop nonces".utf8), outputByteCount: 32))
+            verifier.serverNonces = DPoPNonces(masterKey: masterKey)
         }
         return verifier
     }
@@ -262,11 +260,8 @@ public enum SigilStandalone {
             let records = directory as? any AppAttestStore ?? MemoryAppAttestStore()
             verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
             // Challenges are keyed from the master key, so replicas sharing it accept each other's.
-            let challengeKey = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
-                outputByteCount: 32)
             attestation = AttestationEnrollment(
-                verifier: appAttest, challenges: AttestationChallenges(key: challengeKey), store: records)
+                verifier: appAttest, challenges: AttestationChallenges(masterKey: try data.master()), store: records)
         }
         var android: AndroidEnrollment?
         if let policy = options.androidPolicy {
@@ -282,9 +277,6 @@ public enum SigilStandalone {
                     "Android Key Attestation without a status list: revoked attestation keys are not refused (--android-status FILE)"
                 )
             }
-            let challengeKey = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: try data.masterKey(), info: Array("sigil attest challenges".utf8),
-                outputByteCount: 32)
             android = AndroidEnrollment(
                 verifier: {
                     var verifier = AndroidKeyEnrollmentVerifier(
@@ -292,7 +284,7 @@ public enum SigilStandalone {
                     verifier.statusFile = statusFile
                     return verifier
                 }(),
-                challenges: AttestationChallenges(key: challengeKey))
+                challenges: AttestationChallenges(masterKey: try data.master()))
         }
         verifierConfiguration.usage = KeyUsageTracker(store: directory)
         let verifier = RequestVerifier(
@@ -359,7 +351,7 @@ public enum SigilStandalone {
             jwt?.allowsReuse = options.jwtReuse
         }
         let dpop = try dpopVerifier(
-            options, keys: jwtKeys, nonces: nonces, clock: clock, masterKey: try data.masterKey())
+            options, keys: jwtKeys, nonces: nonces, clock: clock, masterKey: try data.master())
         // With JWTs, a bootstrap token would be a second way in: only an explicitly given one is on.
         let token = jwt == nil || options.enrollToken != nil ? try data.enrollToken(given: options.enrollToken) : nil
         let policy = EnrollmentPolicy(

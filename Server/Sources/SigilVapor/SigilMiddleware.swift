@@ -7,8 +7,11 @@ import SwiftASN1
 import Vapor
 
 /// Verifies every request that reaches it (either profile), puts the verified identity on the
-/// request (``SigilRequest/identity``, as `request.sigil.identity`), and signs every response to a
-/// verified request when a response key is configured, errors included.
+/// request (``SigilRequest/identity``, as `request.sigil.identity`) and logs it in
+/// (`request.auth.login(identity)`, for `SigilIdentity.guardMiddleware()` and
+/// `request.auth.require(SigilIdentity.self)`), and signs every response to a verified request when a
+/// response key is configured, errors included. A request it refuses reaches no route and logs
+/// nothing in.
 ///
 /// The body is read before the route sees it, and the request is refused with `body-too-large` as
 /// soon as it passes the limit: the smaller of the verifier's `bodyLimit` and ``bodyLimit``, which
@@ -29,11 +32,11 @@ import Vapor
 ///
 /// ```swift
 /// let sigil = SigilMiddleware(verifier: verifier, responseSigner: signer)
-/// app.grouped(sigil).post("v1", "echo") { request in
-///     try request.sigil.requireIdentity().keyID
+/// app.grouped(sigil, SigilIdentity.guardMiddleware()).post("v1", "echo") { request in
+///     try request.auth.require(SigilIdentity.self).keyID
 /// }
 /// ```
-public struct SigilMiddleware: AsyncMiddleware {
+public struct SigilMiddleware: AsyncAuthenticator {
     /// The server's side of each exchange: admission, answers, refusals.
     public let exchange: Exchange
     /// Whether to read the TLS client certificate into the identity and check that it names the
@@ -156,7 +159,9 @@ public struct SigilMiddleware: AsyncMiddleware {
             request.headers = HTTPHeaders(admission.request.headerFields)
             try request.content.encode(Plaintext(), using: PlaintextEncoder(bytes: admission.body))
         }
+        // Only here, once the exchange admitted the request: what Vapor's authentication sees.
         request.sigil.store(admission.identity)
+        request.auth.login(admission.identity)
         return admission
     }
 

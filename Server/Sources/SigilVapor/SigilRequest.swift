@@ -3,6 +3,21 @@ import SigilServer
 import SigilTLS
 import Vapor
 
+/// A verified identity is Vapor's `Authenticatable`: the ``SigilMiddleware`` logs it in
+/// (`request.auth.login(identity)`) once it verified the request, and nothing else in Sigil does, so
+/// `SigilIdentity.guardMiddleware()` and `request.auth.require(SigilIdentity.self)` accept only a
+/// request Sigil verified.
+///
+/// ```swift
+/// app.grouped(sigil, SigilIdentity.guardMiddleware()).get("me") { request in
+///     try request.auth.require(SigilIdentity.self).keyID
+/// }
+/// ```
+///
+/// - Warning: it is not `SessionAuthenticatable`, and must not be made so: an identity is proved by
+///   each request's own signature, never remembered from an earlier one by a session cookie.
+extension SigilIdentity: Authenticatable {}
+
 /// What the ``SigilMiddleware`` learnt about a request: `request.sigil.identity`.
 public struct SigilRequest: Sendable {
     let request: Request

@@ -145,15 +145,24 @@ public final class ServerKeyRing: Sendable {
     /// Opens the ring on `store`, importing `initialResponse` and `initialSealing` as the current keys
     /// of a kind the store has none of (a data directory's existing files, or new keys).
     ///
-    /// - Parameter keyFormats: the key kinds beyond the built-in ones a response key may be of.
+    /// ```swift
+    /// let keys = try await ServerKeyRing.open(
+    ///     store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyFormats: the key kinds beyond the built-in ones a response key may be of.
+    ///   - initialResponse: makes or reads the first response key; called only when the store has none.
+    ///     `@Sendable`, so an `async` `@main` (isolated to the main actor) can pass one in Swift 6.
+    ///   - initialSealing: makes or reads the first sealing key; called only when the store has none.
     public static func open(
         store: any ServerKeyStore,
         overlap: Int64 = 7 * 86_400,
         clock: any UnixClock = SystemUnixClock(),
         keyFormats: KeyFormats = .builtIn,
         logger: Logger = Logger(label: "sigil.server-keys"),
-        initialResponse: () throws -> SigningKey,
-        initialSealing: () throws -> SealingPrivateKey
+        initialResponse: @Sendable () throws -> SigningKey,
+        initialSealing: @Sendable () throws -> SealingPrivateKey
     ) async throws -> ServerKeyRing {
         let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
         try await ring.reload()
