@@ -112,6 +112,9 @@ public enum SigilStandalone {
         public var appAttestEnvironments: Set<AppAttestVerifier.Environment> = [.production]
         /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
         public var appAttestRoot: Certificate?
+        /// Files each holding a debug token (at least 32 characters) whose debug attestations (App
+        /// Attest's debug provider, for the simulator) are accepted beside Apple's; none: refused.
+        public var appAttestDebugTokenFiles: [String] = []
         /// The policy Android Key Attestation enrollment holds chains to; `nil` turns it off (it is on
         /// when the policy names apps: `--android-app PACKAGE:SHA256`).
         public var androidPolicy: AndroidAttestationPolicy?
@@ -259,9 +262,19 @@ public enum SigilStandalone {
             // Counters and receipts with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
             let records = directory as? any AppAttestStore ?? MemoryAppAttestStore()
             verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
+            var verifier: any DeviceAttestationVerifier = appAttest
+            if !options.appAttestDebugTokenFiles.isEmpty {
+                let tokens = try options.appAttestDebugTokenFiles.map {
+                    try readText($0).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                verifier = try AppAttestDebugVerifier(verifier: appAttest, tokens: tokens)
+                logger.warning(
+                    "App Attest debug attestations accepted (--app-attest-debug-token): never in production, where they prove no genuine device"
+                )
+            }
             // Challenges are keyed from the master key, so replicas sharing it accept each other's.
             attestation = AttestationEnrollment(
-                verifier: appAttest, challenges: AttestationChallenges(masterKey: try data.master()), store: records)
+                verifier: verifier, challenges: AttestationChallenges(masterKey: try data.master()), store: records)
         }
         var android: AndroidEnrollment?
         if let policy = options.androidPolicy {

@@ -285,6 +285,13 @@ struct ServerOptions: ParsableArguments {
     var appAttestEnvironment: [String] = []
 
     @Option(
+        name: .customLong("app-attest-debug-token"),
+        help:
+            "Also accept App Attest debug attestations (the simulator's AppAttestDebugProvider) made with the token in FILE (at least 32 characters; repeatable). Never in production."
+    )
+    var appAttestDebugToken: [String] = []
+
+    @Option(
         name: .customLong("android-app"),
         help:
             "Enroll Android Keystore keys of this app by Key Attestation: PACKAGE:SHA256 of its signing certificate (repeatable)."
@@ -412,6 +419,10 @@ struct ServerOptions: ParsableArguments {
         options.includeSignatureBase = debugSignatureBase
         options.sealedPaths = requireSealed
         options.appAttestAppIDs = appID
+        options.appAttestDebugTokenFiles = appAttestDebugToken
+        if !appAttestDebugToken.isEmpty && appID.isEmpty {
+            throw ValidationError("--app-attest-debug-token goes with --app-id")
+        }
         if !appAttestEnvironment.isEmpty {
             options.appAttestEnvironments = Set(
                 try appAttestEnvironment.map { name in
