@@ -2,6 +2,7 @@
 // the tests compile it, so a snippet that stops compiling fails the build. Do not edit.
 // swift-format-ignore-file
 import Hummingbird
+import HummingbirdAuth
 import SigilHummingbird
 import SigilJWT
 import SigilServer
@@ -16,8 +17,7 @@ func readmeSnippet5(_ responseKey: SigningKey, _ responseKeyID: String, _ token:
         registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token))
     let router = Router(context: SigilBasicRequestContext.self)
     SigilRegistrationRoutes(service: registration, middleware: sigil).add(to: router)
-    router.group("api").add(middleware: sigil).get("me") { _, context in
-        try context.requireSigilIdentity().keyID           // key ID, device, user, algorithm, certificate
-    }
+    router.group("api").add(middleware: sigil).add(middleware: IsAuthenticatedMiddleware())  // hummingbird-auth
+        .get("me") { _, context in try context.requireIdentity().keyID }  // key ID, device, user, algorithm, certificate
     try await Application(router: router).runService()
 }

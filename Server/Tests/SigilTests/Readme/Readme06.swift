@@ -12,8 +12,8 @@ func readmeSnippet6(_ directory: MemoryKeyDirectory, _ nonces: MemoryNonceStore,
         verifier: RequestVerifier(keys: directory, nonces: nonces),
         responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID))  // bodyLimit: Vapor's default 16 KiB
     try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))
-    app.grouped("api").grouped(sigil).get("me") { request in
-        try request.sigil.requireIdentity().keyID           // key ID, device, user, algorithm, profile
+    app.grouped("api").grouped(sigil, SigilIdentity.guardMiddleware()).get("me") { request in
+        try request.auth.require(SigilIdentity.self).keyID  // key ID, device, user, algorithm, profile
     }
     try await app.execute()
 }
