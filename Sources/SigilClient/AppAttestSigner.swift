@@ -25,7 +25,7 @@ public enum AppAttestFailure: Error, Equatable, CustomStringConvertible {
     case transient
     /// App Attest refused the key itself (`DCError.invalidKey`, `.invalidInput`): it will never sign
     /// again (the app was reinstalled, restored to another device, the key revoked). Make a new key and
-    /// enroll it; ``SigilDevice`` does so.
+    /// enroll it: ``SigilDevice/replaceAppAttestKey(provider:token:)``.
     case keyInvalidated
     /// App Attest is not supported here (`DCError.featureUnsupported`).
     case unsupported

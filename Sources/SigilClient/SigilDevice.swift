@@ -42,6 +42,14 @@ public actor SigilDevice {
     public private(set) var identity: DeviceIdentity?
     /// The session of the stored identity, made on first use.
     private var current: SigilSession?
+    /// Enrollment, rotation and reset run one at a time: each spans awaits, and a reset in the middle
+    /// of a rotation must not be undone by the rotation's save.
+    private let lifecycle = OrderedRequests.Turns()
+    /// Bumped by every reset: a change that began before one stores nothing after it.
+    private var generation = 0
+    /// How long a reset waits for the server to revoke the device, in nanoseconds; the device is reset
+    /// locally before it asks.
+    public var revocationDeadline: UInt64 = 10_000_000_000
 
     /// The device as `store` keeps it.
     ///
@@ -62,8 +70,24 @@ public actor SigilDevice {
         clock = ServerClock(local: local, offset: identity?.clockOffset ?? 0)
     }
 
-    /// Whether the store holds an identity.
-    public var isEnrolled: Bool { identity != nil }
+    /// Sets ``revocationDeadline``.
+    public func setRevocationDeadline(_ nanoseconds: UInt64) { revocationDeadline = nanoseconds }
+
+    /// Whether the store holds an identity (read again: an app extension on the same store may have
+    /// enrolled or reset it).
+    public var isEnrolled: Bool {
+        refresh()
+        return identity != nil
+    }
+
+    /// Takes the store's identity when it is not this one's any more (another process rotated or
+    /// reset), dropping the session made for the old one.
+    func refresh() {
+        let stored = try? store.identity()
+        guard stored?.keyID != identity?.keyID else { return }
+        identity = stored
+        current = nil
+    }
 
     // MARK: Enrollment
 
@@ -72,13 +96,17 @@ public actor SigilDevice {
     /// - Parameters:
     ///   - token: the bootstrap token or the logged-in user's enrollment JWT, if the server asks for one.
     ///   - enrollment: what to fetch besides (the secret, a certificate) and the pins to check the
-    ///     server with (else discovery's, taken on first use).
+    ///     server with. Without pins, discovery's are taken on first use: over a connection only the
+    ///     system's trust checked, they stand on that first connection alone (pin out of band, as
+    ///     `DeviceEnrollment(pins:)`, where that matters).
     @discardableResult
     public func enroll(
         _ key: any SignatureProvider, server: String, token: String?, enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
-        let registration = try self.registration(server: server, pins: enrollment.pins)
-        return try adopt(try await enrollment.enroll(key, token: token, with: registration, store: store))
+        try await changing { [store] in
+            let registration = try await self.registration(server: server, pins: enrollment.pins)
+            return try await enrollment.enroll(key, token: token, with: registration, store: store)
+        }
     }
 
     /// Enrolls an App Attest key by attestation with `server`, and stores the identity. With `token`
@@ -88,11 +116,12 @@ public actor SigilDevice {
         appAttest signer: AppAttestSigner, server: String, token: String? = nil,
         enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
-        let registration = try self.registration(server: server, pins: enrollment.pins)
-        let identity = try await enrollment.enroll(
-            attested: signer, appAttestKeyID: signer.keyIDBytes, token: token,
-            attest: { try await signer.attest(challenge: $0) }, with: registration, store: store)
-        return try adopt(identity)
+        try await changing { [store] in
+            let registration = try await self.registration(server: server, pins: enrollment.pins)
+            return try await enrollment.enroll(
+                attested: signer, appAttestKeyID: signer.keyIDBytes, token: token,
+                attest: { try await signer.attest(challenge: $0) }, with: registration, store: store)
+        }
     }
 
     // MARK: Requests
@@ -148,59 +177,102 @@ public actor SigilDevice {
     // MARK: Lifecycle
 
     /// Rotates the device to `next`: the server registers it (the current key signs, `next` proves
-    /// possession), a new secret is fetched with it when the device had one, and the new identity,
-    /// key and secret replace the old in the store at once. The current key lasts the server's grace
-    /// period, so requests in flight still verify.
+    /// possession), and the new identity and key replace the old in the store as soon as the server
+    /// answers; a new secret is then fetched with `next` when the device had one, and stored with them.
+    /// The current key lasts the server's grace period, so requests in flight still verify. When the
+    /// server's answer is lost (the connection dropped after the server rotated), `next` is tried
+    /// once: if the server knows it, the rotation is taken as done.
     @discardableResult
     public func rotate(to next: any SignatureProvider) async throws -> DeviceIdentity {
-        let (identity, key) = try enrolled()
-        let session = try await session()
-        guard let server = session.responses else { throw SigilInputError("the identity names no response key") }
-        let registration = try self.registration(server: identity.server, pins: identity.pins)
-        let registered = try await registration.rotate(
-            from: key, keyID: identity.keyID, to: next, server: server)
-        var rotated = identity
-        rotated.keyID = registered.keyId
-        rotated.deviceID = registered.deviceId
-        rotated.algorithm = next.algorithm.rawValue
-        var secret: [UInt8]?
-        if identity.secretKeyID != nil {
-            let issued = try await registration.fetchSecret(key: next, keyID: registered.keyId, server: server)
-            secret = try issued.secretBytes(openingWith: try store.sealingKey())
-            rotated.secretKeyID = issued.keyId
-            rotated.secretIssuedAt = issued.issuedAt ?? clock.now()
-        } else {
+        try await changing { [store] in
+            let (identity, key) = try await self.enrolled()
+            let session = try await self.session()
+            guard let server = session.responses else { throw SigilInputError("the identity names no response key") }
+            let registration = try await self.registration(server: identity.server, pins: identity.pins)
+            guard let nextKeyID = next.publicKey?.derivedKeyID else {
+                throw SigilInputError("only a key pair can be rotated to")
+            }
+            let deviceID: String
+            do {
+                deviceID = try await registration.rotate(from: key, keyID: identity.keyID, to: next, server: server)
+                    .deviceId
+            } catch let error where !(error is SigilError) {
+                // Not a refusal: the server may have rotated and its answer been lost. It knows `next`
+                // then, which a request signed by `next` shows.
+                guard (try? await registration.fetchSecret(key: next, keyID: nextKeyID, server: server)) != nil
+                else { throw error }
+                deviceID = identity.deviceID
+            }
+            // The identity as it is now (a promotion a send stored meanwhile), with the new key.
+            var rotated = await self.identity ?? identity
+            rotated.keyID = nextKeyID
+            rotated.deviceID = deviceID
+            rotated.algorithm = next.algorithm.rawValue
             rotated.secretKeyID = nil
+            rotated.secretIssuedAt = nil
+            rotated.clockOffset = self.clock.offsetSeconds
+            try store.save(rotated, key: next, secret: nil)
+            if identity.secretKeyID != nil {
+                let issued = try await registration.fetchSecret(key: next, keyID: nextKeyID, server: server)
+                rotated.secretKeyID = issued.keyId
+                rotated.secretIssuedAt = issued.issuedAt ?? self.clock.now()
+                try store.save(rotated, key: next, secret: try issued.secretBytes(openingWith: try store.sealingKey()))
+            }
+            return rotated
         }
-        rotated.clockOffset = clock.offsetSeconds
-        try store.save(rotated, key: next, secret: secret)
-        return try adopt(rotated)
     }
 
-    /// Resets the device: tells the server to revoke it (when `revoke`, the default), then deletes
-    /// everything the store keeps. The local reset happens even when the server cannot be told; the
-    /// error then says so, and the device's keys, gone from the store, can sign nothing more.
+    /// Resets the device: deletes everything the store keeps, then tells the server to revoke it
+    /// (when `revoke`, the default) with the key still in memory, waiting ``revocationDeadline`` at
+    /// most. The local reset happens first and whatever the server does; an error then says the
+    /// server was not told, and the device's keys, gone from the store, sign nothing more.
     public func reset(revoke: Bool = true) async throws {
-        var failure: (any Error)?
-        if revoke, let (identity, key) = try? enrolled() {
-            do {
-                let session = try await session()
-                guard let server = session.responses else { throw SigilInputError("no response key") }
-                try await registration(server: identity.server, pins: identity.pins)
-                    .revoke(key: key, keyID: identity.keyID, server: server)
-            } catch {
-                failure = error
-            }
-        }
-        try store.reset()
+        await lifecycle.take()
+        let enrolled = try? enrolled()
+        let session = revoke && enrolled != nil ? try? await session() : nil
+        generation += 1
         identity = nil
         current = nil
-        if let failure { throw failure }
+        do {
+            try store.reset()
+        } catch {
+            await lifecycle.pass()
+            throw error
+        }
+        await lifecycle.pass()
+        guard revoke, let (identity, key) = enrolled else { return }
+        guard let server = session?.responses else { throw SigilInputError("the identity names no response key") }
+        let registration = try registration(server: identity.server, pins: identity.pins)
+        let deadline = revocationDeadline
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await registration.revoke(key: key, keyID: identity.keyID, server: server) }
+            group.addTask {
+                try await Task.sleep(nanoseconds: deadline)
+                throw SigilInputError("the server did not answer the revocation in time; the device is reset here")
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Replaces an App Attest key App Attest gave up (``AppAttestFailure/keyInvalidated``: the app
+    /// was reinstalled or restored to another device) with a new one, enrolled with the same server
+    /// under the same pins: the old identity is deleted (its key can sign nothing, not even its
+    /// revocation), a new key is made and attested, and `token` (the logged-in user's enrollment JWT,
+    /// or `nil` where attestation alone enrolls) binds it to its user.
+    @discardableResult
+    public func replaceAppAttestKey(provider: any AppAttestProvider, token: String?) async throws -> DeviceIdentity {
+        guard let identity else { throw SigilError(.unknownKey, "this device is not enrolled: enroll it first") }
+        try await reset(revoke: false)
+        let signer = try await AppAttestSigner.generate(provider: provider)
+        return try await enroll(
+            appAttest: signer, server: identity.server, token: token, enrollment: DeviceEnrollment(pins: identity.pins))
     }
 
     // MARK: Plumbing
 
     func enrolled() throws -> (DeviceIdentity, any SignatureProvider) {
+        refresh()
         guard let identity, let key = try store.deviceKey() else {
             throw SigilError(.unknownKey, "this device is not enrolled: enroll it first")
         }
@@ -230,23 +302,46 @@ public actor SigilDevice {
         return session
     }
 
-    /// Takes `identity` as the device's, after it was stored.
-    func adopt(_ identity: DeviceIdentity) throws -> DeviceIdentity {
-        self.identity = identity
-        current = nil
-        return identity
+    /// Runs a lifecycle change (enrollment, rotation) in its turn, and takes the identity it stored as
+    /// the device's, unless a reset came in between (then the store is emptied again).
+    func changing(_ change: @Sendable () async throws -> DeviceIdentity) async throws -> DeviceIdentity {
+        await lifecycle.take()
+        let started = generation
+        do {
+            let changed = try await change()
+            guard started == generation else {
+                try store.reset()
+                await lifecycle.pass()
+                throw SigilInputError("the device was reset while it changed; nothing is kept")
+            }
+            identity = changed
+            current = nil
+            await lifecycle.pass()
+            return changed
+        } catch {
+            await lifecycle.pass()
+            throw error
+        }
     }
 
     /// Stores what a session learnt: the server keys it follows, the clock's offset.
     func keep(_ session: SigilSession) throws {
         guard session.signer.keyID == identity?.keyID else { return }
-        guard var updated = identity else { return }
+        // Another process on the same store (an app extension) may have rotated or reset: its identity
+        // wins, and this one's is never written over it.
+        guard let stored = try store.identity(), stored.keyID == session.signer.keyID else {
+            refresh()
+            return
+        }
+        var updated = stored
         if let trusted = session.responses?.trusted, let following = updated.following(trusted) {
             updated = following
         }
-        if updated.clockOffset != clock.offsetSeconds { updated.clockOffset = clock.offsetSeconds }
-        guard updated != identity else { return }
-        try store.saveIdentity(updated)
+        // The offset moves by a second now and then (whole seconds, a round trip's middle): stored when
+        // it moved more, so a request does not write the Keychain each time.
+        if abs((updated.clockOffset ?? 0) - clock.offsetSeconds) > 1 { updated.clockOffset = clock.offsetSeconds }
         identity = updated
+        guard updated != stored else { return }
+        try store.saveIdentity(updated)
     }
 }

@@ -97,6 +97,10 @@ public struct SigilInterceptor: Sendable {
         let received = SigilResponse(
             head: head, body: Array(data), signatureVerified: false, attempts: 1, sentRequest: sent)
         let checked = try session.verified(received, request: sent, roundTrip: roundTrip(sent))
+        // Whatever the session's settings, an answer this checks must be the server's, for this request.
+        guard checked.signatureVerified else {
+            throw SigilError(.missingSignature, "the answer (status \(head.status.code)) is not signed by the server")
+        }
         try await device?.keep(session)
         if let refusal = checked.refusal { throw refusal }
     }
@@ -110,7 +114,13 @@ public struct SigilInterceptor: Sendable {
         else { return false }
         let received = SigilResponse(
             head: head, body: Array(data), signatureVerified: false, attempts: 1, sentRequest: sent)
-        return (try? session.verified(received, request: sent, roundTrip: roundTrip(sent)))?.signatureVerified == true
+        // Only when the refusal's signed time was just learnt, from an answer to this very signing within
+        // a known short round trip: a refusal a proxy held back says nothing about now, and the request
+        // it refuses may be a replay of one that ran.
+        guard let checked = try? session.verified(received, request: sent, roundTrip: roundTrip(sent)) else {
+            return false
+        }
+        return checked.signatureVerified && checked.synchronizedClock
     }
 }
 

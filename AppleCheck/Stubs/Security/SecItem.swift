@@ -16,6 +16,14 @@ import Foundation
 @discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus { stub() }
 
+/// Mimics `SecItemUpdate(_:_:)`,
+/// `func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus`:
+/// https://developer.apple.com/documentation/security/secitemupdate(_:_:)
+/// (its page is not in what was looked up; its availability is `SecItemCopyMatching(_:_:)`'s, of the same SecItem API:
+/// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:))
+@available(iOS 2.0, macOS 10.6, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
+public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus { stub() }
+
 /// Mimics `SecItemCopyMatching(_:_:)`,
 /// `func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus`:
 /// https://developer.apple.com/documentation/security/secitemcopymatching(_:_:)

@@ -28,6 +28,11 @@ public struct AppAttestDebugVerifier: DeviceAttestationVerifier {
         self.tokens = tokens.map { Array($0.utf8) }
     }
 
+    /// ``RegisteredKey/appAttestDebug`` for a debug attestation, recorded with the device.
+    public func summary(of attestation: [UInt8]) -> String? {
+        attestation.first == UInt8(ascii: "{") ? RegisteredKey.appAttestDebug : nil
+    }
+
     public func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
         -> (key: VerificationKey, receipt: [UInt8]?)
     {

@@ -13,6 +13,7 @@ import ServiceLifecycle
 import SigilAndroidAttestation
 import SigilAppAttest
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilHummingbird
 import SigilJWT
 import SigilRSA
@@ -264,10 +265,15 @@ public enum SigilStandalone {
             verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
             var verifier: any DeviceAttestationVerifier = appAttest
             if !options.appAttestDebugTokenFiles.isEmpty {
-                let tokens = try options.appAttestDebugTokenFiles.map {
-                    try readText($0).trimmingCharacters(in: .whitespacesAndNewlines)
+                // Secret files: refused when others may read them, as the master key is.
+                let tokens = try options.appAttestDebugTokenFiles.map { path in
+                    guard let bytes = try SecureFile.read(path, secret: true) else {
+                        throw SigilInputError("cannot read \(path)")
+                    }
+                    return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 }
                 verifier = try AppAttestDebugVerifier(verifier: appAttest, tokens: tokens)
+                verifierConfiguration.acceptsAppAttestDebugKeys = true
                 logger.warning(
                     "App Attest debug attestations accepted (--app-attest-debug-token): never in production, where they prove no genuine device"
                 )

@@ -23,12 +23,22 @@
         /// The Keychain access group every item is kept in (`kSecAttrAccessGroup`), or `nil` for the
         /// app's default one.
         public let accessGroup: String?
+        /// What reopens a stored App Attest key: App Attest itself, or the provider that made it (the
+        /// simulator's debug provider).
+        public let appAttestProvider: (any AppAttestProvider)?
 
         /// Creates a store under `service`, in `accessGroup` when given (`TEAMID.com.example.shared`,
         /// listed in the app's and its extensions' Keychain Sharing entitlement).
-        public init(service: String = "dev.sigil.device", accessGroup: String? = nil) {
+        ///
+        /// - Parameter appAttestProvider: the provider the App Attest key was made with, when it is not
+        ///   App Attest itself (`AppAttestDebugProvider` on the simulator).
+        public init(
+            service: String = "dev.sigil.device", accessGroup: String? = nil,
+            appAttestProvider: (any AppAttestProvider)? = nil
+        ) {
             self.service = service
             self.accessGroup = accessGroup
+            self.appAttestProvider = appAttestProvider
         }
 
         /// The attributes that find this store's generic passwords, or the one named `account`.
@@ -83,7 +93,9 @@
         public func deviceKey() throws -> (any SignatureProvider)? {
             #if canImport(DeviceCheck)
                 if let keyID = try password(Self.appAttestAccount) {
-                    return AppAttestSigner(appAttestKeyID: String(decoding: keyID, as: UTF8.self))
+                    let id = String(decoding: keyID, as: UTF8.self)
+                    return appAttestProvider.map { AppAttestSigner(appAttestKeyID: id, provider: $0) }
+                        ?? AppAttestSigner(appAttestKeyID: id)
                 }
             #endif
             if let blob = try password(Self.enclaveAccount) {
@@ -163,11 +175,19 @@
         /// Stores `data` as the generic password `account`, replacing it.
         func store(_ data: Data, as account: String) throws {
             let query = passwordQuery(account: account)
-            SecItemDelete(query as CFDictionary)
-            var attributes = query
-            attributes[kSecValueData as String] = data
-            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-            let status = SecItemAdd(attributes as CFDictionary, nil)
+            // Replaced in place where it exists, so no moment finds it missing (another process reading,
+            // a failure between a delete and an add).
+            let update: [String: Any] = [
+                kSecValueData as String: data,
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+            ]
+            var status = SecItemUpdate(query as CFDictionary, update as CFDictionary)
+            if status == errSecItemNotFound {
+                var attributes = query
+                attributes[kSecValueData as String] = data
+                attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+                status = SecItemAdd(attributes as CFDictionary, nil)
+            }
             guard status == errSecSuccess else {
                 throw SigilInputError("the Keychain refused to store \(account) (\(status))")
             }

@@ -10,7 +10,9 @@ public struct PinSet: Sendable, Hashable {
     public let pins: Set<String>
     /// Whether the pins apply to the host's subdomains too (`api.example.com` for `example.com`).
     public var includesSubdomains = false
-    /// When the pins stop being enforced (Unix seconds), or `nil` for never.
+    /// When the pins stop being enforced (Unix seconds), or `nil` for never. Judged by the device's own
+    /// clock, which its user (or a forged time source) can move forward: an expiry trades that risk for
+    /// an app that keeps working unupdated.
     public var expires: Int64?
 
     /// Creates a pin set.

@@ -32,6 +32,9 @@ public struct RegisteredKey: Sendable {
     /// The attestation its device enrolled with, in words (`android-key,TrustedEnvironment,patch=202602,
     /// boot=Verified,app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
     /// with the device's first key: a property of the device, which no later key changes.
+    /// The device attestation recorded for a key enrolled with an App Attest debug token (the
+    /// simulator's debug provider): such a key signs only where debug keys are accepted.
+    public static let appAttestDebug = "app-attest-debug"
     public var deviceAttestation: String?
 
     /// Creates a registered key.

@@ -72,6 +72,13 @@ public protocol DeviceAttestationVerifier: Sendable {
     /// - Throws: ``SigilError`` `enrollment-refused`, naming the failed step.
     func attestedKey(_ attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) async throws
         -> (key: VerificationKey, receipt: [UInt8]?)
+    /// What the device's record and audit say of an attestation this verifier accepted, when it is not
+    /// Apple's own (``RegisteredKey/appAttestDebug``); `nil` for Apple's.
+    func summary(of attestation: [UInt8]) -> String?
+}
+
+extension DeviceAttestationVerifier {
+    public func summary(of attestation: [UInt8]) -> String? { nil }
 }
 
 /// Enrollment by App Attest: who checks attestations, the challenges they answer, and where the

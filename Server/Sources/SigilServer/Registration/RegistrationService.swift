@@ -133,6 +133,7 @@ public struct RegistrationService: Sendable {
         let key: VerificationKey
         var receipt: [UInt8]?
         var androidAttestation: (challenge: String, summary: String)?
+        var appAttestSummary: String?
         guard submission.attestation == nil || submission.androidKeyAttestation == nil else {
             throw SigilError(.invalidRegistration, "a registration carries one attestation")
         }
@@ -144,7 +145,7 @@ public struct RegistrationService: Sendable {
         } else if let evidence = submission.attestation {
             // The attestation admits the device in place of a token or JWT; one that is sent anyway
             // must pass, and names the user.
-            (key, receipt) = try await attestedKey(evidence, alg: submission.alg)
+            (key, receipt, appAttestSummary) = try await attestedKey(evidence, alg: submission.alg)
             userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
         } else {
             userID = try await enrollment.authorize(request)
@@ -180,18 +181,23 @@ public struct RegistrationService: Sendable {
                     added: [
                         RegisteredKey(
                             keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now(),
-                            deviceAttestation: androidAttestation?.summary)
+                            deviceAttestation: androidAttestation?.summary ?? appAttestSummary)
                     ],
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     audit: [
                         audit(
                             submission.attestation == nil && androidAttestation == nil ? .registered : .attested,
                             device: deviceID, key: keyID, user: userID, actor: keyID,
-                            reason: androidAttestation?.summary)
+                            reason: androidAttestation?.summary ?? appAttestSummary)
                     ]
                 )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
+            if appAttestSummary == RegisteredKey.appAttestDebug {
+                logger.warning(
+                    "device enrolled with an App Attest debug token: it proves no genuine device",
+                    metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
+            }
             if let receipt, let store = attestation?.store {
                 // Once the key is registered (a key registered already keeps its receipt); the
                 // enrollment stands without it, the fraud metric being a later, optional read.
@@ -293,7 +299,7 @@ public struct RegistrationService: Sendable {
     /// The key an attestation proves, once every step of Apple's validation passed (its challenge is
     /// checked here and consumed after the registration's signature verified).
     func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
-        -> (key: VerificationKey, receipt: [UInt8]?)
+        -> (key: VerificationKey, receipt: [UInt8]?, summary: String?)
     {
         guard let attestation else {
             throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
@@ -310,8 +316,9 @@ public struct RegistrationService: Sendable {
         // recorded only once the registration's own signature verified too (``register(_:body:)``):
         // neither bad attestations nor a copy with a broken signature spend it.
         try attestation.challenges.check(evidence.challenge, now: clock.now())
-        return try await attestation.verifier.attestedKey(
+        let (key, receipt) = try await attestation.verifier.attestedKey(
             object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
+        return (key, receipt, attestation.verifier.summary(of: object))
     }
 
     /// The verification key of a ``Registration/KeySubmission``.

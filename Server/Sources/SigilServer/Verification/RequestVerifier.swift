@@ -219,6 +219,14 @@ public struct RequestVerifier: Sendable {
         do {
             try await record(keyID: registered.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
             if registered.key.algorithm == .appleAppAttest {
+                guard
+                    registered.deviceAttestation != RegisteredKey.appAttestDebug
+                        || configuration.acceptsAppAttestDebugKeys
+                else {
+                    throw SigilError(
+                        .revokedKey,
+                        "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
+                }
                 try await acceptAssertion(signature.signature, keyID: registered.keyID)
             }
         } catch let error as SigilError {

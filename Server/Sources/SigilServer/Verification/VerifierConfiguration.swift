@@ -36,6 +36,10 @@ public struct VerifierConfiguration: Sendable {
     /// counter), as SigilAppAttest's `AppAttestAssertions` checks; without it such keys are refused
     /// (`unsupported-algorithm`).
     public var assertions: (any AssertionPolicy)?
+    /// Whether keys enrolled with an App Attest debug token (device attestation
+    /// ``RegisteredKey/appAttestDebug``) may sign; off, they are refused as `revoked-key`, so removing
+    /// `--app-attest-debug-token` cuts off every device it let in.
+    public var acceptsAppAttestDebugKeys = false
     /// Where each key's last verified use is noted (at most one write a minute per key), if anywhere.
     public var usage: KeyUsageTracker?
 

@@ -1,10 +1,14 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import SigilAppAttest
 import SigilClient
 @_spi(Sigil) import SigilCore
+import SigilFiles
+import SigilHTTPClient
 import SigilServer
 import SigilStandalone
+import SigilTLS
 import Testing
 
 /// App Attest's debug provider (the simulator's) and the server's debug token.
@@ -75,7 +79,7 @@ struct AppAttestDebugTests {
     func endToEnd() async throws {
         let authority = try TestAppAttestAuthority(now: Date())
         let tokenFile = TestServer.temporaryDirectory() + "-debug-token"
-        try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Self.token, to: tokenFile)
         for accepting in [true, false] {
             try await SigilDeviceTests.withServer(configure: { options in
                 options.appAttestAppIDs = [Self.appID]
@@ -84,11 +88,24 @@ struct AppAttestDebugTests {
             }) { server, transport, _ in
                 // A store that keeps any key, as the Keychain store keeps an App Attest key's ID.
                 let device = try SigilDevice(store: MemoryDeviceStore(), clock: server.clock, transport: transport)
-                let signer = try await AppAttestSigner.generate(provider: Self.provider())
+                let keys = TestServer.temporaryDirectory()
+                let provider = AppAttestDebugProvider(token: Self.token, appID: Self.appID, directory: keys)
+                let signer = try await AppAttestSigner.generate(provider: provider)
                 if accepting {
                     let identity = try await device.enroll(appAttest: signer, server: SigilDeviceTests.url(server))
                     #expect(identity.algorithm == "apple-appattest")
                     #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
+                    #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
+
+                    // App Attest gives the key up (as after a restore to another device): the device
+                    // says so, and a new key is attested and enrolled with the same server and pins.
+                    try FileManager.default.removeItem(atPath: keys)
+                    await #expect(throws: AppAttestFailure.keyInvalidated) {
+                        _ = try await SigilDeviceTests.echo(device, server)
+                    }
+                    let replaced = try await device.replaceAppAttestKey(provider: provider, token: nil)
+                    #expect(replaced.keyID != identity.keyID)
+                    #expect(replaced.pins == identity.pins)
                     #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
                 } else {
                     await #expect(throws: SigilError(.enrollmentRefused, "")) {
@@ -97,5 +114,67 @@ struct AppAttestDebugTests {
                 }
             }
         }
+    }
+
+    @Test("removing the debug token cuts off every device it let in; the enrollment is recorded and audited as debug")
+    func debugDevicesCutOff() async throws {
+        let authority = try TestAppAttestAuthority(now: Date())
+        let dataDirectory = TestServer.temporaryDirectory()
+        let tokenFile = dataDirectory + "-debug-token"
+        try SecureFile.write(Self.token, to: tokenFile)
+        let store = MemoryDeviceStore()
+        var port = 0
+        func configure(debug: Bool) -> (inout SigilStandalone.Options) -> Void {
+            { [port] options in
+                options.port = port  // the second start on the first one's port: the identity names it
+                options.appAttestAppIDs = [Self.appID]
+                options.appAttestRoot = authority.root
+                if debug { options.appAttestDebugTokenFiles = [tokenFile] }
+            }
+        }
+        var keyID = ""
+        let clock = ManualUnixClock(SigningSetup.start)  // one clock across the restart
+        try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure(debug: true)) {
+            server in
+            let tls = ClientTLS.configuration(anchors: try server.certificates)
+            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)).using
+            {
+                client in
+                let device = try SigilDevice(store: store, clock: server.clock) { _, _ in
+                    AsyncHTTPClientTransport(client: client)
+                }
+                let signer = try await AppAttestSigner.generate(provider: Self.provider())
+                keyID = try await device.enroll(appAttest: signer, server: SigilDeviceTests.url(server)).keyID
+                port = server.port
+                #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
+                let record = try await server.prepared.directory.key(for: keyID)
+                #expect(record?.deviceAttestation == RegisteredKey.appAttestDebug)
+            }
+        }
+        // The same data directory, restarted without the flag: the debug device is refused.
+        try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure(debug: false)) {
+            server in
+            let tls = ClientTLS.configuration(anchors: try server.certificates)
+            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)).using
+            {
+                client in
+                let device = try SigilDevice(store: store, clock: server.clock) { _, _ in
+                    AsyncHTTPClientTransport(client: client)
+                }
+                await #expect(throws: SigilError(.revokedKey, "")) {
+                    _ = try await SigilDeviceTests.echo(device, server)
+                }
+            }
+        }
+        // A token file others may read is refused at start.
+        let open = dataDirectory + "-open-token"
+        try SecureFile.write(Self.token, to: open, mode: 0o644)
+        await #expect(throws: (any Error).self) {
+            try await TestServer.with(configure: { options in
+                options.appAttestAppIDs = [Self.appID]
+                options.appAttestDebugTokenFiles = [open]
+            }) { _ in }
+        }
+        _ = keyID
     }
 }

@@ -286,4 +286,134 @@ struct SigilDeviceTests {
             }
         }
     }
+
+    /// A transport that runs `before` ahead of each request it passes on (to hold one back).
+    struct Holding: SigilTransport {
+        let inner: any SigilTransport
+        let before: @Sendable (HTTPRequest) async throws -> Void
+
+        func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
+            try await before(request)
+            return try await inner.send(request, body: body)
+        }
+    }
+
+    @Test(
+        "two devices on one store (an app and its extension): one's stale identity is never written over the other's rotation or reset"
+    )
+    func sharedStore() async throws {
+        try await Self.withServer { server, transport, _ in
+            let store = Self.store()
+            let app = try SigilDevice(store: store, clock: server.clock, transport: transport)
+            try await app.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let phone = ManualUnixClock(server.clock.now())
+            let extensionDevice = try SigilDevice(store: store, clock: phone, transport: transport)
+            #expect(try await Self.echo(extensionDevice, server).head.status == .ok)
+
+            let rotated = try await app.rotate(to: try SigningKey.generate(.ed25519))
+            phone.advance(by: 5)  // the extension's clock moves: it would store a new offset
+            _ = try? await Self.echo(extensionDevice, server)
+            #expect(try store.identity()?.keyID == rotated.keyID)
+            #expect(try await Self.echo(app, server).head.status == .ok)
+
+            try await app.reset()
+            _ = try? await Self.echo(extensionDevice, server)
+            #expect(try store.identity() == nil)
+            #expect(await extensionDevice.isEnrolled == false)
+        }
+    }
+
+    @Test("a reset while a rotation waits for the server wins: nothing the rotation brings back is kept")
+    func resetDuringRotation() async throws {
+        try await Self.withServer { server, transport, _ in
+            let gate = Gate()
+            let store = Self.store()
+            let device = try SigilDevice(store: store, clock: server.clock) { host, pins in
+                Holding(inner: try transport(host, pins)) { request in
+                    if request.path == Registration.Path.rotate { await gate.wait() }
+                }
+            }
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let rotation = Task { try await device.rotate(to: try SigningKey.generate(.ed25519)) }
+            while await !gate.isWaiting { try await Task.sleep(nanoseconds: 1_000_000) }
+            let reset = Task { try await device.reset(revoke: false) }
+            try await Task.sleep(nanoseconds: 50_000_000)
+            await gate.open()
+            _ = try? await rotation.value
+            try await reset.value
+            #expect(await device.isEnrolled == false)
+            #expect(try store.identity() == nil)
+            #expect(try store.deviceKey() == nil)
+        }
+    }
+
+    @Test("a reset is local first: a revocation the server never answers leaves nothing stored, and says so")
+    func resetWhileServerStalls() async throws {
+        try await Self.withServer { server, transport, _ in
+            let store = Self.store()
+            let device = try SigilDevice(store: store, clock: server.clock) { host, pins in
+                Holding(inner: try transport(host, pins)) { request in
+                    if request.method == .delete { try await Task.sleep(nanoseconds: 60_000_000_000) }
+                }
+            }
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            await device.setRevocationDeadline(200_000_000)
+            await #expect(throws: SigilInputError.self) { try await device.reset() }
+            #expect(try store.identity() == nil)
+            #expect(try store.deviceKey() == nil)
+        }
+    }
+
+    @Test(
+        "the interceptor: an unsigned answer never validates; a refusal held back past the round-trip limit is not retried"
+    )
+    func interceptorHostileAnswers() async throws {
+        try await Self.withServer { server, transport, _ in
+            let phone = ManualUnixClock(server.clock.now())
+            let device = try SigilDevice(store: Self.store(), clock: phone, transport: transport)
+            try await device.enroll(
+                try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
+            let sigil = try await device.interceptor()
+            var request = URLRequest(url: try #require(URL(string: Self.url(server) + "/v1/echo")))
+            request.httpMethod = "POST"
+            request.httpBody = Data("{}".utf8)
+            let signed = try await sigil.adapt(request)
+            // A proxy's own answer, unsigned.
+            let forged = try #require(
+                HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: [:]))
+            await #expect(throws: SigilError(.missingSignature, "")) {
+                try await sigil.validate(signed, response: forged, data: Data("{\"ok\":true}".utf8))
+            }
+            // The server's signed clock refusal for this request, handed over 400 s after the signing
+            // (the request it refuses may be a replay of one that ran): no retry.
+            server.clock.advance(by: 400)
+            let head = try #require(signed.httpRequest)
+            let (answer, body) = try await transport("localhost", []).send(head, body: Array("{}".utf8))
+            #expect(answer.status.code == 401)
+            phone.advance(by: 400)
+            let late = try #require(HTTPURLResponse(httpResponse: answer, url: request.url!))
+            #expect(!sigil.shouldRetry(signed, response: late, data: Data(body), attempt: 0))
+        }
+    }
+}
+
+/// Holds a request until opened.
+actor Gate {
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var opened = false
+    var isWaiting: Bool { !waiters.isEmpty }
+
+    func wait() async {
+        if opened { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        opened = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
 }
