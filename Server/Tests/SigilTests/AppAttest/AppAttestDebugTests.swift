@@ -123,48 +123,48 @@ struct AppAttestDebugTests {
         let tokenFile = dataDirectory + "-debug-token"
         try SecureFile.write(Self.token, to: tokenFile)
         let store = MemoryDeviceStore()
-        var port = 0
         func configure(debug: Bool) -> (inout SigilStandalone.Options) -> Void {
-            { [port] options in
-                options.port = port  // the second start on the first one's port: the identity names it
+            { options in
                 options.appAttestAppIDs = [Self.appID]
                 options.appAttestRoot = authority.root
                 if debug { options.appAttestDebugTokenFiles = [tokenFile] }
             }
         }
-        var keyID = ""
         let clock = ManualUnixClock(SigningSetup.start)  // one clock across the restart
-        try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure(debug: true)) {
-            server in
-            let tls = ClientTLS.configuration(anchors: try server.certificates)
-            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)).using
-            {
-                client in
-                let device = try SigilDevice(store: store, clock: server.clock) { _, _ in
-                    AsyncHTTPClientTransport(client: client)
-                }
-                let signer = try await AppAttestSigner.generate(provider: Self.provider())
-                keyID = try await device.enroll(appAttest: signer, server: SigilDeviceTests.url(server)).keyID
-                port = server.port
-                #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
-                let record = try await server.prepared.directory.key(for: keyID)
-                #expect(record?.deviceAttestation == RegisteredKey.appAttestDebug)
+        /// A device on `store`, made by `device()`, talking to a server started on `dataDirectory`.
+        func withServer(debug: Bool, _ body: (TestServer, () throws -> SigilDevice) async throws -> Void)
+            async throws
+        {
+            try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure(debug: debug)) {
+                server in
+                let tls = ClientTLS.configuration(anchors: try server.certificates)
+                try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+                    .using { client in
+                        try await body(server) {
+                            try SigilDevice(store: store, clock: server.clock) { _, _ in
+                                AsyncHTTPClientTransport(client: client)
+                            }
+                        }
+                    }
             }
         }
+        try await withServer(debug: true) { server, device in
+            let device = try device()
+            let signer = try await AppAttestSigner.generate(provider: Self.provider())
+            let keyID = try await device.enroll(appAttest: signer, server: SigilDeviceTests.url(server)).keyID
+            #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
+            let record = try await server.prepared.directory.key(for: keyID)
+            #expect(record?.deviceAttestation == RegisteredKey.appAttestDebug)
+        }
         // The same data directory, restarted without the flag: the debug device is refused.
-        try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure(debug: false)) {
-            server in
-            let tls = ClientTLS.configuration(anchors: try server.certificates)
-            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)).using
-            {
-                client in
-                let device = try SigilDevice(store: store, clock: server.clock) { _, _ in
-                    AsyncHTTPClientTransport(client: client)
-                }
-                await #expect(throws: SigilError(.revokedKey, "")) {
-                    _ = try await SigilDeviceTests.echo(device, server)
-                }
-            }
+        try await withServer(debug: false) { server, device in
+            // The restarted server listens on a port of its own (none reused): the identity follows it
+            // there, as it would a server behind the same name.
+            var moved = try #require(try store.identity())
+            moved.server = SigilDeviceTests.url(server)
+            try store.saveIdentity(moved)
+            let device = try device()
+            await #expect(throws: SigilError(.revokedKey, "")) { _ = try await SigilDeviceTests.echo(device, server) }
         }
         // A token file others may read is refused at start.
         let open = dataDirectory + "-open-token"
@@ -175,6 +175,5 @@ struct AppAttestDebugTests {
                 options.appAttestDebugTokenFiles = [open]
             }) { _ in }
         }
-        _ = keyID
     }
 }

@@ -56,10 +56,17 @@ struct TestServer: Sendable {
         clock.advance(by: SQLiteNonceStore.horizonLead + 1)
         let group = ServiceGroup(services: prepared.services, gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                // A server that stops before it listens (a port in use) ends the wait for its port.
+                defer { portContinuation.finish() }
+                try await group.run()
+            }
             defer { tasks.cancelAll() }
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw SigilInputError("the server did not start") }
+            guard let port = await iterator.next() else {
+                try await tasks.waitForAll()
+                throw SigilInputError("the server did not start")
+            }
             let server = TestServer(port: port, prepared: prepared, options: options, clock: clock)
             let result: Result
             do {
