@@ -91,7 +91,8 @@ public actor SigilDevice {
 
     // MARK: Enrollment
 
-    /// Enrolls `key` with `server` (`https://host[:port]`) and stores the identity, key and secret.
+    /// Enrolls `key` with `server` (`https://host[:port]`) and stores the identity, key and secret. A
+    /// device enrolled already is refused: ``reset(revoke:)`` it first.
     ///
     /// - Parameters:
     ///   - token: the bootstrap token or the logged-in user's enrollment JWT, if the server asks for one.
@@ -104,6 +105,7 @@ public actor SigilDevice {
         _ key: any SignatureProvider, server: String, token: String?, enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
         try await changing { [store] in
+            try await self.ensureNotEnrolled()
             let registration = try await self.registration(server: server, pins: enrollment.pins)
             return try await enrollment.enroll(key, token: token, with: registration, store: store)
         }
@@ -117,6 +119,7 @@ public actor SigilDevice {
         enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
         try await changing { [store] in
+            try await self.ensureNotEnrolled()
             let registration = try await self.registration(server: server, pins: enrollment.pins)
             return try await enrollment.enroll(
                 attested: signer, appAttestKeyID: signer.keyIDBytes, token: token,
@@ -270,6 +273,15 @@ public actor SigilDevice {
     }
 
     // MARK: Plumbing
+
+    /// Refuses to enroll over an identity: the device registered before would stay live on the server,
+    /// unknown to the app. ``reset(revoke:)`` first.
+    func ensureNotEnrolled() throws {
+        refresh()
+        guard identity == nil else {
+            throw SigilInputError("this device is enrolled already (key \(identity?.keyID ?? "")): reset it first")
+        }
+    }
 
     func enrolled() throws -> (DeviceIdentity, any SignatureProvider) {
         refresh()

@@ -93,6 +93,11 @@ struct SigilDeviceTests {
             let key = try SigningKey.generate(.ecdsaP256SHA256)
             let identity = try await device.enroll(key, server: Self.url(server), token: TestServer.token)
             #expect(try await Self.echo(device, server).head.status == .ok)
+            // Enrolling over an identity would leave the first device live on the server: refused.
+            await #expect(throws: SigilInputError.self) {
+                try await device.enroll(
+                    try SigningKey.generate(.ed25519), server: Self.url(server), token: TestServer.token)
+            }
 
             try await device.reset()
             #expect(await device.isEnrolled == false)
