@@ -135,18 +135,19 @@ public actor SigilDevice {
     /// - Throws: ``SigilError`` with the server's code for a refusal (`revoked-key`: enroll again),
     ///   or for an answer whose signature is missing or wrong; the transport's errors.
     public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
-        let session = try await session()
-        let response = try await session.send(request, body: body, sealed: sealed)
-        try keep(session)
-        if let refusal = response.refusal { throw refusal }
-        return response
+        try await exchange { try await $0.send(request, body: body, sealed: sealed) }
     }
 
     /// ``send(_:body:sealed:)`` with the body in a file, hashed as it streams and uploaded from disk
     /// (``SigilSession/send(_:bodyFile:)``): for large uploads.
     public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> SigilResponse {
+        try await exchange { try await $0.send(request, bodyFile: bodyFile) }
+    }
+
+    /// One exchange through the identity's session: what it learnt is kept, a refusal thrown.
+    func exchange(_ send: (SigilSession) async throws -> SigilResponse) async throws -> SigilResponse {
         let session = try await session()
-        let response = try await session.send(request, bodyFile: bodyFile)
+        let response = try await send(session)
         try keep(session)
         if let refusal = response.refusal { throw refusal }
         return response

@@ -78,6 +78,13 @@ public struct SigilInterceptor: Sendable {
         request.headerFields[SigilV1.signatureField] ?? request.headerFields[MessageSignatures.signatureField] ?? ""
     }
 
+    /// The answer to `sent`, its signature checked by the session (and the clock learnt from it).
+    func checked(_ sent: HTTPRequest, _ head: HTTPResponse, _ data: Data) throws -> SigilResponse {
+        let received = SigilResponse(
+            head: head, body: Array(data), signatureVerified: false, attempts: 1, sentRequest: sent)
+        return try session.verified(received, request: sent, roundTrip: roundTrip(sent))
+    }
+
     /// The round trip of the answer to `request`: from its signing, when this interceptor signed it
     /// recently, to now; else one too long to teach the clock anything.
     func roundTrip(_ request: HTTPRequest) -> (sentAt: Int64, receivedAt: Int64) {
@@ -94,9 +101,7 @@ public struct SigilInterceptor: Sendable {
         guard let head = response.httpResponse, let sent = request.httpRequest else {
             throw SigilInputError("not an HTTP exchange")
         }
-        let received = SigilResponse(
-            head: head, body: Array(data), signatureVerified: false, attempts: 1, sentRequest: sent)
-        let checked = try session.verified(received, request: sent, roundTrip: roundTrip(sent))
+        let checked = try checked(sent, head, data)
         // Whatever the session's settings, an answer this checks must be the server's, for this request.
         guard checked.signatureVerified else {
             throw SigilError(.missingSignature, "the answer (status \(head.status.code)) is not signed by the server")
@@ -112,14 +117,10 @@ public struct SigilInterceptor: Sendable {
             let sent = request.httpRequest, head.status.code == 401,
             SigilResponse.refusal(head: head, body: Array(data))?.code == .timestampOutOfWindow
         else { return false }
-        let received = SigilResponse(
-            head: head, body: Array(data), signatureVerified: false, attempts: 1, sentRequest: sent)
         // Only when the refusal's signed time was just learnt, from an answer to this very signing within
         // a known short round trip: a refusal a proxy held back says nothing about now, and the request
         // it refuses may be a replay of one that ran.
-        guard let checked = try? session.verified(received, request: sent, roundTrip: roundTrip(sent)) else {
-            return false
-        }
+        guard let checked = try? checked(sent, head, data) else { return false }
         return checked.signatureVerified && checked.synchronizedClock
     }
 }
