@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdAuth
 import HummingbirdTesting
 import NIOCore
 @_spi(Generated) import OpenAPIRuntime
@@ -98,6 +99,13 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The identity a route reads through Sigil's accessor, which must be the one the framework's own
+    /// authentication (hummingbird-auth's `requireIdentity()`, Vapor's `req.auth`) holds.
+    static func same(_ sigil: SigilIdentity, _ framework: SigilIdentity) throws -> SigilIdentity {
+        guard sigil.keyID == framework.keyID, sigil.deviceID == framework.deviceID else { throw ParityFailure() }
+        return sigil
+    }
+
     static func hummingbird(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
         async throws
     {
@@ -113,7 +121,8 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                 body: .init(
                     byteBuffer: ByteBuffer(
                         bytes: ParitySetup.echo(
-                            keyID: try context.requireSigilIdentity().keyID, body: Array(buffer: bytes),
+                            keyID: try Self.same(context.requireSigilIdentity(), context.requireIdentity()).keyID,
+                            body: Array(buffer: bytes),
                             coding: request.headers[.contentEncoding]))))
         }
         for method in [HTTPRequest.Method.get, .head] {
@@ -148,7 +157,9 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                     body: .init(
                         buffer: ByteBuffer(
                             bytes: ParitySetup.echo(
-                                keyID: try request.sigil.requireIdentity().keyID,
+                                keyID: try Self.same(
+                                    request.sigil.requireIdentity(), request.auth.require(SigilIdentity.self)
+                                ).keyID,
                                 body: request.body.data.map { Array(buffer: $0) } ?? [],
                                 coding: request.headers.first(name: .contentEncoding)))))
             }
