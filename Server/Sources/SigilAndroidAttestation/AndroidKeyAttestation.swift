@@ -30,7 +30,8 @@ public struct AndroidKeyAttestation: Sendable {
 
     /// Verifies a chain (DER certificates, leaf first) for `challenge` at `time`: each certificate is
     /// signed by the next and names it as issuer, each issuer is a CA allowed to sign certificates (path
-    /// length respected), no certificate carries a critical extension not processed here, each is
+    /// length respected; the leaf's own issuer, the attestation batch certificate, may be no CA whose
+    /// key may sign, as Google's verifier accepts), no certificate carries a critical extension not processed here, each is
     /// valid at `time` except the root, which is anchored by its key (the chain's last certificate has
     /// a root's key, or is signed by one); no certificate is in `statusList`; the leaf alone carries a
     /// Key Description, well formed, whose challenge is `challenge`.
@@ -124,7 +125,8 @@ public struct AndroidKeyAttestation: Sendable {
             .untrustedRoot, "the chain does not end at a Google hardware attestation root")
     }
 
-    /// `certificate` is signed by `issuer`, names it, and `issuer` may sign certificates.
+    /// `certificate` is signed by `issuer`, names it, and `issuer` may sign certificates: a CA whose
+    /// path length and key usage allow it, except that the leaf's issuer (`index` 0) may be no CA.
     static func link(_ certificate: Certificate, to issuer: Certificate, index: Int) throws {
         guard certificate.issuer == issuer.subject,
             issuer.publicKey.isValidSignature(certificate.signature, for: certificate)
@@ -143,7 +145,16 @@ public struct AndroidKeyAttestation: Sendable {
             throw AndroidAttestationError(.certificateChain, "certificate \(index + 1)'s constraints do not parse")
         }
         guard case .isCertificateAuthority(let maxPathLength) = constraints else {
-            throw AndroidAttestationError(.certificateChain, "certificate \(index + 1) is not a CA")
+            // One tolerance, as Google's verifier (android/keyattestation) has: the attestation (batch)
+            // certificate, the one that signs the leaf, may be no CA; some OEMs' factory chains are
+            // made so. Its key must still be allowed to sign, it carries no Key Description (the
+            // leaf alone does; checked by the caller), and every certificate above it is a CA.
+            guard index == 0, issuer.extensions[oid: KeyDescription.oid] == nil,
+                usage.map({ $0.keyCertSign || $0.digitalSignature }) ?? true
+            else {
+                throw AndroidAttestationError(.certificateChain, "certificate \(index + 1) is not a CA")
+            }
+            return
         }
         guard maxPathLength.map({ index <= $0 }) ?? true, usage.map({ $0.keyCertSign }) ?? true else {
             throw AndroidAttestationError(

@@ -117,6 +117,92 @@ struct AndroidKeyPolicyTests {
     }
 
     @Test(
+        "a factory chain whose batch certificate (the leaf's signer) is no CA is accepted, as Google's verifier accepts it; a non-CA certificate anywhere else, or a batch certificate that carries a Key Description or may not sign, is refused"
+    )
+    func batchCertificateWithoutCA() throws {
+        let authority = try TestAndroidAuthority()
+        let policy = AndroidAttestationPolicy(apps: [TestAndroidAuthority.app])
+        let description = try TestAndroidAuthority.keyDescription(.init(challenge: Self.challenge))
+        let rootKey = P384.Signing.PrivateKey()
+        let root = GoogleAttestationRoots.Root(
+            name: "test-root",
+            certificate: try Self.certificate(
+                "Test Root", key: .init(rootKey.publicKey), issuer: "Test Root", signer: .init(rootKey),
+                authority: .isCertificateAuthority(maxPathLength: nil), usage: KeyUsage(keyCertSign: true),
+                now: authority.now))
+        /// A chain root ← intermediate ← batch ← leaf, each above the leaf with the given constraints
+        /// (nil: no basic constraints extension) and key usage, every signature genuine.
+        func chain(
+            intermediate: BasicConstraints?, intermediateUsage: KeyUsage? = KeyUsage(keyCertSign: true),
+            batch: BasicConstraints?, batchUsage: KeyUsage?, batchDescription: Bool = false
+        ) throws -> [[UInt8]] {
+            let intermediateKey = P256.Signing.PrivateKey()
+            let batchKey = P256.Signing.PrivateKey()
+            let middle = try Self.certificate(
+                "Test Intermediate", key: .init(intermediateKey.publicKey), issuer: "Test Root",
+                signer: .init(rootKey), authority: intermediate, usage: intermediateUsage, now: authority.now)
+            let batchCertificate = try Self.certificate(
+                "Test Batch TEE", key: .init(batchKey.publicKey), issuer: "Test Intermediate",
+                signer: .init(intermediateKey), authority: batch, usage: batchUsage,
+                keyDescription: batchDescription ? description : nil, now: authority.now)
+            let leaf = try Self.certificate(
+                "Android Keystore Key", key: .init(P256.Signing.PrivateKey().publicKey), issuer: "Test Batch TEE",
+                signer: .init(batchKey), authority: nil, usage: nil, keyDescription: description, now: authority.now)
+            return try [leaf, batchCertificate, middle, root.certificate].map { Array(try $0.serializeAsDER()) }
+        }
+        func outcome(_ ders: [[UInt8]]) -> String {
+            Self.outcome {
+                try policy.check(
+                    try AndroidKeyAttestation.verify(
+                        chain: ders, challenge: Self.challenge, at: authority.now, roots: [root]))
+            }
+        }
+        let ca = BasicConstraints.isCertificateAuthority(maxPathLength: nil)
+        let signs = KeyUsage(digitalSignature: true)
+        // The OEM factory chain: the batch certificate has no basic constraints, or says it is no CA.
+        #expect(try outcome(chain(intermediate: ca, batch: nil, batchUsage: signs)) == "accepted")
+        #expect(try outcome(chain(intermediate: ca, batch: nil, batchUsage: nil)) == "accepted")
+        #expect(try outcome(chain(intermediate: ca, batch: .notCertificateAuthority, batchUsage: signs)) == "accepted")
+        // The same chain with a CA batch certificate, as Google's own devices make them, passes as before.
+        #expect(
+            try outcome(chain(intermediate: ca, batch: ca, batchUsage: KeyUsage(keyCertSign: true))) == "accepted")
+        // No CA above the batch certificate: an intermediate that signs another CA must be one.
+        #expect(
+            try outcome(chain(intermediate: nil, intermediateUsage: nil, batch: ca, batchUsage: signs))
+                == "certificate-chain")
+        #expect(
+            try outcome(chain(intermediate: .notCertificateAuthority, batch: nil, batchUsage: signs))
+                == "certificate-chain")
+        // A non-CA batch certificate whose key may not sign, or that carries a Key Description itself
+        // (an attested key signing a leaf of its own making: the chain extension attack).
+        #expect(
+            try outcome(chain(intermediate: ca, batch: nil, batchUsage: KeyUsage(keyEncipherment: true)))
+                == "certificate-chain")
+        #expect(
+            try outcome(chain(intermediate: ca, batch: nil, batchUsage: signs, batchDescription: true))
+                == "certificate-chain")
+    }
+
+    /// A certificate of `subject` for `key`, issued by `issuer` with `signer`, valid around `now`.
+    static func certificate(
+        _ subject: String, key: Certificate.PublicKey, issuer: String, signer: Certificate.PrivateKey,
+        authority: BasicConstraints?, usage: KeyUsage?, keyDescription: [UInt8]? = nil, now: Date
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: key, notValidBefore: now - 86_400,
+            notValidAfter: now + 86_400 * 365, issuer: try DistinguishedName { CommonName(issuer) },
+            subject: try DistinguishedName { CommonName(subject) },
+            extensions: try Certificate.Extensions {
+                if let authority { Critical(authority) }
+                if let usage { Critical(usage) }
+                if let keyDescription {
+                    Certificate.Extension(oid: KeyDescription.oid, critical: false, value: keyDescription[...])
+                }
+            },
+            issuerPrivateKey: signer)
+    }
+
+    @Test(
         "the status list file is read again when it changes (looked at once a minute): a serial listed later is refused without a restart; a file that stops reading keeps the list before"
     )
     func statusFile() throws {
