@@ -144,6 +144,7 @@ let package = Package(
             name: "SigilTLS",
             dependencies: [
                 .product(name: "SigilCore", package: "Sigil"),
+                .product(name: "SigilFiles", package: "Sigil"),
                 "SigilRSA",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -26,22 +26,74 @@ public enum SecureFile {
 
     /// Reads a file, or `nil` when it does not exist.
     ///
+    /// The file is opened once and its permissions are those of what was opened (`fstat` on the open
+    /// descriptor, a symlink's target), so nothing can be swapped in between the check and the read.
+    ///
     /// - Parameter secret: refuse the file when its group or others may read or write it, as ssh does
-    ///   (a key or secret others can read is no longer this device's alone).
+    ///   (a key or secret others can read is no longer this machine's alone); the error names the fix
+    ///   (`chmod 600 FILE`, the target's path for a symlink).
     /// - Throws: ``SigilInputError`` naming the path (never the contents).
     public static func read(_ path: String, secret: Bool) throws -> [UInt8]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        if secret {
-            var status = stat()
-            guard stat(path, &status) == 0 else { throw SigilInputError("cannot read \(path)") }
-            guard status.st_mode & 0o077 == 0 else {
-                throw SigilInputError("\(path) is readable by others; run chmod 600 \(path)")
-            }
+        try read(path, secretWhen: { _ in secret })
+    }
+
+    /// Reads a secret file (a private key, a token, a password): ``read(_:secret:)`` with `secret`,
+    /// a missing file an error too.
+    ///
+    /// - Throws: ``SigilInputError`` naming the path (never the contents).
+    public static func readSecret(_ path: String) throws -> [UInt8] {
+        guard let bytes = try read(path, secret: true) else {
+            throw SigilInputError("cannot read \(path): no such file")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        return bytes
+    }
+
+    /// Reads a file whose contents say whether it is a secret (a key file: a private key or an HMAC
+    /// secret is one, a public key is not), and refuses a secret one as ``read(_:secret:)`` does.
+    ///
+    /// - Parameter isSecret: given the contents, whether they are a secret.
+    /// - Throws: ``SigilInputError`` naming the path (never the contents).
+    public static func read(_ path: String, secretWhen isSecret: ([UInt8]) -> Bool) throws -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
             throw SigilInputError("cannot read \(path)")
         }
-        return Array(data)
+        defer { close(descriptor) }
+        // (A pipe, as `<(command)` gives, has its own owner-only mode and passes.)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw SigilInputError("cannot read \(path)") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        defer { for index in chunk.indices { chunk[index] = 0 } }
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw SigilInputError("cannot read \(path)") }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            guard bytes.count <= 16 << 20 else { throw SigilInputError("\(path) is larger than 16 MiB") }
+        }
+        if status.st_mode & 0o077 != 0, isSecret(bytes) {
+            bytes.withUnsafeMutableBytes { buffer in
+                for index in buffer.indices { buffer[index] = 0 }
+            }
+            throw exposed(path)
+        }
+        return bytes
+    }
+
+    /// The refusal of a secret file its group or others may read or write, naming the fix.
+    static func exposed(_ path: String) -> SigilInputError {
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            return SigilInputError(
+                "\(path) is a link to \(target), which its group or others may read or write: it holds a secret; "
+                    + "run chmod 600 \(target)")
+        }
+        return SigilInputError(
+            "\(path) may be read or written by its group or others: it holds a secret; run chmod 600 \(path)")
     }
 
     /// Writes `text` as UTF-8; see ``write(_:to:mode:)``.

@@ -39,10 +39,7 @@ extension SigilStandalone {
 
         init(_ options: AdminOptions) throws {
             if let path = options.tokenFile {
-                guard let bytes = try SecureFile.read(path, secret: true) else {
-                    throw SigilInputError("cannot read the admin token file \(path)")
-                }
-                let token = String(decoding: bytes, as: UTF8.self).trimmed
+                let token = String(decoding: try SecureFile.readSecret(path), as: UTF8.self).trimmed
                 guard token.utf8.count >= 32 else {
                     throw SigilInputError("the admin token in \(path) must be 32+ characters")
                 }
@@ -144,14 +141,21 @@ extension SigilStandalone {
             tls.sendCANameList = true
         }
         let router = Router(context: SigilBasicRequestContext.self)
-        let unauthorized = Response(
-            status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"], body: .init(byteBuffer: ByteBuffer()))
         let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
             guard let actor = await credentials.actor(of: request, channel: context.channel) else {
                 logger.warning(
                     "admin call refused: no valid credential",
-                    metadata: ["client": "\(context.channel?.remoteAddress?.ipAddress ?? "?")"])
-                return unauthorized
+                    metadata: ["client": "\(OperatorText.escaped(context.channel?.remoteAddress?.ipAddress ?? "?"))"])
+                // RFC 6750 §3: a challenge; `invalid_token` when a bearer token was sent and is wrong.
+                let sentToken = request.headers[.authorization]?.hasPrefix("Bearer ") ?? false
+                let answer = Administration.unauthorized(serverTime: administration.clock.now())
+                return Response(
+                    status: answer.status,
+                    headers: [
+                        .wwwAuthenticate: sentToken ? #"Bearer error="invalid_token""# : "Bearer",
+                        .contentType: Problem.contentType, .cacheControl: "no-store",
+                    ],
+                    body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
             }
             if request.uri.path == "/metrics", request.method == .get, let metrics {
                 do {

@@ -267,10 +267,8 @@ public enum SigilStandalone {
             if !options.appAttestDebugTokenFiles.isEmpty {
                 // Secret files: refused when others may read them, as the master key is.
                 let tokens = try options.appAttestDebugTokenFiles.map { path in
-                    guard let bytes = try SecureFile.read(path, secret: true) else {
-                        throw SigilInputError("cannot read \(path)")
-                    }
-                    return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
                 }
                 verifier = try AppAttestDebugVerifier(verifier: appAttest, tokens: tokens)
                 verifierConfiguration.acceptsAppAttestDebugKeys = true
@@ -332,7 +330,7 @@ public enum SigilStandalone {
             names.append(options.host)
         }
         let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
-        if !tlsFiles.isNew && options.keyFile == nil { _ = try data.read("tls-key.pem", secret: true) }
+        // The key file, the data directory's or --key, is refused when others may read it (TLSIdentity).
         let identity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
         let pins = try identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
         let clientCA = try options.clientCAFile.map { path in
@@ -352,7 +350,9 @@ public enum SigilStandalone {
         let jwtKeys = try await EnrollmentPolicy.jwtKeys(
             pemKeys: try options.jwtKeyFiles.map { try readText($0) },
             hs256Secrets: try options.jwtSecretFiles.map { path in
-                guard let secret = Base64.decode(try readText(path).trimmed) else {
+                // The key that mints enrollment JWTs (and DPoP access tokens): refused when others may read it.
+                let text = String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
+                guard let secret = Base64.decode(text.trimmed) else {
                     throw SigilInputError("\(path) is not base64")
                 }
                 return secret

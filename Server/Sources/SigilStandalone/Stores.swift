@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilPostgres
 import SigilRSA
 import SigilRedis
@@ -57,7 +58,10 @@ extension SigilStandalone {
         let clock = options.clock
         let environment = ProcessInfo.processInfo.environment
         func password(file: String?, variable: String) throws -> String? {
-            if let file { return try readText(file).trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let file {
+                return String(decoding: try SecureFile.readSecret(file), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             return environment[variable]
         }
         var services: [any Service] = []

@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 @_spi(Sigil) import SigilCore
+import SigilFiles
 
 /// TLS settings of a Sigil client: TLS 1.3, the hybrid group X25519MLKEM768 offered first (or only,
 /// with `pqOnly`), the server's certificate validated against the system roots or given anchors,
@@ -37,11 +38,13 @@ public enum ClientTLS {
 extension TLSIdentity {
     /// Loads a PKCS#12 bundle (certificate chain and key) protected by `password`.
     ///
-    /// - Throws: ``SigilInputError`` when the file does not open with the password; the password is
-    ///   never part of the message.
+    /// - Throws: ``SigilInputError`` when the file does not open with the password, or when its group
+    ///   or others may read or write it (``SecureFile/readSecret(_:)``); the password is never part
+    ///   of the message.
     public init(pkcs12File path: String, password: String) throws {
+        let bytes = try SecureFile.readSecret(path)
         do {
-            let bundle = try NIOSSLPKCS12Bundle(file: path, passphrase: Array(password.utf8))
+            let bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array(password.utf8))
             self.init(chain: bundle.certificateChain, privateKey: bundle.privateKey)
         } catch {
             throw SigilInputError("\(path) does not open as PKCS#12 with the given password")

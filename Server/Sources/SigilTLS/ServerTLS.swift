@@ -1,5 +1,6 @@
 import NIOSSL
 @_spi(Sigil) import SigilCore
+import SigilFiles
 
 /// TLS settings of a Sigil server: TLS 1.3 only, and the hybrid post-quantum group X25519MLKEM768
 /// only unless classical key exchange is explicitly allowed.
@@ -70,11 +71,13 @@ public struct TLSIdentity: Sendable {
 
     /// Loads a PEM certificate chain file and a PEM private key file.
     ///
-    /// - Throws: ``SigilInputError`` when either file is unreadable or not PEM of the right kind.
+    /// - Throws: ``SigilInputError`` when either file is unreadable or not PEM of the right kind, or
+    ///   when the key file's group or others may read or write it (``SecureFile/readSecret(_:)``).
     public init(certificateFile: String, keyFile: String) throws {
+        let keyPEM = try SecureFile.readSecret(keyFile)
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
-            privateKey = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+            privateKey = try NIOSSLPrivateKey(bytes: keyPEM, format: .pem)
         } catch {
             throw SigilInputError("cannot load the TLS certificate or key (\(certificateFile), \(keyFile))")
         }

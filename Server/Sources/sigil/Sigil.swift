@@ -134,6 +134,17 @@ enum IO {
         return Array(data)
     }
 
+    /// A key file that is a private key, an HMAC secret or a public key: a private key or a secret
+    /// (or what does not read as a public key) is refused when its group or others may read or write
+    /// it (``SecureFile/read(_:secretWhen:)``); a public key is not a secret.
+    static func readKeyFile(_ path: String) throws -> [UInt8] {
+        let bytes = try SecureFile.read(path) { contents in
+            (try? KeyFile.load(contents, formats: .withRSA)).map { $0.signingKey != nil } ?? true
+        }
+        guard let bytes else { throw SigilInputError("cannot read \(path)") }
+        return bytes
+    }
+
     static func write(_ bytes: [UInt8]) { FileHandle.standardOutput.write(Data(bytes)) }
 
     /// Writes a file with owner-only permissions, all or nothing (a temporary file renamed into place).
@@ -179,7 +190,7 @@ struct KeyOptions: ParsableArguments {
             }
             return algorithm
         }
-        let loaded = try KeyFile.load(try IO.readFile(key), algorithm: algorithm, formats: .withRSA)
+        let loaded = try KeyFile.load(try IO.readKeyFile(key), algorithm: algorithm, formats: .withRSA)
         guard let id = keyID ?? loaded.verificationKey.derivedKeyID else {
             throw SigilInputError("--key-id is required with an HMAC secret")
         }

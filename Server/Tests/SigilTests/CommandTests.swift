@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import Testing
 
 /// Runs the built `sigil` executable.
@@ -131,7 +132,7 @@ struct CommandTests {
         let nonce = message.headers.first { $0.name == "X-Nonce" }?.value ?? ""
         let signed = try await SigilCommand.run(
             [
-                "sign", "--key", Vectors.directory.appendingPathComponent("keys/hmac-sha256.key").path, "--key-id",
+                "sign", "--key", try Vectors.privateKeyCopy("hmac-sha256.key"), "--key-id",
                 "hmac-test-key-1", "--timestamp", String(vector["now"]?.int ?? 0), "--nonce", nonce,
             ],
             input: unsigned.serialized
@@ -154,7 +155,7 @@ struct CommandTests {
         ]
     )
     func unusableInput(_ arguments: [String], _ input: String) async throws {
-        let keyPath = Vectors.directory.appendingPathComponent("keys/ecdsa-p256.pem").path
+        let keyPath = try Vectors.privateKeyCopy("ecdsa-p256.pem")
         let result = try await SigilCommand.run(arguments.map { $0 == "KEY" ? keyPath : $0 }, input: Array(input.utf8))
         #expect(result.status == 2)
         #expect(result.error.hasPrefix("sigil: "))

@@ -41,7 +41,9 @@ public struct Administration: Sendable {
     public func device(_ id: String) async throws -> DeviceRecord {
         if let record = try await directory.devices(DeviceQuery(deviceID: id)).first { return record }
         if let record = try await directory.devices(DeviceQuery(keyID: id)).first { return record }
-        throw SigilError(.unknownKey, "no device or key \(id.prefix(128)) is in the directory")
+        throw SigilError(
+            .unknownKey,
+            "no device or key \(OperatorText.escaped(String(id.prefix(128)), quoting: .never)) is in the directory")
     }
 
     /// Revokes what `target` names, in one write with its audit rows.
@@ -146,7 +148,8 @@ public struct Administration: Sendable {
             // An unknown ID is 404 here: 401 is kept for a missing or wrong credential.
             let status = error.code == .unknownKey ? 404 : error.code.httpStatus
             return Answer(
-                status: HTTPResponse.Status(code: status), body: Problem.body(for: error, serverTime: clock.now()))
+                status: HTTPResponse.Status(code: status),
+                body: Problem.body(for: error, serverTime: clock.now(), status: status))
         } catch {
             let error = SigilError(.storeUnavailable, "the call could not be completed")
             return Answer(status: .serviceUnavailable, body: Problem.body(for: error, serverTime: clock.now()))
@@ -154,7 +157,19 @@ public struct Administration: Sendable {
     }
 
     /// The answer to a path that is no admin route.
-    static let notFound = Answer(status: .notFound, body: Array(#"{"title":"No such admin route","status":404}"#.utf8))
+    static let notFound = Answer(
+        status: .notFound, body: Array(#"{"type":"about:blank","title":"No such admin route","status":404}"#.utf8))
+
+    /// The answer to a call without a valid operator credential (none, or a wrong one: not told
+    /// apart): 401, problem+json `missing-signature`, whatever the path. The caller adds
+    /// `WWW-Authenticate: Bearer` (RFC 6750).
+    public static func unauthorized(serverTime: Int64) -> Answer {
+        let error = SigilError(
+            .missingSignature,
+            "the admin API needs an operator's credential: Authorization: Bearer <admin token>, or a client certificate of the admin CA"
+        )
+        return Answer(status: .unauthorized, body: Problem.body(for: error, serverTime: serverTime, status: 401))
+    }
 
     func route(_ method: HTTPRequest.Method, _ path: [String], query: [String: String], actor: String) async throws
         -> Answer?

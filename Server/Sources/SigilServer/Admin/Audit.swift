@@ -127,8 +127,12 @@ extension DirectoryChange {
         }
     }
 
-    /// The refusal when a revocation names nothing that exists: nothing changes.
+    /// The refusal when a revocation names nothing that exists: nothing changes. `what` (`user
+    /// <ID>`, as the operator gave it) is escaped: the detail is printed to operators.
     package static func unknownTarget(_ what: String) -> SigilError {
-        SigilError(.unknownKey, "\(what) is not in the directory; nothing changed")
+        SigilError(
+            .unknownKey,
+            "\(OperatorText.escaped(String(what.prefix(160)), quoting: .never)) is not in the directory; nothing changed"
+        )
     }
 }

@@ -123,15 +123,21 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
     }
 
     /// One line for people: ID, user, state, then each key with its algorithm, state and last use.
+    /// What devices and users supplied is escaped (``OperatorText``): the line stays one line.
     public var line: String {
-        var fields = [deviceID, "user=\(userID ?? "-")", state.rawValue, "attestation=\(attestation)"]
-        if let sealingKeyID { fields.append("sealing=\(sealingKeyID)") }
+        let text = { OperatorText.escaped($0) }
+        var fields = [
+            text(deviceID), "user=\(userID.map(text) ?? "-")", state.rawValue, "attestation=\(text(attestation))",
+        ]
+        if let sealingKeyID { fields.append("sealing=\(text(sealingKeyID))") }
         for key in keys {
             fields.append(
-                "key=\(key.keyID)(\(key.alg),\(key.state.rawValue),created \(key.created),last used \(key.lastUsed.map(String.init) ?? "never")\(key.thumbprint.map { ",jkt " + $0 } ?? ""))"
+                "key=\(text(key.keyID))(\(text(key.alg)),\(key.state.rawValue),created \(key.created),last used \(key.lastUsed.map(String.init) ?? "never")\(key.thumbprint.map { ",jkt " + text($0) } ?? ""))"
             )
         }
-        if !certificates.isEmpty { fields.append("certificates=\(certificates.map(\.serial).joined(separator: ","))") }
+        if !certificates.isEmpty {
+            fields.append("certificates=\(certificates.map { text($0.serial) }.joined(separator: ","))")
+        }
         return fields.joined(separator: " ")
     }
 }

@@ -11,10 +11,14 @@ public enum Problem {
     /// - Parameters:
     ///   - serverTime: the server's Unix time, so a client can re-sync its clock.
     ///   - includeSignatureBase: the debug option: adds the server's computed `signatureBase` when known.
-    public static func body(for error: SigilError, serverTime: Int64, includeSignatureBase: Bool = false) -> [UInt8] {
+    ///   - status: the HTTP status the answer carries when it is not the code's own (the admin API
+    ///     answers `unknown-key` with 404), so that the body's `status` agrees with it.
+    public static func body(
+        for error: SigilError, serverTime: Int64, includeSignatureBase: Bool = false, status: Int? = nil
+    ) -> [UInt8] {
         var json = "{\"type\":\"urn:sigil:error:\(error.code.rawValue)\""
         json += ",\"title\":" + quoted(error.code.title)
-        json += ",\"status\":\(error.code.httpStatus)"
+        json += ",\"status\":\(status ?? error.code.httpStatus)"
         json += ",\"detail\":" + quoted(error.detail)
         json += ",\"code\":\"\(error.code.rawValue)\""
         json += ",\"serverTime\":\(serverTime)"

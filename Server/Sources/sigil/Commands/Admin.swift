@@ -77,6 +77,7 @@ struct Admin: AsyncParsableCommand {
         do {
             return try await body()
         } catch let error as SigilError where error.code == .unknownKey {
+            // The detail names the ID escaped (``Administration``): one line, whatever was typed.
             FileHandle.standardError.write(Data("sigil: \(error.detail)\n".utf8))
             throw ExitStatus(code: 1)
         }
@@ -156,15 +157,7 @@ struct Admin: AsyncParsableCommand {
             let rows = try await store.with {
                 try await $0.audit(AuditQuery(deviceID: device, userID: user, since: since))
             }
-            try Admin.print(rows, json: json) { row in
-                var fields = [Admin.iso(row.time), row.action.rawValue, "actor=\(row.actor)"]
-                if let device = row.deviceID { fields.append("device=\(device)") }
-                if let key = row.keyID { fields.append("key=\(key)") }
-                if let user = row.userID { fields.append("user=\(user)") }
-                if let client = row.clientAddress { fields.append("client=\(client)") }
-                if let reason = row.reason { fields.append("reason=" + Admin.quoted(reason)) }
-                return fields.joined(separator: " ")
-            }
+            try Admin.print(rows, json: json, line: Admin.line)
         }
     }
 
@@ -204,7 +197,7 @@ struct Admin: AsyncParsableCommand {
                 return try administration.keys()
             }
             try Admin.print(keys, json: json) { key in
-                "\(key.kind.rawValue) \(key.keyID) \(key.alg) \(key.state.rawValue) "
+                "\(key.kind.rawValue) \(OperatorText.escaped(key.keyID)) \(OperatorText.escaped(key.alg)) \(key.state.rawValue) "
                     + (key.activatesAt == 0
                         ? "(since the first start)" : "(current from \(Admin.iso(key.activatesAt)))")
             }
@@ -221,10 +214,17 @@ struct Admin: AsyncParsableCommand {
         throw ValidationError("--since is Unix seconds or an ISO 8601 date or date-time")
     }
 
-    /// `text` as a JSON string literal: quotes, backslashes and control characters escaped, so a row
-    /// prints as one line whatever its fields hold.
-    static func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"?\"".utf8), as: UTF8.self)
+    /// An audit row as one line for people: what users, devices and operators supplied is escaped
+    /// (``OperatorText``), so a row prints as one line whatever its fields hold.
+    static func line(_ row: AuditEntry) -> String {
+        let text = { OperatorText.escaped($0) }
+        var fields = [Admin.iso(row.time), row.action.rawValue, "actor=\(text(row.actor))"]
+        if let device = row.deviceID { fields.append("device=\(text(device))") }
+        if let key = row.keyID { fields.append("key=\(text(key))") }
+        if let user = row.userID { fields.append("user=\(text(user))") }
+        if let client = row.clientAddress { fields.append("client=\(text(client))") }
+        if let reason = row.reason { fields.append("reason=" + OperatorText.escaped(reason, quoting: .always)) }
+        return fields.joined(separator: " ")
     }
 
     static func iso(_ time: Int64) -> String {

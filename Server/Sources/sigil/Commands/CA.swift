@@ -70,7 +70,7 @@ struct CA: AsyncParsableCommand {
                 let request: CertificateSigningRequest
                 if let key {
                     (request, privateKeyDER) = try CertificateAuthority.csr(
-                        privateKeyPEM: String(decoding: try IO.readFile(key), as: UTF8.self))
+                        privateKeyPEM: String(decoding: try SecureFile.readSecret(key), as: UTF8.self))
                 } else {
                     request = try CertificateAuthority.parseCSR(try IO.readFile(csr ?? ""))
                 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import SigilClient
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilHTTPClient
 import SigilRSA
 import SigilTLS
@@ -128,6 +129,12 @@ struct Curl: AsyncParsableCommand {
             throw SigilInputError("--dpop goes with --token (and --no-signature with --dpop)")
         }
         let (signingKey, signingKeyID) = try signingKey(stored)
+        // `@FILE`: an access token is a secret (a bearer's, bound to the key only with DPoP), read
+        // (and refused when others may read it) before anything is sent.
+        let accessToken = try token.map { token in
+            token.hasPrefix("@")
+                ? String(decoding: try SecureFile.readSecret(String(token.dropFirst())), as: UTF8.self) : token
+        }
         var options = SigilHTTPClient.Options()
         options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
         options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
@@ -138,7 +145,7 @@ struct Curl: AsyncParsableCommand {
         let clock = ServerClock()
         do {
             try await send(
-                body: body, host: host, port: components.port, path: path, stored: stored,
+                body: body, host: host, port: components.port, path: path, stored: stored, accessToken: accessToken,
                 signer: RequestSigner(key: signingKey, keyID: signingKeyID, profile: profile, clock: clock),
                 clock: clock, connection: connection)
             try await connection.shutdown()
@@ -155,6 +162,7 @@ struct Curl: AsyncParsableCommand {
         port: Int?,
         path: String,
         stored: (identity: DeviceIdentity, store: FileDeviceStore)?,
+        accessToken: String?,
         signer: RequestSigner,
         clock: ServerClock,
         connection: SigilHTTPClient
@@ -199,9 +207,7 @@ struct Curl: AsyncParsableCommand {
             requireSignedResponses: false)
         // The default identity signs for its own server only; a named one where the user says.
         if identity == nil, key == nil { session.origin = enrolledOrigin }
-        if let token {
-            let value =
-                token.hasPrefix("@") ? try String(contentsOfFile: String(token.dropFirst()), encoding: .utf8) : token
+        if let value = accessToken {
             let authorization = DPoPAuthorization(
                 prover: try DPoPProver(signer: signer.key, clock: clock),
                 accessToken: value.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -3,6 +3,7 @@ import Foundation
 import NIOSSL
 import SigilClient
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilHTTPClient
 import SigilRSA
 import SigilStandalone
@@ -171,7 +172,7 @@ struct Enroll: AsyncParsableCommand {
 enum ClientCertificateKey {
     /// Loads a private key file as a signing key of `algorithm` (the key's kind decides when it differs).
     static func load(_ path: String, algorithm: SigilCore.SignatureAlgorithm) throws -> SigningKey {
-        let bytes = try IO.readFile(path)
+        let bytes = try SecureFile.readSecret(path)
         let loaded: LoadedKey
         if let chosen = try? KeyFile.load(bytes, algorithm: algorithm, formats: .withRSA) {
             loaded = chosen
@@ -228,7 +229,7 @@ struct MakeCSR: ParsableCommand {
     var out: String?
 
     func run() throws {
-        guard let signer = try KeyFile.load(try IO.readFile(key), formats: .withRSA).signingKey,
+        guard let signer = try KeyFile.load(try SecureFile.readSecret(key), formats: .withRSA).signingKey,
             let keyID = try signer.verificationKey.derivedKeyID
         else {
             throw SigilInputError("\(key) holds no private key pair")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SigilFiles
 import SigilStandalone
 
 /// `sigil gateway`: what `sigil serve` does on the way in, then the verified request forwarded to a
@@ -64,10 +65,8 @@ struct Gateway: AsyncParsableCommand {
         target.responseLimit = responseLimit
         target.publicHost = publicHost
         if let upstreamSecretFile {
-            guard let data = FileManager.default.contents(atPath: upstreamSecretFile) else {
-                throw ValidationError("cannot read \(upstreamSecretFile)")
-            }
-            target.secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            target.secret = String(decoding: try SecureFile.readSecret(upstreamSecretFile), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
             target.secret = ProcessInfo.processInfo.environment["SIGIL_UPSTREAM_SECRET"]
         }

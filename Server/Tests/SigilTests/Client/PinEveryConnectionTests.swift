@@ -8,6 +8,7 @@ import NIOSSL
 import NIOTLS
 import SigilClient
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilHTTPClient
 import SigilTLS
 import SwiftASN1
@@ -56,7 +57,7 @@ struct PinEveryConnectionTests {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try real.certificate.write(toFile: directory + "-cert.pem", atomically: true, encoding: .utf8)
-        try real.key.write(toFile: directory + "-key.pem", atomically: true, encoding: .utf8)
+        try SecureFile.write(real.key, to: directory + "-key.pem")
         let anchors = try [ca1.certificatePEM, ca2.certificatePEM].map {
             try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem)
         }
@@ -137,10 +138,10 @@ extension PinEveryConnectionTests {
         let leaf = try Self.serverCertificate(from: ca)
         let directory = try SigilCommand.temporaryDirectory().path
         for (name, text) in [("ca.pem", ca.certificatePEM), ("cert.pem", leaf.certificate), ("key.pem", leaf.key)] {
-            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+            try SecureFile.write(text, to: directory + "/" + name, mode: name == "key.pem" ? 0o600 : 0o644)
         }
         let key = try SigningKey.generate(.ed25519)
-        try KeyFile.privateKeyFile(for: key).write(toFile: directory + "/device.pem", atomically: true, encoding: .utf8)
+        try SecureFile.write(try KeyFile.privateKeyFile(for: key), to: directory + "/device.pem")
         try await TestServer.with(configure: {
             $0.certificateFile = directory + "/cert.pem"
             $0.keyFile = directory + "/key.pem"

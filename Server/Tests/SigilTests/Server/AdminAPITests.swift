@@ -78,7 +78,7 @@ struct AdminAPITests {
                     let refused = try await Self.call(
                         .GET, "/admin/v1/devices", port: port, token: token, client: client)
                     #expect(refused.status == 401)
-                    #expect(refused.body.isEmpty)
+                    #expect(!String(decoding: refused.body, as: UTF8.self).contains("devices"))
                 }
                 let unknownRoute = try await Self.call(
                     .GET, "/admin/v1/nothing", port: port, token: nil, client: client)
@@ -130,6 +130,55 @@ struct AdminAPITests {
                 }
                 #expect(calls.count >= 5)
                 #expect(calls.allSatisfy { $0.actor == "operator:token:alice-ops" })
+            }
+        }
+    }
+
+    @Test(
+        "a missing or wrong admin credential is 401 with WWW-Authenticate: Bearer and problem+json whose status is 401, on any path; an unknown ID is 404 with a body saying 404"
+    )
+    func unauthorizedAnswers() async throws {
+        let tokenFile = try Self.tokenFile()
+        try await TestServer.with(configure: {
+            $0.admin.port = 0
+            $0.admin.tokenFile = tokenFile
+        }) { server in
+            try await server.client().using { client in
+                let port = try #require(await server.prepared.adminPort?.value())
+                func send(_ method: HTTPMethod, _ path: String, token: String?) async throws -> (
+                    status: Int, headers: HTTPHeaders, problem: [String: Any]
+                ) {
+                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                    request.method = method
+                    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+                    let response = try await client.execute(request, timeout: .seconds(30))
+                    let body = Array(buffer: try await response.body.collect(upTo: 1 << 20))
+                    let problem = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+                    return (Int(response.status.code), response.headers, problem)
+                }
+                let wrong = "wrong-token-0123456789-abcdefghijklmnop"
+                for (method, path) in [
+                    (HTTPMethod.GET, "/admin/v1/devices"), (.POST, "/admin/v1/users/alice/revoke"), (.GET, "/nothing"),
+                ] {
+                    for token in [nil, wrong] {
+                        let answer = try await send(method, path, token: token)
+                        #expect(answer.status == 401, "\(method) \(path)")
+                        #expect(
+                            answer.headers.first(name: "WWW-Authenticate")
+                                == (token == nil ? "Bearer" : #"Bearer error="invalid_token""#))
+                        #expect(answer.headers.first(name: "Content-Type") == "application/problem+json")
+                        #expect(answer.problem["status"] as? Int == 401)
+                        #expect(answer.problem["code"] as? String == "missing-signature")
+                        #expect((answer.problem["detail"] as? String)?.contains(Self.adminToken) == false)
+                    }
+                }
+                // With the token: an unknown ID is 404, and its problem says 404 too.
+                let unknown = try await send(.GET, "/admin/v1/devices/dev-none", token: Self.adminToken)
+                #expect(unknown.status == 404)
+                #expect(unknown.problem["status"] as? Int == 404)
+                #expect(unknown.problem["code"] as? String == "unknown-key")
+                #expect(
+                    try await send(.GET, "/admin/v1/nothing", token: Self.adminToken).problem["status"] as? Int == 404)
             }
         }
     }

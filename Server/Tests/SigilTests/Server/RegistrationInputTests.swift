@@ -5,6 +5,7 @@ import HTTPTypes
 import JWTKit
 import NIOCore
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilStandalone
 import Testing
 
@@ -65,7 +66,7 @@ struct RegistrationInputTests {
         let secret = (0..<32).map { UInt8($0) }
         let dataDirectory = TestServer.temporaryDirectory()
         let secretFile = dataDirectory + "-jwt-secret"
-        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Base64.encode(secret), to: secretFile)
         _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
         let jwtOptions: (inout SigilStandalone.Options) -> Void = {
             $0.jwtSecretFiles = [secretFile]
@@ -231,7 +232,7 @@ struct RegistrationInputTests {
     func jwtEnrollsOnce(_ reuse: Bool) async throws {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
         let secret = (0..<32).map { UInt8($0 &* 7) }
-        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
             $0.jwtSecretFiles = [secretFile]
             $0.jwtAudience = Self.audience
@@ -280,7 +281,7 @@ struct RegistrationInputTests {
     func credentialBound() async throws {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
         let secret = (0..<32).map { UInt8($0 &* 5) }
-        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
             $0.jwtSecretFiles = [secretFile]
             $0.jwtAudience = Self.audience
@@ -324,7 +325,7 @@ struct RegistrationInputTests {
     @Test("JWT keys need an audience and an issuer; with JWTs the bootstrap token is off unless given")
     func jwtConfiguration() async throws {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
-        try Base64.encode((0..<32).map { UInt8($0) }).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Base64.encode((0..<32).map { UInt8($0) }), to: secretFile)
         await #expect(throws: SigilInputError.self) {
             try await TestServer.with(configure: { $0.jwtSecretFiles = [secretFile] }) { _ in }
         }
@@ -358,7 +359,7 @@ struct RegistrationInputTests {
     func jwtJudgedAtTheEnd() async throws {
         let secret = (0..<32).map { UInt8($0) }
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
-        try Base64.encode(secret).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
             $0.jwtSecretFiles = [secretFile]
             $0.jwtAudience = Self.audience

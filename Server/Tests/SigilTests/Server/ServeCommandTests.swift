@@ -114,7 +114,7 @@ struct ServeCommandTests {
             ["curl", "--identity", "sealed", "--use-secret", "-d", "plain", "https://localhost:\(port)/v1/echo"],
             environment: home)
         #expect(exposed.status == 2)
-        #expect(exposed.error.contains("readable by others"), "\(exposed.error)")
+        #expect(exposed.error.contains("run chmod 600 \(secretPath)"), "\(exposed.error)")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
         // A refusal: exit 1 and the server's code.
         let strangerPath = directory.appendingPathComponent("stranger.pem").path

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import Testing
 
 /// JSON values, decodable and sendable, for vector files.
@@ -64,5 +65,13 @@ enum Vectors {
 
     static func keyFile(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: directory.appendingPathComponent("keys").appendingPathComponent(name)))
+    }
+
+    /// A copy of the vector key file `name`, mode 0600, for the commands that refuse a private key or
+    /// secret others may read (a checkout's files are 0644).
+    static func privateKeyCopy(_ name: String) throws -> String {
+        let path = TestServer.temporaryDirectory() + "-" + name
+        try SecureFile.write(try keyFile(name), to: path)
+        return path
     }
 }
