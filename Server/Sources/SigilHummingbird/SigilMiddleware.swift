@@ -32,6 +32,10 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     /// Whether to read the TLS client certificate into the identity and check that it names the
     /// signer's device.
     public let readsClientCertificate: Bool
+    /// Whether the server's connections are TLS (`https`), or `nil` to ask each connection. The scheme
+    /// a request is verified with is the connection's: Hummingbird's HTTP/1.1 codec says `http` on a
+    /// TLS connection too, and an HTTP/2 client writes `:scheme` itself.
+    public let secure: Bool?
 
     /// The verifier.
     public var verifier: RequestVerifier { exchange.verifier }
@@ -53,6 +57,10 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     ///     server's channel enforces ``RequestTimeouts``, as `sigil serve` does.
     ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
     ///     when it ``DPoPVerifier/requiresSigilSignature``.
+    ///   - secure: whether the server serves TLS, when known (`sigil serve` does); `nil` (the default)
+    ///     reads it from each connection.
+    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
+    ///     proxy or load balancer (``Exchange/origin``).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -60,12 +68,15 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         readsClientCertificate: Bool = false,
         sealing: SealedBodies? = nil,
         bodyTimeout: Duration? = nil,
-        dpop: DPoPVerifier? = nil
+        dpop: DPoPVerifier? = nil,
+        secure: Bool? = nil,
+        origin: String? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
         self.readsClientCertificate = readsClientCertificate
+        self.secure = secure
     }
 
     public func handle(
@@ -75,30 +86,34 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let admission: Admission
+        var head = request.head
         do {
+            let secure: Bool
+            if let known = self.secure { secure = known } else { secure = await isTLS(context.channel) }
+            head.scheme = secure ? "https" : "http"
             var readCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
             if readsClientCertificate {
                 let channel = context.channel
                 readCertificate = { try await clientCertificate(of: channel) }
             }
             admission = try await exchange.admit(
-                request.head, bodyChunks: BodyChunks(body: request.body), limit: context.maxUploadSize,
+                head, bodyChunks: BodyChunks(body: request.body), limit: context.maxUploadSize,
                 clientCertificate: readCertificate)
         } catch let error as SigilError {
             context.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
-            throw refusal(error, for: request.head)
+            throw refusal(error, for: head)
         }
         context.sigilIdentity = admission.identity
-        context.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID)"
+        context.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID ?? "-")"
         let routed = Request(
             head: admission.request, body: RequestBody(buffer: ByteBuffer(bytes: admission.body)))
         let response: Response
         do {
             response = try await next(routed, context)
         } catch let error as SigilError {
-            throw refusal(error, for: request.head, admission: admission)
+            throw refusal(error, for: head, admission: admission)
         } catch let error as SigilHTTPError {
-            throw refusal(error.error, for: request.head, admission: admission)
+            throw refusal(error.error, for: head, admission: admission)
         } catch let error as any HTTPResponseError {
             guard exchange.answersChange(admission) else { throw error }
             return try await answer(try error.response(from: routed, context: context), for: admission)
@@ -132,6 +147,16 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         return SigilHTTPError(admission == nil ? error : error.ofVerifiedRequest(), head: head, body: body)
     }
 
+}
+
+/// Whether the connection `channel` belongs to (the stream's parent for HTTP/2) runs TLS.
+func isTLS(_ channel: (any Channel)?) async -> Bool {
+    var candidate = channel
+    while let current = candidate {
+        if (try? await current.pipeline.handler(type: NIOSSLHandler.self).get()) != nil { return true }
+        candidate = current.parent
+    }
+    return false
 }
 
 /// The client certificate of the connection `channel` belongs to (the stream's parent for HTTP/2).

@@ -33,12 +33,17 @@ public struct JWTAccessTokens: AccessTokenVerifier {
         public var aud: AudienceClaim?
         public var iss: IssuerClaim?
         public var nbf: NotBeforeClaim?
+        public var iat: IssuedAtClaim?
         public var cnf: Confirmation?
 
         /// A token for `subject`, for `audience` from `issuer`, until `expiresAt` (Unix seconds), bound to
         /// the key of thumbprint `jkt` when given.
-        public init(subject: String, audience: String, issuer: String, expiresAt: Int64, boundTo jkt: String?) {
+        public init(
+            subject: String, audience: String, issuer: String, expiresAt: Int64, boundTo jkt: String?,
+            issuedAt: Int64? = nil
+        ) {
             sub = SubjectClaim(value: subject)
+            iat = issuedAt.map { IssuedAtClaim(value: Date(timeIntervalSince1970: TimeInterval($0))) }
             exp = ExpirationClaim(value: Date(timeIntervalSince1970: TimeInterval(expiresAt)))
             aud = AudienceClaim(value: [audience])
             iss = IssuerClaim(value: issuer)
@@ -51,10 +56,19 @@ public struct JWTAccessTokens: AccessTokenVerifier {
 
     public func verify(_ token: String) async throws -> AccessToken {
         guard token.utf8.count <= 16_384 else { throw SigilError(.malformedSignature, "the access token is too long") }
-        let claims = try await keys.verify(token, as: Claims.self)
-        let now = Date(timeIntervalSince1970: TimeInterval(clock.now()))
-        try claims.exp.verifyNotExpired(currentDate: now)
-        try claims.nbf?.verifyNotBefore(currentDate: now)
+        let claims: Claims
+        do {
+            claims = try await keys.verify(token, as: Claims.self)
+        } catch {
+            throw SigilError(.invalidSignature, "the access token does not verify with a configured key")
+        }
+        let now = clock.now()
+        guard Int64(claims.exp.value.timeIntervalSince1970.rounded(.down)) > now else {
+            throw SigilError(.expired, "the access token expired")
+        }
+        if let nbf = claims.nbf, Int64(nbf.value.timeIntervalSince1970.rounded(.up)) > now {
+            throw SigilError(.invalidSignature, "the access token is not valid yet")
+        }
         guard let audiences = claims.aud, audiences.value.contains(audience) else {
             throw SigilError(.invalidSignature, "the access token is not for this audience")
         }
@@ -66,6 +80,7 @@ public struct JWTAccessTokens: AccessTokenVerifier {
         }
         return AccessToken(
             subject: claims.sub.value, boundThumbprint: claims.cnf?.jkt,
-            expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
+            expiresAt: Int64(claims.exp.value.timeIntervalSince1970.rounded(.down)),
+            issuedAt: claims.iat.map { Int64($0.value.timeIntervalSince1970.rounded(.down)) })
     }
 }

@@ -24,28 +24,11 @@ public final class PostgresKeyDirectory: KeyRegistry {
     let secrets: SecretSeal
     let clock: any UnixClock
     private let keyFormats: KeyFormats
-    let cache = CacheBox()
+    let cache: DirectoryCache
     private let listener: Task<Void, Never>?
 
     /// How long a looked-up key is trusted before it is read again, in seconds.
     public let cacheLifetime: Int64
-
-    struct Cache {
-        var generation: UInt64 = 0
-        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
-    }
-
-    final class CacheBox: Sendable {
-        let state = Mutex(Cache())
-
-        /// Forgets every entry, and any lookup under way when it was called.
-        func clear() {
-            state.withLock { cache in
-                cache.generation &+= 1
-                cache.entries.removeAll()
-            }
-        }
-    }
 
     /// The channel changes are announced on.
     static let channel = "sigil_keys"
@@ -63,6 +46,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 1,
+        cacheCapacity: Int = 100_000,
         listensForChanges: Bool = true,
         keyFormats: KeyFormats = .builtIn
     ) throws {
@@ -70,6 +54,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         self.secrets = try SecretSeal(masterKey: masterKey)
         self.clock = clock
         self.cacheLifetime = cacheLifetime
+        self.cache = DirectoryCache(lifetime: cacheLifetime, capacity: cacheCapacity)
         self.keyFormats = keyFormats
         let cache = self.cache
         let listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
@@ -82,7 +67,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
 
     /// Clears the cache on each change announced, and whenever listening (re)starts or stops, since
     /// announcements may have been missed; retries with backoff until the store is closed.
-    static func listen(store: PostgresStore, cache: CacheBox) async {
+    static func listen(store: PostgresStore, cache: DirectoryCache) async {
         var failures = 0
         while !Task.isCancelled && !store.isClosed {
             do {
@@ -105,30 +90,38 @@ public final class PostgresKeyDirectory: KeyRegistry {
     // MARK: Lookups
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
-        let now = clock.now()
-        let (hit, generation) = cache.state.withLock { ($0.entries[keyID], $0.generation) }
-        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
-        let rows = try await select("the key directory could not be read") { client in
-            try await client.query(
-                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger
-            ).collect()
+        try await cache.key(keyID, now: clock.now()) {
+            let rows = try await select("the key directory could not be read") { client in
+                try await client.query(
+                    "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger
+                ).collect()
+            }
+            return try rows.first.map(registeredKey(from:))
         }
-        guard let row = rows.first else { return nil }
-        let key = try registeredKey(from: row)
-        cache.state.withLock { cache in
-            if cache.generation == generation { cache.entries[keyID] = (key, now) }
-        }
-        return key
     }
 
     public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-        let rows = try await select("the key directory could not be read") { client in
-            try await client.query(
-                "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
-            ).collect()
+        let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
+            let rows = try await select("the key directory could not be read") { client in
+                try await client.query(
+                    "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+                ).collect()
+            }
+            return try rows.first?.decode(String.self)
         }
-        guard let keyID = try rows.first?.decode(String.self) else { return nil }
+        guard let keyID else { return nil }
         return try await key(for: keyID)
+    }
+
+    public func revocationOfUser(_ userID: String) async throws -> Int64? {
+        try await cache.userRevokedAt(userID, now: clock.now()) {
+            let rows = try await select("the key directory could not be read") { client in
+                try await client.query(
+                    "SELECT revoked_at FROM sigil_users WHERE user_id = \(userID)", logger: self.store.logger
+                ).collect()
+            }
+            return try rows.first?.decode(Int64.self)
+        }
     }
 
     /// Fills the thumbprint of keys registered before thumbprints were kept (run once at start; a
@@ -247,7 +240,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
             }
         }
         let rowsToWrite = rows
-        cache.state.withLock { $0.generation &+= 1 }
+        cache.clear()
         defer { cache.clear() }
         // A deadline that passes leaves the transaction's fate unknown (it may still commit).
         try await store.run("the key directory did not confirm the change") { client in
@@ -264,6 +257,19 @@ public final class PostgresKeyDirectory: KeyRegistry {
     {
         let logger = store.logger
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
+        if !change.spent.isEmpty {
+            try await connection.query("DELETE FROM sigil_spent WHERE expires_at <= \(now)", logger: logger)
+            for credential in change.spent {
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO sigil_spent (id, expires_at) VALUES (\(credential.id), \(credential.expiresAt))
+                    ON CONFLICT (id) DO NOTHING RETURNING 1
+                    """,
+                    logger: logger
+                ).collect()
+                guard !inserted.isEmpty else { throw DirectoryChange.spentAlready(credential) }
+            }
+        }
         if let acting = change.actingKeyID {
             let found = try await connection.query(
                 "\(unescaped: Self.selectKeys) WHERE k.key_id = \(acting)", logger: logger
@@ -342,6 +348,14 @@ public final class PostgresKeyDirectory: KeyRegistry {
             ).collect().map { try $0.decode(String.self) }
             guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
             devicesOfUsers[user] = devices
+        }
+        for user in change.revokedUsers {
+            try await connection.query(
+                """
+                INSERT INTO sigil_users (user_id, revoked_at) VALUES (\(user), \(now))
+                ON CONFLICT (user_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at
+                """,
+                logger: logger)
         }
         for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
             let found = try await connection.query(

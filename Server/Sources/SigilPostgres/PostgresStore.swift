@@ -469,6 +469,8 @@ public final class PostgresStore: Sendable {
             "CREATE INDEX sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
         ],
         ["ALTER TABLE sigil_devices ADD COLUMN attestation TEXT"],
+        ["CREATE TABLE sigil_users (user_id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL)"],
+        ["CREATE TABLE sigil_spent (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)"],
     ]
 }
 

@@ -30,7 +30,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     let writeLock: WriteLock
     let clock: any UnixClock
     let logger: Logger
-    private let cache = Mutex(Cache())
+    let cache: DirectoryCache
     /// The change counter when last checked, and when (uptime, ms).
     private let dataVersion = Mutex<(version: Int, checkedAt: UInt64)>((-1, 0))
     private let keyFormats: KeyFormats
@@ -41,13 +41,6 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// The least time between two checks for another process's writes, in milliseconds.
     let changeCheckInterval: UInt64
 
-    /// Looked-up keys, and a generation that every change bumps so a lookup that raced a change
-    /// never stores what it read before the change.
-    struct Cache {
-        var generation: UInt64 = 0
-        var entries: [String: (key: RegisteredKey, loadedAt: Int64)] = [:]
-    }
-
     private init(
         secrets: SecretSeal,
         reader: SQLiteConnection,
@@ -55,6 +48,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         writeLock: WriteLock,
         clock: any UnixClock,
         cacheLifetime: Int64,
+        cacheCapacity: Int,
         changeCheckInterval: UInt64,
         keyFormats: KeyFormats,
         logger: Logger
@@ -67,6 +61,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         self.writeLock = writeLock
         self.clock = clock
         self.cacheLifetime = cacheLifetime
+        self.cache = DirectoryCache(lifetime: cacheLifetime, capacity: cacheCapacity)
         self.logger = logger
     }
 
@@ -87,6 +82,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 5,
+        cacheCapacity: Int = 100_000,
         changeCheckInterval: Duration = .milliseconds(250),
         keyFormats: KeyFormats = .builtIn,
         threadPool: NIOThreadPool = .singleton,
@@ -117,6 +113,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             writeLock: writeLock,
             clock: clock,
             cacheLifetime: cacheLifetime,
+            cacheCapacity: cacheCapacity,
             changeCheckInterval: UInt64(changeCheckInterval.components.seconds * 1000)
                 + UInt64(changeCheckInterval.components.attoseconds / 1_000_000_000_000_000),
             keyFormats: keyFormats,
@@ -156,6 +153,18 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             revoked_at INTEGER,
             sealing_key TEXT,
             attestation TEXT
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_spent (
+            id TEXT PRIMARY KEY,
+            expires_at INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sigil_users (
+            user_id TEXT PRIMARY KEY,
+            revoked_at INTEGER NOT NULL
         )
         """,
         """
@@ -263,17 +272,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     // MARK: Lookups
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
-        let now = clock.now()
         try await noticeOtherWriters()
-        let (hit, generation) = cache.withLock { ($0.entries[keyID], $0.generation) }
-        if let hit, now - hit.loadedAt < cacheLifetime, now >= hit.loadedAt { return hit.key }
-        let rows = try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
-        guard let row = rows.first else { return nil }
-        let key = try registeredKey(from: row)
-        cache.withLock { cache in
-            if cache.generation == generation { cache.entries[keyID] = (key, now) }
+        return try await cache.key(keyID, now: clock.now()) {
+            try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)]).first.map(registeredKey(from:))
         }
-        return key
     }
 
     /// Clears the cache when the directory changed since the last check (another process's change, or
@@ -296,17 +298,24 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     /// Forgets every cached lookup, and any lookup under way.
-    func clearCache() {
-        cache.withLock { cache in
-            cache.generation &+= 1
-            cache.entries.removeAll()
-        }
-    }
+    func clearCache() { cache.clear() }
 
     public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-        let rows = try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
-        guard let keyID = rows.first?.column("key_id")?.string else { return nil }
+        try await noticeOtherWriters()
+        let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
+            try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
+                .first?.column("key_id")?.string
+        }
+        guard let keyID else { return nil }
         return try await key(for: keyID)
+    }
+
+    public func revocationOfUser(_ userID: String) async throws -> Int64? {
+        try await noticeOtherWriters()
+        return try await cache.userRevokedAt(userID, now: clock.now()) {
+            try await read("SELECT revoked_at FROM sigil_users WHERE user_id = ?", [.text(userID)])
+                .first?.column("revoked_at")?.integer.map(Int64.init)
+        }
     }
 
     /// Fills the thumbprint of keys registered before thumbprints were kept.
@@ -424,6 +433,16 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         do {
             _ = try await writer.query("BEGIN IMMEDIATE")
             try await checkRules(of: change, now: now)
+            if !change.spent.isEmpty {
+                _ = try await writer.query("DELETE FROM sigil_spent WHERE expires_at <= ?", [.integer(Int(now))])
+                for credential in change.spent {
+                    let used = try await writer.query("SELECT 1 FROM sigil_spent WHERE id = ?", [.text(credential.id)])
+                    guard used.isEmpty else { throw DirectoryChange.spentAlready(credential) }
+                    _ = try await writer.query(
+                        "INSERT INTO sigil_spent (id, expires_at) VALUES (?, ?)",
+                        [.text(credential.id), .integer(Int(credential.expiresAt))])
+                }
+            }
             for (key, material, column) in rows {
                 _ = try await writer.query(
                     """
@@ -484,6 +503,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 ).compactMap { $0.column("device_id")?.string }
                 guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
                 devicesOfUsers[user] = devices
+            }
+            for user in change.revokedUsers {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO sigil_users (user_id, revoked_at) VALUES (?, ?)
+                    ON CONFLICT (user_id) DO UPDATE SET revoked_at = excluded.revoked_at
+                    """,
+                    [.text(user), .integer(Int(now))])
             }
             for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
                 let found = try await writer.query(

@@ -26,7 +26,7 @@ struct EchoRoutes: Sendable {
             let keyId: String?
             let pin: String
         }
-        let keyId: String
+        let keyId: String?
         let deviceId: String?
         let userId: String?
         let alg: String

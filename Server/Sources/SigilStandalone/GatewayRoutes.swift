@@ -41,13 +41,7 @@ extension SigilStandalone {
 
         /// `authority` when it is `host[:port]` only (anything else could smuggle parameters into
         /// `Forwarded`), else `nil`.
-        public static func plainAuthority(_ authority: String) -> String? {
-            let plain = authority.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-.:[]".utf8).contains(byte)
-            }
-            return plain && !authority.isEmpty ? authority : nil
-        }
+        public static func plainAuthority(_ authority: String) -> String? { Exchange.plainAuthority(authority) }
     }
 }
 
@@ -212,7 +206,7 @@ struct GatewayRoutes: Sendable {
             else { continue }
             headers.add(name: field.name.rawName, value: field.value)
         }
-        headers.add(name: "Sigil-Key-ID", value: identity.keyID)
+        if let keyID = identity.keyID { headers.add(name: "Sigil-Key-ID", value: keyID) }
         if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
         if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
         headers.add(name: "Sigil-Algorithm", value: identity.algorithm)

@@ -224,20 +224,30 @@ public enum SigilStandalone {
                 "--dpop checks access tokens with --jwt-key, --jwks or --jwt-secret, and needs --jwt-audience and --jwt-issuer"
             )
         }
-        if let origin = options.dpopOrigin, DPoPProof.comparableURI(origin + "/") == nil {
-            throw SigilInputError("--dpop-origin is a scheme and authority, such as https://api.example")
-        }
         var verifier = DPoPVerifier(
             tokens: JWTAccessTokens(keys: keys, audience: audience, issuer: issuer, clock: clock), nonces: nonces,
             clock: clock)
         verifier.maxSkew = options.verifier.maxSkew
         verifier.keyFormats = .withRSA
-        verifier.origin = options.dpopOrigin
         verifier.requiresSigilSignature = mode == .withSignature
         if options.dpopNonces {
             verifier.serverNonces = DPoPNonces(masterKey: masterKey)
         }
         return verifier
+    }
+
+    /// The origin every request is checked against (``Exchange/origin``): `--dpop-origin`, else
+    /// `https://` and the gateway's `--public-host`; `nil` for the connection's own.
+    static func publicOrigin(_ options: Options) throws -> String? {
+        let fromHost = options.upstream?.publicHost.map { "https://" + $0 }
+        guard let origin = options.dpopOrigin else { return fromHost }
+        guard let parts = Exchange.parseOrigin(origin) else {
+            throw SigilInputError("--dpop-origin is a scheme and authority, such as https://api.example")
+        }
+        if let fromHost, "\(parts.scheme)://\(parts.authority)".lowercased() != fromHost.lowercased() {
+            throw SigilInputError("--dpop-origin and --public-host name different origins: give one")
+        }
+        return origin
     }
 
     static func prepare(
@@ -383,6 +393,7 @@ public enum SigilStandalone {
             logger.warning("open enrollment: anyone who can reach this server can register a device")
         }
 
+        let origin = try publicOrigin(options)
         func middleware(dpop: DPoPVerifier?) -> SigilMiddleware<SigilBasicRequestContext> {
             SigilMiddleware(
                 verifier: verifier,
@@ -392,7 +403,9 @@ public enum SigilStandalone {
                 sealing: SealedBodies(
                     ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()),
                     extraRetired: sealingFiles.retired, sealedPaths: options.sealedPaths),
-                dpop: dpop
+                dpop: dpop,
+                secure: true,
+                origin: origin
             )
         }
         // DPoP guards the protected routes; a device's own routes (registration, rotation,

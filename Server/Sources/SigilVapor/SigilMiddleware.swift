@@ -72,6 +72,8 @@ public struct SigilMiddleware: AsyncAuthenticator {
     ///     (which shows an error's description outside production).
     ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
     ///     when it ``DPoPVerifier/requiresSigilSignature``.
+    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
+    ///     proxy or load balancer (``Exchange/origin``).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -81,11 +83,12 @@ public struct SigilMiddleware: AsyncAuthenticator {
         bodyLimit: Int? = nil,
         bodyTimeout: Duration = .seconds(60),
         errorMiddleware: ErrorMiddleware? = nil,
-        dpop: DPoPVerifier? = nil
+        dpop: DPoPVerifier? = nil,
+        origin: String? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
         self.errorMiddleware = errorMiddleware
         self.readsClientCertificate = readsClientCertificate
         self.bodyLimit = bodyLimit
@@ -109,7 +112,7 @@ public struct SigilMiddleware: AsyncAuthenticator {
             request.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
             return refusal(error, for: head)
         }
-        request.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID)"
+        request.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID ?? "-")"
         let response: Response
         do {
             response = try await next.respond(to: request)

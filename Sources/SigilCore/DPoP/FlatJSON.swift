@@ -149,7 +149,8 @@ struct FlatJSON {
         return .other
     }
 
-    /// An integer when the number is one that fits `Int64` (a JWT's times are), `.other` for any
+    /// An integer when the number is one that fits `Int64` (a JWT's times are), a decimal fraction
+    /// rounded down to one (RFC 7519's NumericDate may carry a fraction of a second), `.other` for any
     /// other well-formed number.
     mutating func number() -> Value? {
         let start = index
@@ -161,11 +162,15 @@ struct FlatJSON {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         var isInteger = true
+        let integerEnd = index
+        var hasFraction = false
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            isInteger = false
             index += 1
             guard index < bytes.count, isDigit(bytes[index]) else { return nil }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                if bytes[index] != UInt8(ascii: "0") { hasFraction = true }
+                index += 1
+            }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
@@ -176,15 +181,16 @@ struct FlatJSON {
             guard index < bytes.count, isDigit(bytes[index]) else { return nil }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        guard isInteger, index - start <= 19 else { return .other }
+        guard isInteger, integerEnd - start <= 19 else { return .other }
         var value: Int64 = 0
-        for byte in bytes[start..<index] where byte != UInt8(ascii: "-") {
+        for byte in bytes[start..<integerEnd] where byte != UInt8(ascii: "-") {
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, carry) = shifted.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
             guard !overflow, !carry else { return .other }
             value = sum
         }
-        return .integer(bytes[start] == UInt8(ascii: "-") ? -value : value)
+        guard bytes[start] == UInt8(ascii: "-") else { return .integer(value) }
+        return hasFraction ? (value == .max ? .other : .integer(-value - 1)) : .integer(-value)
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

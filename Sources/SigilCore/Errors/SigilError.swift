@@ -36,6 +36,9 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let replayedNonce = Code("replayed-nonce")
         /// A TLS client certificate naming a key of another device than the signer's.
         public static let certificateMismatch = Code("certificate-mismatch")
+        /// Credentials of one request (a signature, a DPoP proof and its token, a client certificate)
+        /// that name different devices or users.
+        public static let credentialMismatch = Code("credential-mismatch")
         /// A body over the configured limit.
         public static let bodyTooLarge = Code("body-too-large")
         /// The nonce store did not answer; the request is refused.
@@ -63,7 +66,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
-            .replayedNonce, .certificateMismatch, .invalidRegistration, .enrollmentRefused, .forbidden, .bodyTooLarge,
+            .replayedNonce, .certificateMismatch, .credentialMismatch, .invalidRegistration, .enrollmentRefused, .forbidden, .bodyTooLarge,
             .requestTimeout, .sealedBodyInvalid, .storeUnavailable, .upstreamUnavailable, .upstreamTimeout,
         ]
 
@@ -103,6 +106,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .missingComponent: return "Required component not signed"
             case .replayedNonce: return "Nonce already used"
             case .certificateMismatch: return "Client certificate names another device"
+            case .credentialMismatch: return "Credentials name different devices or users"
             case .bodyTooLarge: return "Body too large"
             case .requestTimeout: return "Request too slow"
             case .sealedBodyInvalid: return "Sealed body does not open"

@@ -31,6 +31,11 @@ public struct Exchange: Sendable {
     /// Accepts DPoP-bound access tokens (RFC 9449), when set: in place of a Sigil signature, or
     /// with one when ``DPoPVerifier/requiresSigilSignature`` is set.
     public let dpop: DPoPVerifier?
+    /// The origin clients reach this server at (`https://api.example`), when set: every request is
+    /// taken as addressed to it, so a DPoP proof's `htu` and an rfc9421 signature's `@scheme` and
+    /// `@authority` are checked against it, whatever `Host` or `:scheme` the client sent.
+    public let origin: String?
+    @usableFromInline let originParts: (scheme: String, authority: String)?
 
     /// Creates the exchange.
     ///
@@ -42,14 +47,25 @@ public struct Exchange: Sendable {
     ///     - Warning: for development: it shows a caller what the server expected.
     ///   - bodyTimeout: how long a body may take to arrive whole, or `nil` when the transport limits it.
     ///   - dpop: accepts DPoP requests (RFC 9449) too.
+    ///   - origin: the public origin (`https://host[:port]`) requests are checked against, when the
+    ///     server sits behind a name the connection does not show (a proxy, a load balancer).
+    /// - Precondition: `origin` is an `http(s)://` scheme and authority alone (``parseOrigin(_:)``).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
         sealing: SealedBodies? = nil,
         includeSignatureBase: Bool = false,
         bodyTimeout: Duration? = .seconds(60),
-        dpop: DPoPVerifier? = nil
+        dpop: DPoPVerifier? = nil,
+        origin: String? = nil
     ) {
+        self.origin = origin
+        self.originParts = origin.map { origin in
+            guard let parts = Self.parseOrigin(origin) else {
+                preconditionFailure("an origin is http(s)://host[:port]")
+            }
+            return parts
+        }
         self.verifier = verifier
         self.responseSigner = responseSigner
         self.sealing = sealing
@@ -80,7 +96,7 @@ public struct Exchange: Sendable {
         limit: Int? = nil,
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
-        try Self.checkHost(head)
+        let head = try addressed(head)
         if let dpop, try provesWithDPoPAlone(head, dpop) {
             let proved = try await dpop.verify(head)
             let body: [UInt8]
@@ -114,7 +130,7 @@ public struct Exchange: Sendable {
         body: [UInt8],
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission {
-        try Self.checkHost(head)
+        let head = try addressed(head)
         if let dpop, try provesWithDPoPAlone(head, dpop) {
             try BodyReader.check(body.count, limit: verifier.configuration.bodyLimit)
             let proved = try await dpop.verify(head)
@@ -137,6 +153,38 @@ public struct Exchange: Sendable {
         throw missing
     }
 
+    /// `head` as addressed to ``origin``, when set, once its `Host` is checked.
+    @usableFromInline
+    func addressed(_ head: HTTPRequest) throws -> HTTPRequest {
+        try Self.checkHost(head)
+        guard let originParts else { return head }
+        var head = head
+        head.scheme = originParts.scheme
+        head.authority = originParts.authority
+        return head
+    }
+
+    /// The scheme (lowercased) and authority of an origin `http(s)://host[:port]`, or `nil` for
+    /// anything else (a path, a query, user information).
+    public static func parseOrigin(_ origin: String) -> (scheme: String, authority: String)? {
+        for scheme in ["https", "http"] {
+            let prefix = scheme + "://"
+            guard origin.lowercased().hasPrefix(prefix) else { continue }
+            return plainAuthority(String(origin.dropFirst(prefix.count))).map { (scheme, $0) }
+        }
+        return nil
+    }
+
+    /// `authority` when it is `host[:port]` alone (letters, digits, `-.:[]`), else `nil`: nothing
+    /// that could carry a path, user information or parameters into a header built from it.
+    public static func plainAuthority(_ authority: String) -> String? {
+        let plain = authority.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-.:[]".utf8).contains(byte)
+        }
+        return plain && !authority.isEmpty ? authority : nil
+    }
+
     /// Refuses a request whose `Host` fields say more than its authority: two of them, or one that
     /// differs from the authority verified (a route reading the field would see another host).
     @usableFromInline
@@ -149,7 +197,8 @@ public struct Exchange: Sendable {
 
     @usableFromInline static let hostField = HTTPField.Name("Host")!
 
-    /// The steps after verification: the sealed body, the client certificate.
+    /// The steps after verification: the DPoP proof a signed request carries too, the sealed body, the
+    /// credentials resolved to one identity.
     @usableFromInline
     func admitted(
         _ head: HTTPRequest,
@@ -166,12 +215,10 @@ public struct Exchange: Sendable {
             }
             let opened = try sealing?.open(head, body: body, verified: verified)
             let certificate = try await clientCertificate?()
-            if let certificateKeyID = certificate?.sigilKeyID {
-                try await verifier.checkClientCertificate(naming: certificateKeyID, for: verified)
-            }
+            let identity = try await identity(
+                signature: verified, dpop: proved, certificate: certificate, sealedTo: opened?.keyID)
             return Admission(
-                identity: SigilIdentity(
-                    request: verified, dpop: proved, clientCertificate: certificate, sealedTo: opened?.keyID),
+                identity: identity,
                 request: opened?.request ?? head,
                 body: opened?.body ?? body,
                 signedRequest: head,
@@ -185,7 +232,7 @@ public struct Exchange: Sendable {
     }
 
     /// The steps after a DPoP proof stood in for a signature: no sealed body (it is bound to a Sigil
-    /// signer, section 6.2), the client certificate read as it is (it names no key to compare with).
+    /// signer, section 6.2), then the credentials resolved to one identity.
     @usableFromInline
     func admitted(
         _ head: HTTPRequest,
@@ -199,16 +246,48 @@ public struct Exchange: Sendable {
             throw SigilError(.sealedBodyInvalid, "a sealed body needs a Sigil signature, not a DPoP proof alone")
         }
         let certificate = try await clientCertificate?()
+        let identity = try await identity(signature: nil, dpop: proved, certificate: certificate, sealedTo: nil)
         return Admission(
-            identity: SigilIdentity(dpop: proved, clientCertificate: certificate),
-            request: head, body: body, signedRequest: head, sealer: nil, dpopNonce: dpop?.currentNonce())
+            identity: identity, request: head, body: body, signedRequest: head, sealer: nil,
+            dpopNonce: dpop?.currentNonce())
+    }
+
+    /// ``IdentityResolver``'s answer; a refusal of a request with a DPoP token carries RFC 9449's
+    /// `invalid_token` challenge (the token, or its key, is what is refused).
+    func resolve(
+        signature: VerifiedRequest?, dpop proved: DPoPIdentity?, certificate: ClientCertificateIdentity?
+    ) async throws -> ResolvedCredentials {
+        do {
+            return try await IdentityResolver(keys: verifier.keys, now: verifier.clock.now())
+                .resolve(signature: signature, dpop: proved, certificate: certificate)
+        } catch let error as SigilError where proved != nil && error.code != .storeUnavailable {
+            throw dpop?.refusal(error, "invalid_token") ?? error
+        }
+    }
+
+    /// The request's credentials resolved through the directory and reconciled (PROTOCOL.md section 13.4).
+    func identity(
+        signature: VerifiedRequest?, dpop: DPoPIdentity?, certificate: ClientCertificateIdentity?,
+        sealedTo: String?
+    ) async throws -> SigilIdentity {
+        // A request of one credential that the verifier resolved already needs no other lookup.
+        let resolved =
+            if let signature, dpop == nil, certificate?.sigilKeyID == nil || certificate?.sigilKeyID == signature.keyID {
+                ResolvedCredentials(
+                    keyID: signature.keyID, deviceID: signature.deviceID, userID: signature.userID,
+                    certificateKeyID: certificate?.sigilKeyID)
+            } else {
+                try await resolve(signature: signature, dpop: dpop, certificate: certificate)
+            }
+        return SigilIdentity(
+            request: signature, dpop: dpop, clientCertificate: certificate, sealedTo: sealedTo, resolved: resolved)
     }
 
     /// The admission of a request a route verified itself (a registration, signed by the key it
     /// registers), so its answers and refusals are bound to it like any other's. Nothing is sealed.
     public func admission(of request: HTTPRequest, body: [UInt8] = [], verified: VerifiedRequest) -> Admission {
         Admission(
-            identity: SigilIdentity(request: verified, dpop: nil, clientCertificate: nil), request: request, body: body,
+            identity: SigilIdentity(request: verified), request: request, body: body,
             signedRequest: request, sealer: nil)
     }
 
@@ -298,56 +377,3 @@ public struct Admission: Sendable {
     var dpopNonce: String? = nil
 }
 
-/// Who sent a verified request: the key and its device and user, how it was signed, the TLS client
-/// certificate when one was presented, and the key its body was sealed to; or, for a request proved
-/// by DPoP alone, the access token's subject and the proof key. The one identity every adapter hands
-/// its routes.
-public struct SigilIdentity: Sendable, Hashable {
-    /// The verified Sigil signature: key ID, algorithm, profile, timestamp, nonce, device and user;
-    /// `nil` when a DPoP proof stood in for it.
-    public let request: VerifiedRequest?
-    /// The verified DPoP proof and access token, when the request carried them.
-    public let dpop: DPoPIdentity?
-    /// The client certificate of the TLS connection, if the client presented one and the adapter reads them.
-    public let clientCertificate: ClientCertificateIdentity?
-    /// The server sealing key the request's body was sealed to, when it was sealed.
-    public let sealedTo: String?
-
-    /// Creates the identity of a signed request (and its DPoP proof, when it carried one too).
-    public init(
-        request: VerifiedRequest, dpop: DPoPIdentity? = nil, clientCertificate: ClientCertificateIdentity?,
-        sealedTo: String? = nil
-    ) {
-        self.request = request
-        self.dpop = dpop
-        self.clientCertificate = clientCertificate
-        self.sealedTo = sealedTo
-    }
-
-    /// Creates the identity of a request proved by DPoP alone.
-    public init(dpop: DPoPIdentity, clientCertificate: ClientCertificateIdentity?) {
-        self.request = nil
-        self.dpop = dpop
-        self.clientCertificate = clientCertificate
-        self.sealedTo = nil
-    }
-
-    /// The Sigil key ID that signed the request; for a request proved by DPoP alone, `dpop:` and the
-    /// proof key's thumbprint (which no Sigil key ID can be).
-    public var keyID: String { request?.keyID ?? "dpop:" + (dpop?.thumbprint ?? "") }
-    /// The device the key belongs to, if registered with one; none for DPoP alone.
-    public var deviceID: String? { request?.deviceID }
-    /// The user the device belongs to, if any; for DPoP alone, the access token's `sub`.
-    public var userID: String? { request.map(\.userID) ?? dpop?.subject }
-    /// The profile that proved the request: `sigil-v1`, `rfc9421`, or `dpop` (alone).
-    public var profile: String { request?.profile.rawValue ?? "dpop" }
-    /// The algorithm of the signature by its Sigil name (`ecdsa-p256-sha256`), or of a DPoP proof alone
-    /// by its JOSE name (`ES256`).
-    public var algorithm: String { request?.algorithm.rawValue ?? dpop?.algorithm ?? "" }
-    /// Whether a signature covers the body (a Sigil signature does; a DPoP proof signs none).
-    public var coversBody: Bool { request != nil }
-    /// Whether a signature covers the request's authority (rfc9421 `@authority`). A DPoP proof's `htu`
-    /// is compared with the origin the server is configured with, when it is: nothing should be
-    /// decided on the `Host` of a request proved by DPoP alone.
-    public var coversAuthority: Bool { request?.coversAuthority ?? false }
-}

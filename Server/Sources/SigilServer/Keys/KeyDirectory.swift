@@ -85,6 +85,13 @@ public protocol KeyDirectory: Sendable {
     /// The public key whose RFC 7638 JWK thumbprint is `thumbprint`, or `nil` when there is none
     /// (the default: a directory that does not index thumbprints).
     func key(forThumbprint thumbprint: String) async throws -> RegisteredKey?
+
+    /// When the user `userID` was revoked (Unix seconds), or `nil` when never: an access token of the
+    /// user issued at or before that time is refused (PROTOCOL.md section 13.4), while the user's devices
+    /// were revoked with it.
+    ///
+    /// - Throws: when the directory cannot answer; the request is refused (`store-unavailable`).
+    func revocationOfUser(_ userID: String) async throws -> Int64?
 }
 
 extension KeyDirectory {
@@ -108,6 +115,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
     var auditTrail: [AuditEntry] = []
     var lastUsed: [String: Int64] = [:]
     var revokedAt: [String: Int64] = [:]
+    var usersRevokedAt: [String: Int64] = [:]
+    var thumbprints: [String: String] = [:]
+    /// Single-use credentials spent, by ID, with their expiry.
+    var spentCredentials: [String: Int64] = [:]
     let clock: any UnixClock
 
     /// Creates a directory holding `keys`.
@@ -115,11 +126,17 @@ public actor MemoryKeyDirectory: KeyDirectory {
     /// - Parameter clock: the time changes are judged at (whether an acting key's grace has ended).
     public init(_ keys: [RegisteredKey] = [], clock: any UnixClock = SystemUnixClock()) {
         self.clock = clock
-        for key in keys { self.keys[key.keyID] = key }
+        for key in keys {
+            self.keys[key.keyID] = key
+            if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
+        }
     }
 
     /// Registers or replaces a key.
-    public func add(_ key: RegisteredKey) { keys[key.keyID] = key }
+    public func add(_ key: RegisteredKey) {
+        keys[key.keyID] = key
+        if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
+    }
 
     /// Registers a verification key under `keyID` (for HMAC secrets, whose IDs are assigned) or under
     /// its derived key ID.
@@ -130,7 +147,7 @@ public actor MemoryKeyDirectory: KeyDirectory {
         guard let id = keyID ?? key.derivedKeyID, KeyID.isValid(id) else {
             throw SigilInputError("a key ID matching [A-Za-z0-9._~-]{1,128} is required")
         }
-        keys[id] = RegisteredKey(keyID: id, key: key)
+        add(RegisteredKey(keyID: id, key: key))
         return id
     }
 
@@ -138,8 +155,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
     public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
 
     public func key(forThumbprint thumbprint: String) -> RegisteredKey? {
-        keys.values.first { $0.key.jwkThumbprint == thumbprint }.flatMap { key(for: $0.keyID) }
+        thumbprints[thumbprint].flatMap { key(for: $0) }
     }
+
+    public func revocationOfUser(_ userID: String) -> Int64? { usersRevokedAt[userID] }
 
     /// The key, revoked when its device is, whatever its own state says.
     public func key(for keyID: String) -> RegisteredKey? {

@@ -47,6 +47,11 @@ public struct DirectoryChange: Sendable {
     /// does not happen. A ``AuditEntry/Action/revoked`` row naming a user of ``revokedUsers`` and no
     /// device is written once for each device revoked.
     public var audit: [AuditEntry]
+    /// Single-use credentials the change spends (an enrollment JWT's ID, an attestation challenge):
+    /// recorded in the change's transaction until they expire, and one recorded already fails the
+    /// whole change (`enrollment-refused`). Kept in the directory, not the nonce store, so a restart
+    /// or another replica refuses them too.
+    public var spent: [SingleUseCredential]
 
     /// Creates a change.
     public init(
@@ -60,7 +65,8 @@ public struct DirectoryChange: Sendable {
         sealingKeys: [(deviceID: String, key: SealingPublicKey)] = [],
         sealingKeyRead: (deviceID: String, key: SealingPublicKey?)? = nil,
         actingKeyID: String? = nil,
-        audit: [AuditEntry] = []
+        audit: [AuditEntry] = [],
+        spent: [SingleUseCredential] = []
     ) {
         self.added = added
         self.retiring = retiring
@@ -73,6 +79,7 @@ public struct DirectoryChange: Sendable {
         self.sealingKeyRead = sealingKeyRead
         self.actingKeyID = actingKeyID
         self.audit = audit
+        self.spent = spent
     }
 
     /// The devices the change adds something to.
@@ -94,6 +101,11 @@ public struct DirectoryChange: Sendable {
     package func sealingKeyRefusal(current: SealingPublicKey?) -> SigilError? {
         guard let read = sealingKeyRead, read.key != current else { return nil }
         return SigilError(.forbidden, "the sealing key of device \(read.deviceID) changed meanwhile; nothing changed")
+    }
+
+    /// The refusal for a single-use credential spent already.
+    package static func spentAlready(_ credential: SingleUseCredential) -> SigilError {
+        SigilError(.enrollmentRefused, "this \(credential.what) was used already")
     }
 
     /// The refusal for adding to a revoked device.
@@ -166,8 +178,16 @@ extension MemoryKeyDirectory: KeyRegistry {
                 throw SigilError(.invalidRegistration, "no device \(device)")
             }
         }
+        let now = clock.now()
+        spentCredentials = spentCredentials.filter { $0.value > now }
+        if let used = change.spent.first(where: { spentCredentials[$0.id] != nil }) {
+            throw DirectoryChange.spentAlready(used)
+        }
         var updated = keys
         for key in change.added {
+            guard key.deviceID != nil else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
+            }
             guard updated[key.keyID] == nil else {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
             }
@@ -202,9 +222,13 @@ extension MemoryKeyDirectory: KeyRegistry {
         for device in revoking {
             for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
         }
-        let now = clock.now()
         let knownDevices = Set(keys.values.compactMap(\.deviceID))
         keys = updated
+        for credential in change.spent { spentCredentials[credential.id] = credential.expiresAt }
+        for key in change.added {
+            if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
+        }
+        for user in change.revokedUsers { usersRevokedAt[user] = now }
         for key in change.added {
             if let device = key.deviceID, let attestation = key.deviceAttestation, !knownDevices.contains(device) {
                 deviceAttestations[device] = attestation

@@ -3,15 +3,12 @@ import Crypto
 
 /// One-time challenges for App Attest enrollment (`POST /v1/attest/challenge`): issued without
 /// storing anything (an expiry, 16 random bytes and an HMAC of both under the server's key, in
-/// base64url), and consumed once by recording them in the nonce store like a request nonce, so every
-/// replica sharing that store accepts each challenge once.
+/// base64url), and spent once by recording them in the key directory with the registration that
+/// used them, so every replica, and the server after a restart, accepts each challenge once.
 public struct AttestationChallenges: Sendable {
     let key: SymmetricKey
     /// How long a challenge may be used, in seconds.
     public var lifetime: Int64 = 300
-
-    /// The nonce-store key ID challenges are recorded under.
-    static let storeKeyID = "sigil.attest-challenge"
 
     /// Creates the issuer with `key`: replicas that accept each other's challenges share it.
     public init(key: SymmetricKey) { self.key = key }
@@ -45,21 +42,16 @@ public struct AttestationChallenges: Sendable {
         return expiry
     }
 
-    /// Consumes `challenge`: one this server issued, not expired at `now`, not used before.
+    /// What spending `challenge` records: one this server issued, not expired at `now`; the
+    /// registration's ``DirectoryChange/spent`` records it, so it is used once on every replica and
+    /// across restarts.
     ///
-    /// - Throws: `enrollment-refused` for any other; `store-unavailable` when the store does not answer.
-    public func consume(_ challenge: String, nonces: any NonceStore, now: Int64) async throws {
+    /// - Throws: `enrollment-refused` for any other.
+    public func spending(_ challenge: String, now: Int64) throws -> SingleUseCredential {
         let expiry = try check(challenge, now: now)
-        switch await nonces.record(
-            keyID: Self.storeKeyID, nonce: challenge, timestamp: now, expiresAt: expiry + 60, now: now)
-        {
-        case .recorded: return
-        case .unavailable:
-            throw SigilError(.storeUnavailable, "the nonce store did not answer; the challenge is not used")
-        case .replayed, .beforeHorizon:
-            // Before the horizon, the store cannot tell whether it was used: refused like a reuse.
-            throw SigilError(.enrollmentRefused, "the attestation challenge was used already")
-        }
+        let digest = SHA256.hash(data: Array(("challenge\u{0}" + challenge).utf8))
+        return SingleUseCredential(
+            id: Hex.encode(Array(digest)), expiresAt: expiry + 60, what: "attestation challenge")
     }
 }
 

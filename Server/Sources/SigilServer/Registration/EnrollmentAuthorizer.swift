@@ -22,20 +22,22 @@ extension EnrollmentAuthorizer {
     public func singleUse(of request: HTTPRequest) async throws -> SingleUseCredential? { nil }
 }
 
-/// A credential that enrolls one device: its ID (the hash of a JWT's `jti`, say) is recorded in the
-/// nonce store until it expires, and a second registration with it is `enrollment-refused`.
+/// A credential that enrolls one device (an enrollment JWT, an attestation challenge): its ID (the
+/// hash of a JWT's `jti`, say) is recorded in the key directory, in the registration's own
+/// transaction, until it expires; a second registration with it is `enrollment-refused`, on any
+/// replica and after a restart (``DirectoryChange/spent``).
 public struct SingleUseCredential: Sendable, Hashable {
     /// The ID recorded, `[A-Za-z0-9._~-]{16,128}`.
     public let id: String
     /// When the credential expires (Unix seconds): it is remembered until then.
     public let expiresAt: Int64
+    /// What it is, for the refusal (`enrollment credential`, `attestation challenge`).
+    public let what: String
 
     /// Names a credential.
-    public init(id: String, expiresAt: Int64) {
+    public init(id: String, expiresAt: Int64, what: String = "enrollment credential") {
         self.id = id
         self.expiresAt = expiresAt
+        self.what = what
     }
-
-    /// The key ID single-use credentials are recorded under in the nonce store.
-    public static let storeKeyID = "sigil-enrollment-credential"
 }

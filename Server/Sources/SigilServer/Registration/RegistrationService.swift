@@ -164,17 +164,16 @@ public struct RegistrationService: Sendable {
         )
         let verified = try await proof.verify(request, body: body)
         return try await verifiedRequest {
-            // What the registration uses up, now that it is authentic: the attestation's challenge,
-            // a single-use credential.
+            // What the registration uses up, now that it is authentic, in its own transaction: the
+            // attestation's challenge, a single-use credential.
+            var spent: [SingleUseCredential] = []
             if let evidence = submission.attestation, let attestation {
-                try await attestation.challenges.consume(evidence.challenge, nonces: nonces, now: clock.now())
+                spent.append(try attestation.challenges.spending(evidence.challenge, now: clock.now()))
             }
             if let (challenge, _) = androidAttestation, let android {
-                try await android.challenges.consume(challenge, nonces: nonces, now: clock.now())
+                spent.append(try android.challenges.spending(challenge, now: clock.now()))
             }
-            if let credential = try await enrollment.singleUse(of: request) {
-                try await consume(credential)
-            }
+            if let credential = try await enrollment.singleUse(of: request) { spent.append(credential) }
             let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
                 DirectoryChange(
@@ -189,7 +188,8 @@ public struct RegistrationService: Sendable {
                             submission.attestation == nil && androidAttestation == nil ? .registered : .attested,
                             device: deviceID, key: keyID, user: userID, actor: keyID,
                             reason: androidAttestation?.summary ?? appAttestSummary)
-                    ]
+                    ],
+                    spent: spent
                 )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
@@ -276,23 +276,6 @@ public struct RegistrationService: Sendable {
         } else if authorization != nil, submission.attestation != nil || submission.androidKeyAttestation != nil {
             throw SigilError(
                 .enrollmentRefused, "a credential sent with an attestation must be named in the body (credential)")
-        }
-    }
-
-    /// Records a single-use credential, or refuses it when it was used before.
-    ///
-    /// - Throws: `enrollment-refused` when used already, `store-unavailable` when the store does not answer.
-    func consume(_ credential: SingleUseCredential) async throws {
-        let now = clock.now()
-        switch await nonces.record(
-            keyID: SingleUseCredential.storeKeyID, nonce: credential.id, timestamp: now,
-            expiresAt: max(credential.expiresAt, now) + 60, now: now)
-        {
-        case .recorded: return
-        case .unavailable:
-            throw SigilError(.storeUnavailable, "the nonce store did not answer; the enrollment credential is not used")
-        case .replayed, .beforeHorizon:
-            throw SigilError(.enrollmentRefused, "this enrollment credential enrolled a device already")
         }
     }
 

@@ -11,12 +11,16 @@ public struct AccessToken: Sendable, Hashable {
     public var boundThumbprint: String?
     /// `exp`, Unix seconds.
     public var expiresAt: Int64
+    /// `iat`, Unix seconds (a fraction dropped), if the token says: a token of a revoked user issued at
+    /// or before the revocation, or saying not when, is refused.
+    public var issuedAt: Int64?
 
     /// Creates a token's facts.
-    public init(subject: String, boundThumbprint: String?, expiresAt: Int64) {
+    public init(subject: String, boundThumbprint: String?, expiresAt: Int64, issuedAt: Int64? = nil) {
         self.subject = subject
         self.boundThumbprint = boundThumbprint
         self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
     }
 }
 
@@ -24,7 +28,8 @@ public struct AccessToken: Sendable, Hashable {
 public protocol AccessTokenVerifier: Sendable {
     /// The token's facts once it verified.
     ///
-    /// - Throws: any error when it does not; the DPoP verifier refuses with `invalid_token`.
+    /// - Throws: when it does not; the DPoP verifier refuses with `invalid_token` and the ``SigilError``'s
+    ///   code (`expired` for a token past `exp`), `invalid-signature` for any other error.
     func verify(_ token: String) async throws -> AccessToken
 }
 
@@ -38,6 +43,17 @@ public struct DPoPIdentity: Sendable, Hashable {
     public let algorithm: String
     /// The proof's `jti`, recorded once.
     public let proofID: String
+    /// The access token's `iat`, if it has one.
+    public let tokenIssuedAt: Int64?
+
+    /// Creates what a DPoP request proved.
+    public init(subject: String, thumbprint: String, algorithm: String, proofID: String, tokenIssuedAt: Int64? = nil) {
+        self.subject = subject
+        self.thumbprint = thumbprint
+        self.algorithm = algorithm
+        self.proofID = proofID
+        self.tokenIssuedAt = tokenIssuedAt
+    }
 }
 
 /// Accepts a request carrying `Authorization: DPoP <access token>` and `DPoP: <proof>` (RFC 9449 §4.3
@@ -139,6 +155,8 @@ public struct DPoPVerifier: Sendable {
         } else {
             do {
                 accessToken = try await tokens.verify(token)
+            } catch let error as SigilError {
+                throw refusal(error, "invalid_token")
             } catch {
                 throw refusal(SigilError(.invalidSignature, "the access token does not verify"), "invalid_token")
             }
@@ -162,7 +180,7 @@ public struct DPoPVerifier: Sendable {
         }
         return DPoPIdentity(
             subject: accessToken.subject, thumbprint: proof.thumbprint, algorithm: proof.algorithm,
-            proofID: proof.id)
+            proofID: proof.id, tokenIssuedAt: accessToken.issuedAt)
     }
 
     /// `error` with RFC 9449's challenge (`error` and `algs`), and a fresh nonce when nonces are on.

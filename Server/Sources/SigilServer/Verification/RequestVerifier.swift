@@ -104,27 +104,6 @@ public struct RequestVerifier: Sendable {
         }
     }
 
-    /// Checks that a TLS client certificate naming the Sigil key `certificateKeyID` (its
-    /// `urn:sigil:key:` name) belongs to the device of the key that signed `request`.
-    ///
-    /// - Throws: ``SigilError`` `certificate-mismatch` when the certificate names a key of another
-    ///   device or an unknown key, `store-unavailable` when the directory does not answer.
-    public func checkClientCertificate(naming certificateKeyID: String, for request: VerifiedRequest) async throws {
-        if certificateKeyID == request.keyID { return }
-        let named: RegisteredKey?
-        do {
-            named = try await keys.key(for: certificateKeyID)
-        } catch {
-            throw SigilError(.storeUnavailable, "the key directory did not answer")
-        }
-        guard let deviceID = request.deviceID, let named, named.deviceID == deviceID else {
-            throw SigilError(
-                .certificateMismatch,
-                "the client certificate names key \(certificateKeyID.prefix(128)), not a key of the signer's device"
-            ).ofVerifiedRequest()
-        }
-    }
-
     /// Runs one verification and counts its outcome.
     private func counted<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {

@@ -83,7 +83,7 @@ struct HummingbirdAuthTests {
         router.group("api").add(middleware: SigilMiddleware(verifier: setup.verifier))
             .add(
                 middleware: ClosureAuthenticator { _, context in
-                    context.sigilIdentity.map { AppUser(name: "user of \($0.keyID)") }
+                    context.sigilIdentity.map { AppUser(name: "user of \($0.keyID ?? "none")") }
                 }
             )
             .add(middleware: IsAuthenticatedMiddleware())
@@ -134,7 +134,7 @@ struct HummingbirdAuthTests {
             .get("me") { _, context in
                 // One property under two names.
                 #expect(context.sigilIdentity == context.identity)
-                return try context.requireIdentity().keyID + " " + (try context.requireSigilIdentity().keyID)
+                return (try context.requireIdentity().keyID ?? "none") + " " + (try context.requireSigilIdentity().keyID ?? "none")
             }
         router.get("open") { _, context in
             #expect(context.identity == nil)

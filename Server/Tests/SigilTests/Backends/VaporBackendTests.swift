@@ -59,7 +59,7 @@ struct VaporBackendTests {
             app.grouped(sigil, SigilIdentity.guardMiddleware()).get("api", "me") { request in
                 // One identity under both names.
                 #expect(request.auth.get(SigilIdentity.self) == request.sigil.identity)
-                return try request.auth.require(SigilIdentity.self).keyID
+                return try request.auth.require(SigilIdentity.self).keyID ?? "none"
             }
             // Vapor's guard alone, or before Sigil's middleware: nothing is logged in yet.
             app.grouped(SigilIdentity.guardMiddleware()).get("bare", "me") { _ in "reached" }

@@ -18,6 +18,6 @@ func readmeSnippet5(_ responseKey: SigningKey, _ responseKeyID: String, _ token:
     let router = Router(context: SigilBasicRequestContext.self)
     SigilRegistrationRoutes(service: registration, middleware: sigil).add(to: router)
     router.group("api").add(middleware: sigil).add(middleware: IsAuthenticatedMiddleware())  // hummingbird-auth
-        .get("me") { _, context in try context.requireIdentity().keyID }  // key ID, device, user, algorithm, certificate
+        .get("me") { _, context in try context.requireIdentity().deviceID ?? "" }  // device, user, key ID, algorithm, certificate
     try await Application(router: router).runService()
 }

@@ -13,7 +13,7 @@ func readmeSnippet6(_ directory: MemoryKeyDirectory, _ nonces: MemoryNonceStore,
         responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID))  // bodyLimit: Vapor's default 16 KiB
     try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))
     app.grouped("api").grouped(sigil, SigilIdentity.guardMiddleware()).get("me") { request in
-        try request.auth.require(SigilIdentity.self).keyID  // key ID, device, user, algorithm, profile
+        try request.auth.require(SigilIdentity.self).deviceID ?? ""  // device, user, key ID, algorithm, profile
     }
     try await app.execute()
 }

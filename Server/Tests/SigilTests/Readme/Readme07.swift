@@ -25,5 +25,5 @@ func readmeSnippet7(_ deviceKey: SigningKey, _ keyID: String, _ serverKey: Verif
         on: VaporTransport(routesBuilder: app), serverURL: URL(string: "/v1")!,
         middlewares: [SigilServerMiddleware(
             verifier: verifier, responseSigner: responseSigner, scheme: "https", authority: "api.example.com")])
-    // in an operation: let keyID = try SigilServerMiddleware.requireIdentity().keyID
+    // in an operation: let device = try SigilServerMiddleware.requireIdentity().deviceID
 }

@@ -82,7 +82,7 @@ struct GreeterHandler: Greeter.API {
     func greet(_ input: Greeter.Input) async throws -> Greeter.Output {
         let identity = try SigilServerMiddleware.requireIdentity()
         if input.name == "nobody" { throw SigilError(.forbidden, "no greeting for nobody") }
-        return Greeter.Output(message: "hello \(input.name)", keyId: identity.keyID)
+        return Greeter.Output(message: "hello \(input.name)", keyId: identity.keyID ?? "none")
     }
 }
 

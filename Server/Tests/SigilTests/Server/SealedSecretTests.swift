@@ -219,6 +219,8 @@ struct SealedSecretTests {
             try await first.client.query("DROP TABLE sigil_server_keys")
             try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN jwk_thumbprint")
             try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN attestation")
+            try await first.client.query("DROP TABLE sigil_users")
+            try await first.client.query("DROP TABLE sigil_spent")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))

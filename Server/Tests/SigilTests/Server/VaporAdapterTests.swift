@@ -55,13 +55,13 @@ struct VaporAdapterTests {
             configuration: RegistrationService.Configuration(verifier: configuration), clock: clock)
         try app.register(collection: SigilVapor.SigilRegistrationRoutes(service: registration, middleware: sigil))
         let api = app.grouped("api").grouped(sigil)
-        api.get("me") { request in try request.sigil.requireIdentity().keyID }
+        api.get("me") { request in try request.sigil.requireIdentity().keyID ?? "none" }
         api.post("echo") { request in
             Response(status: .ok, body: .init(buffer: request.body.data ?? ByteBuffer()))
         }
         api.get("forbidden") { _ -> String in throw SigilError(.forbidden, "not for this key") }
         api.get("missing") { _ -> String in throw Abort(.notFound) }
-        app.get("open") { request in try request.sigil.requireIdentity().keyID }
+        app.get("open") { request in try request.sigil.requireIdentity().keyID ?? "none" }
         return (sigil, directory, responseKey)
     }
 
