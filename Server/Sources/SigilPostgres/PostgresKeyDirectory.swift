@@ -13,12 +13,12 @@ import Synchronization
 /// master key with the key ID as associated data. Every change is one transaction, serialized with
 /// other replicas' changes by an advisory lock, its rules checked inside it.
 ///
-/// Lookups are cached for at most ``cacheLifetime`` seconds (1 by default): a revocation or rotation
-/// made on any replica is seen by every replica within that bound; this replica's own changes clear
-/// its cache at once. Each change also sends a notification (`NOTIFY sigil_keys`) on commit, which
-/// every replica listening clears its cache on, usually within milliseconds; the lifetime remains
-/// the bound when a notification is lost (a listening connection that broke clears the cache when
-/// it is back).
+/// Lookups are cached (``DirectoryCache``): every change bumps a change counter (`sigil_changes`) in
+/// its transaction, which a replica reads at most four times a second before it trusts its cache, so
+/// a revocation or rotation made on any replica is seen by every replica within about a quarter
+/// second; this replica's own changes clear its cache at once. Each change also sends a
+/// notification (`NOTIFY sigil_keys`) on commit, which every replica listening clears its cache on,
+/// usually within milliseconds.
 public final class PostgresKeyDirectory: KeyRegistry {
     let store: PostgresStore
     let secrets: SecretSeal
@@ -27,7 +27,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
     let cache: DirectoryCache
     private let listener: Task<Void, Never>?
 
-    /// How long a looked-up key is trusted before it is read again, in seconds.
+    /// The most a looked-up key is cached, in seconds (the change counter keeps it fresh meanwhile).
     public let cacheLifetime: Int64
 
     /// The channel changes are announced on.
@@ -37,7 +37,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
     ///
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
-    ///   - cacheLifetime: the bound on how stale a lookup may be, in seconds; 0 reads every time.
+    ///   - cacheLifetime: the most a lookup is cached, in seconds; 0 reads every time.
+    ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
     ///   - listensForChanges: keep one pooled connection listening for other replicas' changes, so
     ///     they are usually seen within milliseconds rather than within `cacheLifetime`.
     ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
@@ -45,7 +46,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         store: PostgresStore,
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
-        cacheLifetime: Int64 = 1,
+        cacheLifetime: Int64 = 300,
         cacheCapacity: Int = 100_000,
         listensForChanges: Bool = true,
         keyFormats: KeyFormats = .builtIn
@@ -54,7 +55,19 @@ public final class PostgresKeyDirectory: KeyRegistry {
         self.secrets = try SecretSeal(masterKey: masterKey)
         self.clock = clock
         self.cacheLifetime = cacheLifetime
-        self.cache = DirectoryCache(lifetime: cacheLifetime, capacity: cacheCapacity)
+        self.cache = DirectoryCache(
+            lifetime: cacheLifetime, capacity: cacheCapacity,
+            changeCounter: {
+                try await store.run("the key directory could not be read") { client in
+                    var counter: Int64 = -1
+                    for try await value in try await client.query(
+                        "SELECT counter FROM sigil_changes WHERE id = 1", logger: store.logger
+                    ).decode(Int64.self) {
+                        counter = value
+                    }
+                    return counter
+                }
+            })
         self.keyFormats = keyFormats
         let cache = self.cache
         let listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
@@ -82,7 +95,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 failures += 1
             }
             cache.clear()
-            // 50 ms, doubling, at most 1 s (the cache lifetime covers the gap).
+            // 50 ms, doubling, at most 1 s (the change counter covers the gap).
             try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 5), 1000)))
         }
     }
@@ -392,7 +405,9 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 """,
                 logger: logger)
         }
-        // Delivered to every listening replica when (and only if) the transaction commits.
+        // Read by every replica before it trusts its cache; and delivered to every listening replica
+        // when (and only if) the transaction commits.
+        try await connection.query("UPDATE sigil_changes SET counter = counter + 1 WHERE id = 1", logger: logger)
         try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
     }
 

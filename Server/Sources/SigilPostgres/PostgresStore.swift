@@ -471,6 +471,10 @@ public final class PostgresStore: Sendable {
         ["ALTER TABLE sigil_devices ADD COLUMN attestation TEXT"],
         ["CREATE TABLE sigil_users (user_id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL)"],
         ["CREATE TABLE sigil_spent (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)"],
+        [
+            "CREATE TABLE sigil_changes (id INT PRIMARY KEY CHECK (id = 1), counter BIGINT NOT NULL)",
+            "INSERT INTO sigil_changes (id, counter) VALUES (1, 0)",
+        ],
     ]
 }
 

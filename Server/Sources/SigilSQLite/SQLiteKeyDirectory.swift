@@ -16,10 +16,9 @@ import Synchronization
 ///
 /// Every change runs in one `BEGIN IMMEDIATE` transaction, so a failed write leaves nothing
 /// half-done. Changes from this instance queue on an async lock; other processes writing the same
-/// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory; this instance's
-/// own changes clear the cache at once, another process's are noticed within a quarter second of the
-/// next lookup (a change counter every change bumps, read at most four times a second), and
-/// ``cacheLifetime`` bounds an entry's age whatever happens.
+/// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory (``DirectoryCache``);
+/// this instance's own changes clear the cache at once, another process's are noticed within a quarter
+/// second of the next lookup (a change counter every change bumps, read at most four times a second).
 ///
 /// Every change writes its audit rows (`sigil_audit`) in its own transaction.
 public final class SQLiteKeyDirectory: KeyRegistry {
@@ -31,15 +30,11 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     let clock: any UnixClock
     let logger: Logger
     let cache: DirectoryCache
-    /// The change counter when last checked, and when (uptime, ms).
-    private let dataVersion = Mutex<(version: Int, checkedAt: UInt64)>((-1, 0))
     private let keyFormats: KeyFormats
     private let closed = Atomic<Bool>(false)
 
-    /// How long a cached lookup is trusted when another process may write the same file, in seconds.
+    /// The most a cached lookup lives, in seconds (the change counter keeps it fresh meanwhile).
     public let cacheLifetime: Int64
-    /// The least time between two checks for another process's writes, in milliseconds.
-    let changeCheckInterval: UInt64
 
     private init(
         secrets: SecretSeal,
@@ -49,11 +44,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         clock: any UnixClock,
         cacheLifetime: Int64,
         cacheCapacity: Int,
-        changeCheckInterval: UInt64,
+        changeCheckInterval: Duration,
         keyFormats: KeyFormats,
         logger: Logger
     ) {
-        self.changeCheckInterval = changeCheckInterval
         self.keyFormats = keyFormats
         self.secrets = secrets
         self.reader = reader
@@ -61,7 +55,18 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         self.writeLock = writeLock
         self.clock = clock
         self.cacheLifetime = cacheLifetime
-        self.cache = DirectoryCache(lifetime: cacheLifetime, capacity: cacheCapacity)
+        // Every change bumps the counter in its transaction (a key's last use does not).
+        self.cache = DirectoryCache(
+            lifetime: cacheLifetime, capacity: cacheCapacity, checkInterval: changeCheckInterval,
+            changeCounter: { [reader, logger] in
+                do {
+                    let rows = try await reader.query("SELECT version FROM sigil_changes")
+                    return Int64(rows.first?.column("version")?.integer ?? -1)
+                } catch {
+                    logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
+                    throw SigilError(.storeUnavailable, "the key directory could not be read")
+                }
+            })
         self.logger = logger
     }
 
@@ -69,7 +74,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     ///
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
-    ///   - cacheLifetime: how long a lookup is cached before the file is read again.
+    ///   - cacheLifetime: the most a lookup is cached, in seconds.
+    ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
     ///   - changeCheckInterval: the least time between two checks for another process's writes
     ///     (the `sigil_changes` counter every change bumps), which clear the cache.
     ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
@@ -81,7 +87,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         path: String,
         masterKey: SymmetricKey,
         clock: any UnixClock = SystemUnixClock(),
-        cacheLifetime: Int64 = 5,
+        cacheLifetime: Int64 = 300,
         cacheCapacity: Int = 100_000,
         changeCheckInterval: Duration = .milliseconds(250),
         keyFormats: KeyFormats = .builtIn,
@@ -114,8 +120,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             clock: clock,
             cacheLifetime: cacheLifetime,
             cacheCapacity: cacheCapacity,
-            changeCheckInterval: UInt64(changeCheckInterval.components.seconds * 1000)
-                + UInt64(changeCheckInterval.components.attoseconds / 1_000_000_000_000_000),
+            changeCheckInterval: changeCheckInterval,
             keyFormats: keyFormats,
             logger: logger
         )
@@ -272,36 +277,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     // MARK: Lookups
 
     public func key(for keyID: String) async throws -> RegisteredKey? {
-        try await noticeOtherWriters()
-        return try await cache.key(keyID, now: clock.now()) {
+        try await cache.key(keyID, now: clock.now()) {
             try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)]).first.map(registeredKey(from:))
         }
-    }
-
-    /// Clears the cache when the directory changed since the last check (another process's change, or
-    /// this one's: every change bumps `sigil_changes.version` in its transaction; a key's last use does
-    /// not, so it clears no cache), checking at most every ``changeCheckInterval``.
-    private func noticeOtherWriters() async throws {
-        let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
-        let due = dataVersion.withLock { state -> Bool in
-            guard now &- state.checkedAt >= changeCheckInterval || state.version < 0 else { return false }
-            state.checkedAt = now
-            return true
-        }
-        guard due else { return }
-        let version = try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1
-        let changed = dataVersion.withLock { state -> Bool in
-            defer { state.version = version }
-            return state.version != version
-        }
-        if changed { clearCache() }
     }
 
     /// Forgets every cached lookup, and any lookup under way.
     func clearCache() { cache.clear() }
 
     public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-        try await noticeOtherWriters()
         let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
             try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
                 .first?.column("key_id")?.string
@@ -311,8 +295,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     public func revocationOfUser(_ userID: String) async throws -> Int64? {
-        try await noticeOtherWriters()
-        return try await cache.userRevokedAt(userID, now: clock.now()) {
+        try await cache.userRevokedAt(userID, now: clock.now()) {
             try await read("SELECT revoked_at FROM sigil_users WHERE user_id = ?", [.text(userID)])
                 .first?.column("revoked_at")?.integer.map(Int64.init)
         }

@@ -102,6 +102,8 @@ public enum SigilStandalone {
         public var noncesTrustedLink = false
         /// How long a shared store may take to answer before requests are refused (`store-unavailable`).
         public var storeTimeout: Duration = .seconds(2)
+        /// The most key-directory lookups cached in memory (``DirectoryCache``).
+        public var cacheSize = 100_000
         /// `sigil gateway`: forward verified requests to this upstream instead of serving the echo route.
         public var upstream: Upstream?
         /// Paths under which bodies must be sealed (PROTOCOL.md section 6).

@@ -73,8 +73,8 @@ extension SigilStandalone {
             switch options.keyStore {
             case .dataDirectory:
                 let sqlite = try await SQLiteKeyDirectory.open(
-                    path: data.databasePath, masterKey: try data.masterKey(), clock: clock, keyFormats: .withRSA,
-                    logger: logger)
+                    path: data.databasePath, masterKey: try data.masterKey(), clock: clock,
+                    cacheCapacity: options.cacheSize, keyFormats: .withRSA, logger: logger)
                 directory = sqlite
                 services.append(sqlite)
                 closers.append { try await sqlite.close() }
@@ -87,7 +87,8 @@ extension SigilStandalone {
                 services.append(store)
                 closers.append { store.close() }
                 let postgresDirectory = try PostgresKeyDirectory(
-                    store: store, masterKey: try data.masterKey(), clock: clock, keyFormats: .withRSA)
+                    store: store, masterKey: try data.masterKey(), clock: clock, cacheCapacity: options.cacheSize,
+                    keyFormats: .withRSA)
                 try await postgresDirectory.backfillThumbprints()
                 directory = postgresDirectory
                 descriptions.append("keys: PostgreSQL at \(location)")

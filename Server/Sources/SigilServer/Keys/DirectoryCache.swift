@@ -3,11 +3,16 @@ import Synchronization
 /// What a store-backed key directory remembers of its lookups, written once for SQLite and
 /// PostgreSQL: keys by key ID, key IDs by thumbprint, users' revocation times; absent answers too.
 ///
-/// An entry is trusted for ``lifetime`` seconds at most, so a change made where this process cannot
-/// see it (another replica, another process on the file) is seen within that bound; a change this
-/// process sees (its own, a notification, a change counter) ``clear()``s everything at once. The cache
-/// holds at most ``capacity`` entries: when full, entries past their lifetime go, then an eighth of the rest,
-/// arbitrary ones (Swift's hashing makes the choice random), so memory stays bounded whatever the number of devices.
+/// Freshness comes from the store's **change counter**, which every change bumps in its transaction:
+/// before a lookup trusts the cache, the counter is read if it was last read ``checkInterval`` ago or
+/// more, and a new value ``clear()``s everything. So a change made where this process cannot see it
+/// (another replica, another process on the file) is seen within about a quarter second of the next
+/// lookup; entries are trusted only while the last successful read of the counter began less than
+/// a second ago (a store that stops answering is then read, and refuses, rather than served from
+/// memory). A change this process sees (its own, a notification) clears the cache at once. An entry
+/// lives ``lifetime`` seconds at most. The cache holds at most ``capacity`` entries: when full, entries
+/// past their lifetime go, then an eighth of the rest, arbitrary ones (Swift's hashing makes the choice
+/// random), so memory stays bounded whatever the number of devices.
 public final class DirectoryCache: Sendable {
     /// One remembered answer.
     public enum Entry: Sendable {
@@ -22,6 +27,11 @@ public final class DirectoryCache: Sendable {
     struct State {
         var generation: UInt64 = 0
         var entries: [String: (entry: Entry, loadedAt: Int64)] = [:]
+        /// The change counter as last read.
+        var counter: Int64?
+        /// When the last read of the counter began, and when the last successful one did.
+        var checkedAt: ContinuousClock.Instant?
+        var confirmedAt: ContinuousClock.Instant?
     }
 
     let state = Mutex(State())
@@ -29,11 +39,55 @@ public final class DirectoryCache: Sendable {
     public let lifetime: Int64
     /// The most entries held at once.
     public let capacity: Int
+    /// The least time between two reads of the change counter.
+    public let checkInterval: Duration
+    /// Reads the store's change counter, when it has one.
+    let changeCounter: (@Sendable () async throws -> Int64)?
+    /// How long a successful read of the counter vouches for the entries.
+    static let confirmation: Duration = .seconds(1)
 
     /// Creates an empty cache.
-    public init(lifetime: Int64, capacity: Int = 100_000) {
+    ///
+    /// - Parameters:
+    ///   - lifetime: the most an entry lives, in seconds; 0 reads every time.
+    ///   - capacity: the most entries held.
+    ///   - checkInterval: the least time between two reads of the change counter.
+    ///   - changeCounter: reads the store's change counter; `nil` when the store has none, and then
+    ///     only `lifetime` bounds how stale an entry may be.
+    public init(
+        lifetime: Int64, capacity: Int = 100_000, checkInterval: Duration = .milliseconds(250),
+        changeCounter: (@Sendable () async throws -> Int64)? = nil
+    ) {
         self.lifetime = lifetime
         self.capacity = max(capacity, 1)
+        self.checkInterval = checkInterval
+        self.changeCounter = changeCounter
+    }
+
+    /// Reads the change counter when due, clearing the cache when it moved.
+    ///
+    /// - Returns: whether the entries may be trusted (a read of the counter began less than a
+    ///   second ago and succeeded; always, without a counter).
+    func noticeChanges() async throws -> Bool {
+        guard let changeCounter else { return true }
+        let start = ContinuousClock.now
+        let (due, trusted) = state.withLock { state -> (Bool, Bool) in
+            let trusted = state.confirmedAt.map { start - $0 < Self.confirmation } ?? false
+            if let checked = state.checkedAt, start - checked < checkInterval { return (false, trusted) }
+            state.checkedAt = start
+            return (true, trusted)
+        }
+        guard due else { return trusted }
+        let counter = try await changeCounter()
+        state.withLock { state in
+            if state.counter != counter {
+                state.counter = counter
+                state.generation &+= 1
+                state.entries.removeAll(keepingCapacity: true)
+            }
+            if state.confirmedAt.map({ $0 < start }) ?? true { state.confirmedAt = start }
+        }
+        return true
     }
 
     /// The number of entries held.
@@ -50,8 +104,9 @@ public final class DirectoryCache: Sendable {
     /// The entry named `name` while it is fresh at `now`, else `load()`'s, remembered unless a
     /// ``clear()`` happened while it loaded.
     func entry(_ name: String, now: Int64, load: () async throws -> Entry) async throws -> Entry {
+        let trusted = try await noticeChanges()
         let (hit, generation) = state.withLock { ($0.entries[name], $0.generation) }
-        if let hit, now >= hit.loadedAt, now - hit.loadedAt < lifetime { return hit.entry }
+        if trusted, let hit, now >= hit.loadedAt, now - hit.loadedAt < lifetime { return hit.entry }
         let loaded = try await load()
         guard lifetime > 0 else { return loaded }
         state.withLock { state in

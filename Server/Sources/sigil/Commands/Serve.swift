@@ -259,6 +259,11 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("store-timeout"), help: "Milliseconds a shared store may take to answer.")
     var storeTimeout: Int64 = 2000
 
+    @Option(
+        name: .customLong("cache-size"),
+        help: "The most key-directory lookups kept in memory (about 1 KiB each; one or two per active device).")
+    var cacheSize = 100_000
+
     @Flag(name: .customLong("debug-signature-base"), help: "Put the server's signature base in refusals.")
     var debugSignatureBase = false
 
@@ -358,6 +363,7 @@ struct ServerOptions: ParsableArguments {
         }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections is at least 1") }
         guard storeTimeout > 0 else { throw ValidationError("--store-timeout is a positive number of milliseconds") }
+        guard cacheSize > 0 else { throw ValidationError("--cache-size is a positive number of lookups") }
         _ = try Self.keyStore(store)
         _ = try Self.nonceStorage(nonces)
     }
@@ -447,6 +453,7 @@ struct ServerOptions: ParsableArguments {
         options.noncesPasswordFile = noncesPasswordFile
         options.noncesTrustedLink = noncesTrustedLink
         options.storeTimeout = .milliseconds(storeTimeout)
+        options.cacheSize = cacheSize
         options.admin.port = adminPort
         options.admin.host = adminHost
         options.admin.tokenFile = adminTokenFile

@@ -221,6 +221,7 @@ struct SealedSecretTests {
             try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN attestation")
             try await first.client.query("DROP TABLE sigil_users")
             try await first.client.query("DROP TABLE sigil_spent")
+            try await first.client.query("DROP TABLE sigil_changes")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))

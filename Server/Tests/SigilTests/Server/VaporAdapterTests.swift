@@ -303,7 +303,7 @@ struct VaporAdapterTests {
                 let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
                 continuation.yield(ByteBuffer(bytes: body.prefix(1)))
                 request.body = .stream(stream, length: .known(Int64(body.count)))
-                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
                 let answer = try await response.body.collect(upTo: 1 << 16)
                 continuation.finish()
                 #expect(response.status == .requestTimeout)
