@@ -24,7 +24,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
     let secrets: SecretSeal
     let clock: any UnixClock
     private let keyFormats: KeyFormats
-    let cache: DirectoryCache
+    /// The lookups remembered.
+    public let cache: DirectoryCache
     private let listener: Task<Void, Never>?
 
     /// The most a looked-up key is cached, in seconds (the change counter keeps it fresh meanwhile).

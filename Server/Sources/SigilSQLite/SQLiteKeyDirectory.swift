@@ -29,7 +29,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     let writeLock: WriteLock
     let clock: any UnixClock
     let logger: Logger
-    let cache: DirectoryCache
+    /// The lookups remembered.
+    public let cache: DirectoryCache
     private let keyFormats: KeyFormats
     private let closed = Atomic<Bool>(false)
 
