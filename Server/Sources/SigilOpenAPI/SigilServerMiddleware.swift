@@ -12,7 +12,8 @@ import SigilServer
 /// the body deadline) and handed on, opened when it was sealed; the response body is collected to be
 /// sealed and signed. A request without an authority takes
 /// its `Host` field's, or else ``authority`` (swift-openapi-vapor passes neither: set it to the host
-/// and port clients use, for rfc9421's `@authority`), and one without a scheme takes ``scheme``. Refusals are
+/// and port clients use, for rfc9421's `@authority`); ``scheme``, when set, is every request's scheme
+/// (a transport's own is a client's word over HTTP/2, and `http` for HTTP/1.1 over TLS). Refusals are
 /// `application/problem+json` (PROTOCOL.md section 4), with `Accept-Signature` unless the request
 /// used sigil-v1, signed when the request's own signature verified; a ``SigilError`` a handler throws
 /// becomes a signed refusal too.
@@ -20,7 +21,7 @@ import SigilServer
 /// ```swift
 /// try handler.registerHandlers(on: transport, middlewares: [SigilServerMiddleware(verifier: verifier, responseSigner: signer)])
 /// // in a handler:
-/// let keyID = try SigilServerMiddleware.requireIdentity().keyID
+/// let device = try SigilServerMiddleware.requireIdentity().deviceID
 /// ```
 public struct SigilServerMiddleware: ServerMiddleware {
     /// The identity of the request whose handler is running; `nil` outside one.
@@ -28,7 +29,8 @@ public struct SigilServerMiddleware: ServerMiddleware {
 
     /// The server's side of each exchange: admission, answers, refusals.
     public let exchange: Exchange
-    /// The scheme of requests that arrive without one (`https` behind TLS).
+    /// The scheme of every request, when set (`https` behind TLS): the connection's, whatever the
+    /// transport passes; unset, the transport's.
     public let scheme: String?
     /// The authority of requests that arrive with neither an authority nor a `Host` field.
     public let authority: String?
@@ -50,7 +52,8 @@ public struct SigilServerMiddleware: ServerMiddleware {
     ///   - sealing: the keys sealed bodies open with; handlers then read the plaintext and the answer
     ///     to a sealed request is sealed.
     ///   - bodyTimeout: how long the request body may take to arrive whole; then `request-timeout` (408).
-    ///   - scheme: the scheme of requests the transport passes without one.
+    ///   - scheme: the scheme of every request (`https` when the server runs TLS); `nil` takes the
+    ///     transport's.
     ///   - authority: the authority (host and port clients use) of requests the transport passes
     ///     with neither an authority nor a `Host` field.
     ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
@@ -87,7 +90,7 @@ public struct SigilServerMiddleware: ServerMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var head = request
         if head.authority == nil { head.authority = request.headerFields[Self.host] ?? authority }
-        if head.scheme == nil { head.scheme = scheme }
+        if let scheme { head.scheme = scheme }
         let admission: Admission
         do {
             guard request.headerFields[values: Self.host].count <= 1 else {

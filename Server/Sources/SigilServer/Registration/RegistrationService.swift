@@ -129,28 +129,23 @@ public struct RegistrationService: Sendable {
         try BodyReader.check(body.count, limit: configuration.bodyLimit)
         let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
         try Self.checkCredential(submission, request: request)
-        let userID: String?
-        let key: VerificationKey
-        var receipt: [UInt8]?
-        var androidAttestation: (challenge: String, summary: String)?
-        var appAttestSummary: String?
         guard submission.attestation == nil || submission.androidKeyAttestation == nil else {
             throw SigilError(.invalidRegistration, "a registration carries one attestation")
         }
-        if let chain = submission.androidKeyAttestation {
-            let attested = try androidAttestedKey(chain, submission: submission)
-            key = attested.key
-            androidAttestation = (attested.challenge, attested.summary)
-            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
-        } else if let evidence = submission.attestation {
-            // The attestation admits the device in place of a token or JWT; one that is sent anyway
-            // must pass, and names the user.
-            (key, receipt, appAttestSummary) = try await attestedKey(evidence, alg: submission.alg)
-            userID = request.headerFields[.authorization] == nil ? nil : try await enrollment.authorize(request)
-        } else {
+        let submitted = SubmittedKey(keyFormats: configuration.keyFormats)
+        let kinds: [any EnrollmentEvidence] = [
+            AppAttestEvidence(enrollment: attestation),
+            AndroidKeyEvidence(enrollment: android, submittedKey: submitted),
+        ]
+        let evidence = kinds.first { $0.isCarried(by: submission) } ?? submitted
+        // Evidence that admits the device by itself takes a credential only to name the user;
+        // otherwise the enrollment policy admits the request before the key is read.
+        var userID = evidence.admitsByItself ? nil : try await enrollment.authorize(request)
+        let proven = try await evidence.provenKey(submission, now: clock.now())
+        if evidence.admitsByItself, request.headerFields[.authorization] != nil {
             userID = try await enrollment.authorize(request)
-            key = try publicKey(of: submission)
         }
+        let key = proven.key
         let sealingKey = try Self.sealingKey(of: submission)
         guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
         var verifierConfiguration = configuration.verifier
@@ -166,13 +161,7 @@ public struct RegistrationService: Sendable {
         return try await verifiedRequest {
             // What the registration uses up, now that it is authentic, in its own transaction: the
             // attestation's challenge, a single-use credential.
-            var spent: [SingleUseCredential] = []
-            if let evidence = submission.attestation, let attestation {
-                spent.append(try attestation.challenges.spending(evidence.challenge, now: clock.now()))
-            }
-            if let (challenge, _) = androidAttestation, let android {
-                spent.append(try android.challenges.spending(challenge, now: clock.now()))
-            }
+            var spent = proven.spends.map { [$0] } ?? []
             if let credential = try await enrollment.singleUse(of: request) { spent.append(credential) }
             let deviceID = "dev-" + Hex.random(bytes: 16)
             try await registry.apply(
@@ -180,25 +169,24 @@ public struct RegistrationService: Sendable {
                     added: [
                         RegisteredKey(
                             keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now(),
-                            deviceAttestation: androidAttestation?.summary ?? appAttestSummary)
+                            deviceAttestation: proven.attestation)
                     ],
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     audit: [
                         audit(
-                            submission.attestation == nil && androidAttestation == nil ? .registered : .attested,
-                            device: deviceID, key: keyID, user: userID, actor: keyID,
-                            reason: androidAttestation?.summary ?? appAttestSummary)
+                            evidence.admitsByItself ? .attested : .registered,
+                            device: deviceID, key: keyID, user: userID, actor: keyID, reason: proven.attestation)
                     ],
                     spent: spent
                 )
             )
             logger.info("device registered", metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
-            if appAttestSummary == RegisteredKey.appAttestDebug {
+            if proven.attestation == RegisteredKey.appAttestDebug {
                 logger.warning(
                     "device enrolled with an App Attest debug token: it proves no genuine device",
                     metadata: ["sigil.device": "\(deviceID)", "sigil.key-id": "\(keyID)"])
             }
-            if let receipt, let store = attestation?.store {
+            if let receipt = proven.receipt, let store = attestation?.store {
                 // Once the key is registered (a key registered already keeps its receipt); the
                 // enrollment stands without it, the fraud metric being a later, optional read.
                 do {
@@ -223,42 +211,6 @@ public struct RegistrationService: Sendable {
         return challenges.issue(now: clock.now())
     }
 
-    /// The key an Android Key Attestation chain proves: the challenge it carries is one this server
-    /// issued (checked before anything costly, consumed after the registration's signature verified),
-    /// then the chain, Google's root, the status list and the policy; the submission names that key.
-    func androidAttestedKey(_ chain: [String], submission: Registration.KeySubmission) throws
-        -> (key: VerificationKey, challenge: String, summary: String)
-    {
-        guard let android else {
-            throw SigilError(.enrollmentRefused, "this server does not enroll by Android Key Attestation")
-        }
-        guard submission.alg == SignatureAlgorithm.ecdsaP256SHA256.rawValue else {
-            throw SigilError(.invalidRegistration, "an Android Key Attestation registers an ecdsa-p256-sha256 key")
-        }
-        guard (1...10).contains(chain.count), chain.allSatisfy({ $0.utf8.count <= 16_384 }) else {
-            throw SigilError(.invalidRegistration, "androidKeyAttestation holds 1 to 10 certificates")
-        }
-        let ders = try chain.map { text in
-            guard let der = Base64.decode(text) else {
-                throw SigilError(.invalidRegistration, "androidKeyAttestation's certificates must be standard base64")
-            }
-            return der
-        }
-        let claimed = try android.verifier.claimedChallenge(of: ders)
-        guard let challenge = String(validating: claimed, as: UTF8.self) else {
-            throw SigilError(.enrollmentRefused, "the attestation challenge is not one this server issued")
-        }
-        try android.challenges.check(challenge, now: clock.now())
-        let (key, summary) = try android.verifier.attestedKey(chain: ders, challenge: claimed, at: clock.now())
-        // The submission's own publicKey, when it names one, must be the attested key.
-        if !submission.publicKey.isEmpty {
-            guard let named = try? publicKey(of: submission), named.derivedKeyID == key.derivedKeyID else {
-                throw SigilError(.invalidRegistration, "publicKey is not the attested key")
-            }
-        }
-        return (key, challenge, summary)
-    }
-
     /// The credential the signed body names must be the request's `Authorization`, which no
     /// signature covers. A body that names none may come with a credential only when it registers a
     /// key by itself (an older client); an attested registration (App Attest or Android), which needs no credential, takes
@@ -279,64 +231,12 @@ public struct RegistrationService: Sendable {
         }
     }
 
-    /// The key an attestation proves, once every step of Apple's validation passed (its challenge is
-    /// checked here and consumed after the registration's signature verified).
-    func attestedKey(_ evidence: Registration.Attestation, alg: String) async throws
-        -> (key: VerificationKey, receipt: [UInt8]?, summary: String?)
-    {
-        guard let attestation else {
-            throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
-        }
-        guard alg == SignatureAlgorithm.appleAppAttest.rawValue else {
-            throw SigilError(.invalidRegistration, "an attestation registers an apple-appattest key only")
-        }
-        guard let keyID = Base64.decode(evidence.keyId), keyID.count == 32,
-            let object = Base64.decode(evidence.attestation)
-        else {
-            throw SigilError(.invalidRegistration, "keyId and attestation must be standard base64")
-        }
-        // Cheap checks first (this server's, not expired), then Apple's steps. The challenge is
-        // recorded only once the registration's own signature verified too (``register(_:body:)``):
-        // neither bad attestations nor a copy with a broken signature spend it.
-        try attestation.challenges.check(evidence.challenge, now: clock.now())
-        let (key, receipt) = try await attestation.verifier.attestedKey(
-            object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
-        return (key, receipt, attestation.verifier.summary(of: object))
-    }
-
     /// The verification key of a ``Registration/KeySubmission``.
     ///
     /// - Throws: `invalid-registration` for an unknown algorithm, an HMAC secret, a private key, or
     ///   a key that does not parse or cannot be used with the algorithm.
     public func publicKey(of submission: Registration.KeySubmission) throws -> VerificationKey {
-        guard let algorithm = SignatureAlgorithm(rawValue: submission.alg) else {
-            throw SigilError(.invalidRegistration, "unknown algorithm")
-        }
-        guard algorithm != .hmacSHA256 else {
-            throw SigilError(.invalidRegistration, "HMAC secrets are issued by the server, never registered")
-        }
-        guard algorithm != .appleAppAttest else {
-            throw SigilError(.invalidRegistration, "an apple-appattest key is registered by its attestation")
-        }
-        var pem = submission.publicKey
-        if !pem.hasPrefix("-----BEGIN") {
-            guard let der = Base64.decode(pem.filter { !$0.isWhitespace }) else {
-                throw SigilError(.invalidRegistration, "publicKey is neither PEM nor base64 DER")
-            }
-            pem = PEM.encode(der, label: "PUBLIC KEY")
-        }
-        let loaded: LoadedKey
-        do {
-            loaded = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: configuration.keyFormats)
-        } catch let error as SigilError where error.code == .algorithmMismatch {
-            throw SigilError(.invalidRegistration, "the key cannot be used with \(algorithm)")
-        } catch {
-            throw SigilError(.invalidRegistration, "publicKey is not a usable public key")
-        }
-        guard loaded.signingKey == nil else {
-            throw SigilError(.invalidRegistration, "publicKey holds a private key; send only the public key")
-        }
-        return loaded.verificationKey
+        try SubmittedKey(keyFormats: configuration.keyFormats).key(of: submission)
     }
 
     /// The device's X-Wing key a submission names, if any.
