@@ -5,6 +5,11 @@ import HTTPTypes
 import JWTKit
 import NIOCore
 import NIOHTTP1
+// Transitive modules (HTTP/2 of Hummingbird and AsyncHTTPClient), for a client that writes its own `:scheme`.
+import NIOHTTP2
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP2
+import NIOPosix
 import NIOSSL
 import SigilClient
 import SigilFiles
@@ -88,6 +93,52 @@ struct IdentityTests {
         configuration.httpVersion = version == .http1 ? .http1Only : .automatic
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Sends `request` over HTTP/2 on TLS with the `:scheme` its head names: a client writes that
+    /// pseudo-header itself (AsyncHTTPClient always writes `https`; any other client may write `http`).
+    static func sendHTTP2(_ request: TestRequest, to server: TestServer) async throws -> TestResponse {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv13
+        tls.trustRoots = .certificates(try server.certificates)
+        tls.applicationProtocols = ["h2"]
+        let context = try NIOSSLContext(configuration: tls)
+        let (channel, multiplexer) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: server.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(mode: .client) {
+                        stream in stream.eventLoop.makeSucceededVoidFuture()
+                    }
+                    return (channel, multiplexer)
+                }
+            }
+        defer { channel.close(promise: nil) }
+        let stream = try await multiplexer.openStream { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPClientCodec())
+                return try NIOAsyncChannel<HTTPResponsePart, HTTPRequestPart>(wrappingChannelSynchronously: stream)
+            }
+        }
+        return try await stream.executeThenClose { inbound, outbound in
+            try await outbound.write(.head(request.head))
+            if !request.body.isEmpty { try await outbound.write(.body(ByteBuffer(bytes: request.body))) }
+            try await outbound.write(.end(nil))
+            var status = 0
+            var headers = HTTPFields()
+            var body: [UInt8] = []
+            reading: for try await part in inbound {
+                switch part {
+                case .head(let head):
+                    status = head.status.code
+                    headers = head.headerFields
+                case .body(let buffer): body += Array(buffer: buffer)
+                case .end: break reading
+                }
+            }
+            return TestResponse(status: status, headers: headers, body: body, version: .http2)
+        }
     }
 
     // MARK: Hole 1: a device's DPoP key is that device
@@ -425,6 +476,39 @@ struct IdentityTests {
     }
 
     @Test(
+        "hole 4 over HTTP/2: a client writing :scheme http on the TLS connection is still https: its http:// proof and its rfc9421 \"@scheme\": http are refused, an https:// proof accepted"
+    )
+    func clientSchemeIsNotTheConnections() async throws {
+        let issuer = try await TestTokenIssuer.make()
+        try await TestServer.with(configure: { issuer.configure(&$0) }) { server in
+            let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
+            let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+            for scheme in ["http", "https"] {
+                var request = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":1}"#)
+                try request.addDPoP(prover, token: token, origin: "\(scheme)://localhost:\(server.port)")
+                request.head.scheme = "http"  // what the client writes as :scheme
+                let response = try await Self.sendHTTP2(request, to: server)
+                if scheme == "http" {
+                    #expect(response.status == 401, "\(response.text)")
+                    #expect(response.headers[.wwwAuthenticate]?.hasPrefix(#"DPoP error="invalid_dpop_proof""#) == true)
+                } else {
+                    #expect(response.status == 200, "\(response.text)")
+                    #expect(response.json["profile"] as? String == "dpop")
+                }
+            }
+            let device = try TestDevice(.ed25519)
+            try await Self.register(device, as: "dev-h2-scheme", user: nil, on: server)
+            var signer = device.signer(.rfc9421, clock: server.clock)
+            signer.components = [.method, .scheme, .authority, .path, .query]
+            var signed = TestRequest(.post, "/v1/echo", server: server, json: #"{"scheme":"http"}"#)
+            signed.head.scheme = "http"
+            try signed.sign(with: signer)
+            let refused = try await Self.sendHTTP2(signed, to: server)
+            #expect(refused.status == 401 && refused.code == "invalid-signature", "\(refused.text)")
+        }
+    }
+
+    @Test(
         "hole 4: sigil gateway --public-host api.example checks a DPoP proof's htu against https://api.example: one naming the Host the client sent is refused",
         .enabled(if: PythonUpstream.available), arguments: Version.allCases)
     func gatewayPublicOrigin(_ version: Version) async throws {
@@ -465,7 +549,7 @@ struct IdentityTests {
         let dataDirectory = TestServer.temporaryDirectory()
         let clock = ManualUnixClock(SigningSetup.start)
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
-        let secret = (0..<32).map { UInt8($0 &* 11) }
+        let secret = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 11) }
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         let configure: (inout SigilStandalone.Options) -> Void = { options in
             options.jwtSecretFiles = [secretFile]
