@@ -67,7 +67,7 @@ public struct SigilRegistrationRoutes<Context: SigilRequestContext>: Sendable {
                     let call: RegistrationCall
                     do {
                         call = RegistrationCall(
-                            request: request.head,
+                            request: await middleware.head(of: request, context: context),
                             body: try await body(of: request, limit: service.configuration.bodyLimit),
                             keyID: context.parameters.get("keyId"), identity: nil, clientAddress: context.clientAddress)
                     } catch let error as SigilError {

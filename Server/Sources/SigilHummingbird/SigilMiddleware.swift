@@ -86,11 +86,8 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let admission: Admission
-        var head = request.head
+        let head = await self.head(of: request, context: context)
         do {
-            let secure: Bool
-            if let known = self.secure { secure = known } else { secure = await isTLS(context.channel) }
-            head.scheme = secure ? "https" : "http"
             var readCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
             if readsClientCertificate {
                 let channel = context.channel
@@ -125,6 +122,15 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         }
         guard exchange.answersChange(admission) else { return response }
         return try await answer(response, for: admission)
+    }
+
+    /// The request's head with the connection's scheme: `https` on TLS, whatever HTTP version.
+    public func head(of request: Request, context: Context) async -> HTTPRequest {
+        var head = request.head
+        let secure: Bool
+        if let known = self.secure { secure = known } else { secure = await isTLS(context.channel) }
+        head.scheme = secure ? "https" : "http"
+        return head
     }
 
     /// `response` as the exchange answers it: sealed and signed for the admitted request (its body

@@ -58,6 +58,8 @@ public struct SigilServerMiddleware: ServerMiddleware {
     ///     with neither an authority nor a `Host` field.
     ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
     ///     when it ``DPoPVerifier/requiresSigilSignature``.
+    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
+    ///     proxy or load balancer (``Exchange/origin``).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -66,11 +68,12 @@ public struct SigilServerMiddleware: ServerMiddleware {
         bodyTimeout: Duration = .seconds(60),
         scheme: String? = nil,
         authority: String? = nil,
-        dpop: DPoPVerifier? = nil
+        dpop: DPoPVerifier? = nil,
+        origin: String? = nil
     ) {
         self.exchange = Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop)
+            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
         self.authority = authority
         self.scheme = scheme
     }

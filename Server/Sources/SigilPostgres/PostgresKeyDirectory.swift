@@ -13,8 +13,8 @@ import Synchronization
 /// master key with the key ID as associated data. Every change is one transaction, serialized with
 /// other replicas' changes by an advisory lock, its rules checked inside it.
 ///
-/// Lookups are cached (``DirectoryCache``): every change bumps a change counter (`sigil_changes`) in
-/// its transaction, which a replica reads at most four times a second before it trusts its cache, so
+/// Lookups are cached (``DirectoryCache``): every change bumps a change counter (`sigil_changes`, by
+/// triggers on the tables lookups read) in its transaction, which a replica reads at most four times a second before it trusts its cache, so
 /// a revocation or rotation made on any replica is seen by every replica within about a quarter
 /// second; this replica's own changes clear its cache at once. Each change also sends a
 /// notification (`NOTIFY sigil_keys`) on commit, which every replica listening clears its cache on,
@@ -360,7 +360,6 @@ public final class PostgresKeyDirectory: KeyRegistry {
             let devices = try await connection.query(
                 "SELECT device_id FROM sigil_devices WHERE user_id = \(user) ORDER BY device_id", logger: logger
             ).collect().map { try $0.decode(String.self) }
-            guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
             devicesOfUsers[user] = devices
         }
         for user in change.revokedUsers {
@@ -406,9 +405,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 """,
                 logger: logger)
         }
-        // Read by every replica before it trusts its cache; and delivered to every listening replica
-        // when (and only if) the transaction commits.
-        try await connection.query("UPDATE sigil_changes SET counter = counter + 1 WHERE id = 1", logger: logger)
+        // Delivered to every listening replica when (and only if) the transaction commits (the change
+        // counter, which replicas read before they trust their caches, is bumped by triggers).
         try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
     }
 

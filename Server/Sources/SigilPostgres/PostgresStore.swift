@@ -472,8 +472,35 @@ public final class PostgresStore: Sendable {
         ["CREATE TABLE sigil_users (user_id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL)"],
         ["CREATE TABLE sigil_spent (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)"],
         [
+            // What key lookups read bumps the change counter replicas check before they trust their
+            // caches: in the database itself, so a change made by any writer (an older replica, a
+            // migration, an operator's SQL) counts, and a key's last use does not.
             "CREATE TABLE sigil_changes (id INT PRIMARY KEY CHECK (id = 1), counter BIGINT NOT NULL)",
             "INSERT INTO sigil_changes (id, counter) VALUES (1, 0)",
+            """
+            CREATE FUNCTION sigil_count_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE sigil_changes SET counter = counter + 1 WHERE id = 1;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER sigil_keys_changed
+            AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF key_id, device_id, alg, public_key, sealed_secret, state,
+                valid_until, jwk_thumbprint ON sigil_keys
+            FOR EACH STATEMENT EXECUTE FUNCTION sigil_count_change()
+            """,
+            """
+            CREATE TRIGGER sigil_devices_changed
+            AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF device_id, user_id, revoked_at, sealing_key, attestation
+                ON sigil_devices
+            FOR EACH STATEMENT EXECUTE FUNCTION sigil_count_change()
+            """,
+            """
+            CREATE TRIGGER sigil_users_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON sigil_users
+            FOR EACH STATEMENT EXECUTE FUNCTION sigil_count_change()
+            """,
         ],
     ]
 }

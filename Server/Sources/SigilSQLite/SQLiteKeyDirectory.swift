@@ -485,7 +485,6 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 let devices = try await writer.query(
                     "SELECT device_id FROM sigil_devices WHERE user_id = ? ORDER BY device_id", [.text(user)]
                 ).compactMap { $0.column("device_id")?.string }
-                guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
                 devicesOfUsers[user] = devices
             }
             for user in change.revokedUsers {

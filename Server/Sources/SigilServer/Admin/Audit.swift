@@ -117,7 +117,7 @@ extension DirectoryChange {
     package func auditRows(devicesOfUsers: [String: [String]] = [:]) -> [AuditEntry] {
         audit.flatMap { entry -> [AuditEntry] in
             guard entry.action == .revoked, entry.deviceID == nil, entry.keyID == nil, let user = entry.userID,
-                let devices = devicesOfUsers[user]
+                let devices = devicesOfUsers[user], !devices.isEmpty
             else { return [entry] }
             return devices.map { device in
                 var row = entry

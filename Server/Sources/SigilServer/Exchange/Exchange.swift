@@ -258,14 +258,15 @@ public struct Exchange: Sendable {
         signature: VerifiedRequest?, dpop proved: DPoPIdentity?, certificate: ClientCertificateIdentity?
     ) async throws -> ResolvedCredentials {
         do {
-            return try await IdentityResolver(keys: verifier.keys, now: verifier.clock.now())
+            return try await IdentityResolver(
+                keys: verifier.keys, now: verifier.clock.now(), tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew)
                 .resolve(signature: signature, dpop: proved, certificate: certificate)
         } catch let error as SigilError where proved != nil && error.code != .storeUnavailable {
             throw dpop?.refusal(error, "invalid_token") ?? error
         }
     }
 
-    /// The request's credentials resolved through the directory and reconciled (PROTOCOL.md section 13.4).
+    /// The request's credentials resolved through the directory and reconciled (PROTOCOL.md section 13.2).
     func identity(
         signature: VerifiedRequest?, dpop: DPoPIdentity?, certificate: ClientCertificateIdentity?,
         sealedTo: String?

@@ -2,7 +2,7 @@
 
 /// Who sent an admitted request: every credential it carried that verified (a Sigil signature, a
 /// DPoP proof and its access token, a TLS client certificate), each resolved through the key directory
-/// to one device and one user (PROTOCOL.md section 13.4). The one identity every adapter hands its
+/// to one device and one user (PROTOCOL.md section 13.2). The one identity every adapter hands its
 /// routes and the gateway its backends.
 public struct SigilIdentity: Sendable, Hashable {
     /// The verified Sigil signature: key ID, algorithm, profile, timestamp, nonce, device and user;
@@ -73,21 +73,25 @@ struct ResolvedCredentials: Sendable, Hashable {
     var certificateKeyID: String?
 }
 
-/// The one place a request's credentials are resolved and reconciled (PROTOCOL.md section 13.4):
+/// The one place a request's credentials are resolved and reconciled (PROTOCOL.md section 13.2):
 ///
 /// - a Sigil signature names its key's device and user (the verifier found the key usable);
 /// - a DPoP proof key that is a registered key names that key's device and user, must be usable
 ///   (`revoked-key`), and its token's `sub` must be that key's user when it has one
 ///   (`credential-mismatch`); any other proof key (an OAuth client's) names the token's `sub` alone;
-/// - an access token of a user revoked at or after its `iat` (or with none) is refused (`revoked-key`);
+/// - an access token of a user revoked at or after its `iat` less the clock skew allowed (or with no
+///   `iat`) is refused (`revoked-key`);
 /// - a client certificate naming a Sigil key names that key's device and user, and must be usable
 ///   (`revoked-key`; an unknown key is `certificate-mismatch`);
+/// - a device registered without a user goes with an access token only when the token is bound to
+///   that device's own key (`credential-mismatch`);
 /// - every credential naming a device names the same one, and every credential naming a user names
-///   the same one (a device registered without a user names none: the token's `sub` is the user),
-///   else `credential-mismatch` (`certificate-mismatch` when the certificate is the odd one).
+///   the same one, else `credential-mismatch` (`certificate-mismatch` when the certificate is the odd one).
 struct IdentityResolver: Sendable {
     let keys: any KeyDirectory
     let now: Int64
+    /// How far an access token issuer's clock may differ from this server's, in seconds.
+    let tokenSkew: Int64
 
     /// One credential as resolved: its name in refusals, and what it names.
     struct Named {
@@ -120,8 +124,9 @@ struct IdentityResolver: Sendable {
             } else {
                 named.append(Named(credential: "DPoP proof", deviceID: nil, userID: dpop.subject))
             }
+            // Issued at or before the revocation, by the issuer's clock give or take the skew allowed.
             if let revokedAt = try await lookUp({ try await keys.revocationOfUser(dpop.subject) }),
-                (dpop.tokenIssuedAt ?? .min) <= revokedAt
+                (dpop.tokenIssuedAt ?? .min) <= revokedAt + tokenSkew
             {
                 throw SigilError(.revokedKey, "the access token's user was revoked after the token was issued")
             }
@@ -135,6 +140,18 @@ struct IdentityResolver: Sendable {
             }
             resolved.certificateKeyID = key.keyID
             named.append(Named(credential: "client certificate", deviceID: key.deviceID, userID: key.userID))
+        }
+        // A device registered without a user is no one's: beside an access token it speaks for the
+        // token's user only when the token is bound to the device's own key (its issuer tied them);
+        // beside another key's token it would lend its signature to whoever holds a token.
+        if let proof = named.first(where: { $0.credential == "DPoP proof" }),
+            let userless = named.first(where: { $0.deviceID != nil && $0.userID == nil }),
+            proof.deviceID != userless.deviceID
+        {
+            throw SigilError(
+                .credentialMismatch,
+                "the \(userless.credential) names a device registered without a user: it goes with an access token only when the token is bound to the device's own key"
+            )
         }
         let devices = Set(named.compactMap(\.deviceID))
         let users = Set(named.compactMap(\.userID))

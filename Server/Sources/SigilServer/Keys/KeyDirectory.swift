@@ -82,20 +82,17 @@ public protocol KeyDirectory: Sendable {
     /// - Throws: when the directory cannot answer; the verifier refuses the request.
     func key(for keyID: String) async throws -> RegisteredKey?
 
-    /// The public key whose RFC 7638 JWK thumbprint is `thumbprint`, or `nil` when there is none
-    /// (the default: a directory that does not index thumbprints).
+    /// The public key whose RFC 7638 JWK thumbprint is `thumbprint`, or `nil` when there is none. A
+    /// DPoP proof key is looked up here (PROTOCOL.md section 13.2): a directory that answered `nil` for
+    /// a registered key would let a revoked device's key prove DPoP requests, so there is no default.
     func key(forThumbprint thumbprint: String) async throws -> RegisteredKey?
 
     /// When the user `userID` was revoked (Unix seconds), or `nil` when never: an access token of the
-    /// user issued at or before that time is refused (PROTOCOL.md section 13.4), while the user's devices
+    /// user issued at or before that time is refused (PROTOCOL.md section 13.2), while the user's devices
     /// were revoked with it.
     ///
     /// - Throws: when the directory cannot answer; the request is refused (`store-unavailable`).
     func revocationOfUser(_ userID: String) async throws -> Int64?
-}
-
-extension KeyDirectory {
-    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? { nil }
 }
 
 extension JWK {

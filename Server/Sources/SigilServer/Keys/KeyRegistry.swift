@@ -27,8 +27,9 @@ public struct DirectoryChange: Sendable {
     /// of them may have been fetched with it (by whoever stole it), and the device's remaining key
     /// pair fetches a new one.
     public var revokedKeys: [String]
-    /// Users whose every device is revoked, as found inside the write; a user with no device fails the
-    /// whole change (`unknown-key`).
+    /// Users revoked: every device of theirs, as found inside the write, and every access token issued
+    /// to them before now (PROTOCOL.md section 13.2); a user with no device (an OAuth client's user)
+    /// is recorded as revoked all the same.
     public var revokedUsers: [String]
     /// A device whose HMAC secrets all move to rotating, accepted until the given Unix time (what a
     /// rotation does, so a secret fetched with the old key does not outlive it).
@@ -204,7 +205,6 @@ extension MemoryKeyDirectory: KeyRegistry {
         var devicesOfUsers: [String: [String]] = [:]
         for user in change.revokedUsers {
             let devices = Set(updated.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
-            guard !devices.isEmpty else { throw DirectoryChange.unknownTarget("user \(user)") }
             devicesOfUsers[user] = devices
         }
         let revoking = change.revokedDevices + devicesOfUsers.values.flatMap { $0 }

@@ -192,6 +192,10 @@ extension Exchange {
     /// request's signature verified.
     public func run(_ route: RegistrationRoute, _ call: RegistrationCall) async -> (head: HTTPResponse, body: [UInt8]) {
         do {
+            // Addressed like every admitted request: the Host checked, the public origin applied.
+            let call = RegistrationCall(
+                request: try addressed(call.request), body: call.body, keyID: call.keyID, identity: call.identity,
+                clientAddress: call.clientAddress)
             let answer = try await route.handle(call)
             guard let verified = answer.verified else { return (answer.head, answer.body) }
             return try self.answer(

@@ -138,7 +138,16 @@ struct Admin: AsyncParsableCommand {
             let devices = try await Admin.unknownIsOne {
                 try await store.with { try await $0.revoke(target, by: name, reason: reason) }
             }
-            if !json { FileHandle.standardOutput.write(Data("revoked:\n".utf8)) }
+            if !json {
+                if let user, devices.isEmpty {
+                    // An OAuth client's user, known by its tokens alone: those issued before now are refused.
+                    let name = OperatorText.escaped(user, quoting: .never)
+                    FileHandle.standardOutput.write(
+                        Data("revoked user \(name): no device; its access tokens issued before now are refused\n".utf8))
+                    return
+                }
+                FileHandle.standardOutput.write(Data("revoked:\n".utf8))
+            }
             try Admin.print(devices, json: json, line: \.line)
         }
     }

@@ -139,7 +139,9 @@ struct DPoPServerTests {
                 let device = try TestDevice(.ed25519)
                 try await server.prepared.directory.apply(
                     DirectoryChange(added: [
-                        RegisteredKey(keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-dpop")
+                        RegisteredKey(
+                            keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-dpop",
+                            userID: "user-1")
                     ]))
                 let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
                 let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
@@ -187,6 +189,28 @@ struct DPoPServerTests {
                 try matched.sign(with: other.signer(clock: server.clock))
                 let acceptedOwn = try await matched.send(client)
                 #expect(acceptedOwn.status == 200 && acceptedOwn.json["userId"] as? String == "user-2")
+
+                // A device registered without a user lends its signature to no one's token, unless the
+                // token is bound to the device's own key (then its issuer tied them).
+                let userless = try TestDevice(.ecdsaP256SHA256)
+                try await server.prepared.directory.apply(
+                    DirectoryChange(added: [
+                        RegisteredKey(keyID: userless.keyID, key: try userless.key.verificationKey, deviceID: "dev-free")
+                    ]))
+                var lent = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":4}"#)
+                try lent.addDPoP(prover, token: token)
+                try lent.sign(with: userless.signer(clock: server.clock))
+                let refusedLent = try await lent.send(client)
+                #expect(refusedLent.status == 401 && refusedLent.code == "credential-mismatch", "\(refusedLent.text)")
+                let ownProver = try DPoPProver(signer: userless.key, clock: server.clock)
+                let bound = try await issuer.token(boundTo: ownProver.thumbprint, expiresAt: server.clock.now() + 600)
+                var ownKey = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":5}"#)
+                try ownKey.addDPoP(ownProver, token: bound)
+                try ownKey.sign(with: userless.signer(clock: server.clock))
+                let acceptedBound = try await ownKey.send(client)
+                #expect(acceptedBound.status == 200, "\(acceptedBound.text)")
+                #expect(acceptedBound.json["userId"] as? String == "user-1")
+                #expect(acceptedBound.json["deviceId"] as? String == "dev-free")
             }
         }
     }
@@ -323,7 +347,8 @@ extension DPoPServerTests {
             let (_, connection, enrolled, _) = try await AdminAPITests.enrolledSession(server)
             do {
                 var session = enrolled
-                let prover = try DPoPProver(signer: try SigningKey.generate(.ed25519), clock: session.clock)
+                // The device enrolled without a user: its token is bound to its own key.
+                let prover = try DPoPProver(signer: session.signer.key, clock: session.clock)
                 let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
                 session.dpop = DPoPAuthorization(prover: prover, accessToken: token)
                 let request = HTTPRequest(

@@ -265,8 +265,15 @@ struct IdentityTests {
                 let noIAT = try await Self.dpopEcho(server, client, prover: thirdParty, token: undated)
                 #expect(Self.refusedToken(noIAT, "revoked-key"), "\(noIAT.text)")
 
-                // Later, a token issued after the revocation (a fraction of a second in its iat).
+                // A token issued within the clock skew allowed after the revocation is refused too (the
+                // issuer's clock may run ahead); one issued later (a fraction of a second in its iat) is accepted.
                 server.clock.advance(by: 5)
+                let soon = try await Self.token(
+                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
+                    issuedAt: Double(server.clock.now()))
+                let withinSkew = try await Self.dpopEcho(server, client, prover: thirdParty, token: soon)
+                #expect(Self.refusedToken(withinSkew, "revoked-key"), "\(withinSkew.text)")
+                server.clock.advance(by: 300)
                 let after = try await Self.token(
                     issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
                     issuedAt: Double(server.clock.now()) + 0.5)

@@ -212,6 +212,8 @@ struct SealedSecretTests {
         try await PostgresTestServer.with { server in
             let location = try PostgresStore.Location(url: server.url)
             let first = try await PostgresStore.open(location, timeout: .seconds(10))
+            try await first.client.query("DROP TRIGGER sigil_keys_changed ON sigil_keys")
+            try await first.client.query("DROP TRIGGER sigil_devices_changed ON sigil_devices")
             try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN sealing_key")
             try await first.client.query("DROP TABLE sigil_appattest")
             try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN last_used_at")
@@ -222,6 +224,7 @@ struct SealedSecretTests {
             try await first.client.query("DROP TABLE sigil_users")
             try await first.client.query("DROP TABLE sigil_spent")
             try await first.client.query("DROP TABLE sigil_changes")
+            try await first.client.query("DROP FUNCTION sigil_count_change")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
