@@ -68,12 +68,17 @@ struct OperatorTests {
         #expect(revocations.allSatisfy { $0.actor == "operator:ops" && $0.reason == "stolen phone" })
         #expect(trail.filter { $0.action == .registered }.count == 2)
 
-        // Unknown targets: refused, nothing written.
+        // Unknown devices and keys: refused, nothing written.
         let before = try await admin.audit(AuditQuery()).count
-        for target in [Administration.Target.user("carol"), .device("dev-none"), .key("no-such-key")] {
+        for target in [Administration.Target.device("dev-none"), .key("no-such-key")] {
             await #expect(throws: SigilError(.unknownKey, "")) { try await admin.revoke(target, by: "ops") }
         }
         #expect(try await admin.audit(AuditQuery()).count == before)
+        // A user with no device (known by access tokens alone) is revoked all the same, in one audit row.
+        #expect(try await admin.revoke(.user("carol"), by: "ops").isEmpty)
+        let carol = try await admin.audit(AuditQuery(userID: "carol"))
+        #expect(carol.count == 1 && carol.first?.action == .revoked && carol.first?.deviceID == nil)
+        #expect(try await directory.revocationOfUser("carol") != nil)
         await #expect(throws: SigilError(.unknownKey, "")) { try await admin.device("nobody") }
         try await directory.close()
     }
