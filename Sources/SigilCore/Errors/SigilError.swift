@@ -66,7 +66,8 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let all: [Code] = [
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
-            .replayedNonce, .certificateMismatch, .credentialMismatch, .invalidRegistration, .enrollmentRefused, .forbidden, .bodyTooLarge,
+            .replayedNonce, .certificateMismatch, .credentialMismatch, .invalidRegistration, .enrollmentRefused,
+            .forbidden, .bodyTooLarge,
             .requestTimeout, .sealedBodyInvalid, .storeUnavailable, .upstreamUnavailable, .upstreamTimeout,
         ]
 

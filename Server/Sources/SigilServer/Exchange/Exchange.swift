@@ -259,8 +259,10 @@ public struct Exchange: Sendable {
     ) async throws -> ResolvedCredentials {
         do {
             return try await IdentityResolver(
-                keys: verifier.keys, now: verifier.clock.now(), tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew)
-                .resolve(signature: signature, dpop: proved, certificate: certificate)
+                keys: verifier.keys, now: verifier.clock.now(),
+                tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew
+            )
+            .resolve(signature: signature, dpop: proved, certificate: certificate)
         } catch let error as SigilError where proved != nil && error.code != .storeUnavailable {
             throw dpop?.refusal(error, "invalid_token") ?? error
         }
@@ -273,7 +275,8 @@ public struct Exchange: Sendable {
     ) async throws -> SigilIdentity {
         // A request of one credential that the verifier resolved already needs no other lookup.
         let resolved =
-            if let signature, dpop == nil, certificate?.sigilKeyID == nil || certificate?.sigilKeyID == signature.keyID {
+            if let signature, dpop == nil, certificate?.sigilKeyID == nil || certificate?.sigilKeyID == signature.keyID
+            {
                 ResolvedCredentials(
                     keyID: signature.keyID, deviceID: signature.deviceID, userID: signature.userID,
                     certificateKeyID: certificate?.sigilKeyID)
@@ -377,4 +380,3 @@ public struct Admission: Sendable {
     /// The server's next DPoP nonce, for the answer's `DPoP-Nonce`.
     var dpopNonce: String? = nil
 }
-

@@ -15,7 +15,8 @@ import Synchronization
 struct DirectoryBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "directory",
-        abstract: "Verified requests per second: one hot device vs. devices at random among many, on SQLite and PostgreSQL.",
+        abstract:
+            "Verified requests per second: one hot device vs. devices at random among many, on SQLite and PostgreSQL.",
         discussion: """
             Registers --devices Ed25519 devices (on PostgreSQL, in the database given: use a scratch one), \
             signs the requests beforehand, then verifies them with 8 in flight, as sigil serve would \
@@ -33,7 +34,8 @@ struct DirectoryBench: AsyncParsableCommand {
     @Option(name: .customLong("cache-size"), help: "The most key-directory lookups cached.")
     var cacheSize = 100_000
 
-    @Option(name: .long, help: "A PostgreSQL URL (postgres://user@host:port/database), password from SIGIL_STORE_PASSWORD.")
+    @Option(
+        name: .long, help: "A PostgreSQL URL (postgres://user@host:port/database), password from SIGIL_STORE_PASSWORD.")
     var postgres: String?
 
     @Option(name: .long, help: "Only these stores (comma-separated: sqlite, postgres).")
@@ -60,7 +62,9 @@ struct DirectoryBench: AsyncParsableCommand {
             RegisteredKey(
                 keyID: "bench-\(run)-\(index)", key: try key.verificationKey, deviceID: "dev-bench-\(run)-\(index)")
         }
-        print("| store | devices | cache size | one hot device, req/s | at random, req/s | random / hot | cache entries |")
+        print(
+            "| store | devices | cache size | one hot device, req/s | at random, req/s | random / hot | cache entries |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|")
         if measures("sqlite") {
             let path = NSTemporaryDirectory() + "sigil-bench-\(UUID().uuidString).sqlite"
@@ -86,7 +90,8 @@ struct DirectoryBench: AsyncParsableCommand {
         registered: [RegisteredKey]
     ) async throws {
         for start in stride(from: 0, to: registered.count, by: 1000) {
-            try await directory.apply(DirectoryChange(added: Array(registered[start..<min(start + 1000, registered.count)])))
+            try await directory.apply(
+                DirectoryChange(added: Array(registered[start..<min(start + 1000, registered.count)])))
         }
         for key in registered { _ = try await directory.key(for: key.keyID) }
         var configuration = VerifierConfiguration()

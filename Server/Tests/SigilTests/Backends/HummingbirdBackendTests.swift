@@ -134,7 +134,8 @@ struct HummingbirdAuthTests {
             .get("me") { _, context in
                 // One property under two names.
                 #expect(context.sigilIdentity == context.identity)
-                return (try context.requireIdentity().keyID ?? "none") + " " + (try context.requireSigilIdentity().keyID ?? "none")
+                return (try context.requireIdentity().keyID ?? "none") + " "
+                    + (try context.requireSigilIdentity().keyID ?? "none")
             }
         router.get("open") { _, context in
             #expect(context.identity == nil)

@@ -121,7 +121,8 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                 body: .init(
                     byteBuffer: ByteBuffer(
                         bytes: ParitySetup.echo(
-                            keyID: try Self.same(context.requireSigilIdentity(), context.requireIdentity()).keyID ?? "none",
+                            keyID: try Self.same(context.requireSigilIdentity(), context.requireIdentity()).keyID
+                                ?? "none",
                             body: Array(buffer: bytes),
                             coding: request.headers[.contentEncoding]))))
         }

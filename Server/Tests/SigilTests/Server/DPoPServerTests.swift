@@ -195,7 +195,8 @@ struct DPoPServerTests {
                 let userless = try TestDevice(.ecdsaP256SHA256)
                 try await server.prepared.directory.apply(
                     DirectoryChange(added: [
-                        RegisteredKey(keyID: userless.keyID, key: try userless.key.verificationKey, deviceID: "dev-free")
+                        RegisteredKey(
+                            keyID: userless.keyID, key: try userless.key.verificationKey, deviceID: "dev-free")
                     ]))
                 var lent = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":4}"#)
                 try lent.addDPoP(prover, token: token)
