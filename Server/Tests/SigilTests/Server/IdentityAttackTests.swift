@@ -32,18 +32,19 @@ struct IdentityAttackTests {
     }
 
     @Test(
-        "on sigil serve over HTTP/1.1+TLS, a registration whose rfc9421 signature covers \"@scheme\": https is registered and one covering http refused"
-    )
-    func registrationSchemeOverHTTP1() async throws {
+        "on sigil serve over TLS, a registration whose rfc9421 signature covers \"@scheme\": https is registered and one covering http refused; over HTTP/1.1 and HTTP/2",
+        arguments: IdentityTests.Version.allCases)
+    func registrationSchemeOverTLS(_ version: IdentityTests.Version) async throws {
         try await TestServer.with { server in
-            try await IdentityTests.client(server, .http1).using { client in
+            try await IdentityTests.client(server, version).using { client in
                 let honest = try TestDevice(.ed25519)
                 let https = try await Self.register(honest, scheme: "https", server: server).send(client)
-                #expect(https.version == .http1_1)
+                #expect(https.version == version.wire)
                 #expect(https.status == 201, "\(https.status) \(https.text)")
 
                 let downgraded = try TestDevice(.ed25519)
                 let http = try await Self.register(downgraded, scheme: "http", server: server).send(client)
+                #expect(http.version == version.wire)
                 #expect(http.status == 401 && http.code == "invalid-signature", "\(http.status) \(http.text)")
             }
         }
@@ -63,19 +64,20 @@ struct IdentityAttackTests {
     }
 
     @Test(
-        "with --dpop-origin https://api.example: a registration signed for @authority api.example is registered, one signed for the Host the client sent refused"
-    )
-    func registrationIgnoresPublicOrigin() async throws {
+        "with --dpop-origin https://api.example: a registration signed for @authority api.example is registered, one signed for the Host the client sent refused; over HTTP/1.1 and HTTP/2",
+        arguments: IdentityTests.Version.allCases)
+    func registrationIgnoresPublicOrigin(_ version: IdentityTests.Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { options in
             issuer.configure(&options)
             options.dpopOrigin = "https://api.example"
         }) { server in
-            try await IdentityTests.client(server, .http2).using { client in
+            try await IdentityTests.client(server, version).using { client in
                 let honest = try TestDevice(.ed25519)
                 let toPublic = try await Self.register(
                     honest, scheme: "https", authority: "api.example", server: server
                 ).send(client)
+                #expect(toPublic.version == version.wire)
                 #expect(toPublic.status == 201, "\(toPublic.status) \(toPublic.text)")
                 let other = try TestDevice(.ed25519)
                 let toHost = try await Self.register(other, scheme: "https", server: server).send(client)
@@ -87,9 +89,9 @@ struct IdentityAttackTests {
     // MARK: A user with no device is revoked all the same
 
     @Test(
-        "user-9 reaches the server only with an OAuth client's DPoP key (no device): revoke --user records it, and user-9's token is refused from then on"
-    )
-    func devicelessUserIsRevoked() async throws {
+        "user-9 reaches the server only with an OAuth client's DPoP key (no device): revoke --user records it, and user-9's token is refused from then on; over HTTP/1.1 and HTTP/2",
+        arguments: IdentityTests.Version.allCases)
+    func devicelessUserIsRevoked(_ version: IdentityTests.Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         let adminToken = try AdminAPITests.tokenFile()
         try await TestServer.with(configure: { options in
@@ -97,13 +99,14 @@ struct IdentityAttackTests {
             options.admin.port = 0
             options.admin.tokenFile = adminToken
         }) { server in
-            try await server.client().using { client in
+            try await IdentityTests.client(server, version).using { client in
                 let adminPort = try #require(await server.prepared.adminPort?.value())
                 let oauthClient = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
                 let token = try await IdentityTests.token(
                     issuer, subject: "user-9", boundTo: oauthClient.thumbprint,
                     expiresAt: server.clock.now() + 3600, issuedAt: Double(server.clock.now() - 60))
                 let before = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
+                #expect(before.version == version.wire)
                 #expect(before.status == 200 && before.json["userId"] as? String == "user-9", "\(before.text)")
 
                 let revoked = try await AdminAPITests.call(
@@ -112,6 +115,7 @@ struct IdentityAttackTests {
                 #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
                 server.clock.advance(by: 2)
                 let after = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
+                #expect(after.version == version.wire)
                 #expect(after.status == 401 && after.code == "revoked-key", "\(after.status) \(after.text)")
                 // In the library too, and the audit trail says so.
                 try await server.prepared.directory.apply(
@@ -177,14 +181,15 @@ struct IdentityAttackTests {
     // MARK: with-signature: a user-less device carries no one's token
 
     @Test(
-        "--dpop with-signature: a device enrolled with the bootstrap token (no user) signing beside user-1's stolen token and proof is credential-mismatch; the token and proof alone are refused"
-    )
-    func userlessDeviceCarriesNoOnesToken() async throws {
+        "--dpop with-signature: a device enrolled with the bootstrap token (no user) signing beside user-1's stolen token and proof is credential-mismatch; the token and proof alone are refused; over HTTP/1.1 and HTTP/2",
+        arguments: IdentityTests.Version.allCases)
+    func userlessDeviceCarriesNoOnesToken(_ version: IdentityTests.Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { issuer.configure(&$0, mode: .withSignature) }) { server in
-            try await server.client().using { client in
+            try await IdentityTests.client(server, version).using { client in
                 let attacker = try TestDevice(.ed25519)
                 let registered = try await EndToEndTests.register(attacker, on: server, client: client)
+                #expect(registered.version == version.wire)
                 #expect(registered.status == 201, "\(registered.text)")
                 #expect(registered.json["userId"] == nil, "the bootstrap token names no user")
 
@@ -200,6 +205,7 @@ struct IdentityAttackTests {
                 try both.addDPoP(victimKey, token: token)
                 try both.sign(with: attacker.signer(clock: server.clock))
                 let refused = try await both.send(client)
+                #expect(refused.version == version.wire)
                 #expect(refused.status == 401 && refused.code == "credential-mismatch", "\(refused.text)")
             }
         }

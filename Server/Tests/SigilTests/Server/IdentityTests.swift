@@ -84,11 +84,15 @@ struct IdentityTests {
         var wire: HTTPVersion { self == .http1 ? .http1_1 : .http2 }
     }
 
-    /// A client trusting `server` that speaks `version` only (HTTP/2 is negotiated by ALPN).
-    static func client(_ server: TestServer, _ version: Version) throws -> HTTPClient {
+    /// A client trusting `server` that speaks `version` only (HTTP/2 is negotiated by ALPN), its TLS
+    /// configuration changed by `configure` (a client certificate, say).
+    static func client(
+        _ server: TestServer, _ version: Version, configure: (inout TLSConfiguration) throws -> Void = { _ in }
+    ) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv13
         tls.trustRoots = .certificates(try server.certificates)
+        try configure(&tls)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = version == .http1 ? .http1Only : .automatic
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
@@ -144,9 +148,9 @@ struct IdentityTests {
     // MARK: Hole 1: a device's DPoP key is that device
 
     @Test(
-        "hole 1: a device's own P-256 key proving DPoP is that device (its key ID, device and user); once revoked, by the admin API or `sigil admin revoke --device`, its next DPoP request is revoked-key with invalid_token; another user's device key with user-1's token is credential-mismatch"
-    )
-    func deviceKeyIsTheDevice() async throws {
+        "hole 1: a device's own P-256 key proving DPoP is that device (its key ID, device and user); once revoked, by the admin API or `sigil admin revoke --device`, its next DPoP request is revoked-key with invalid_token; another user's device key with user-1's token is credential-mismatch; over HTTP/1.1 and HTTP/2",
+        arguments: Version.allCases)
+    func deviceKeyIsTheDevice(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         let adminToken = try AdminAPITests.tokenFile()
         try await TestServer.with(configure: { options in
@@ -154,7 +158,7 @@ struct IdentityTests {
             options.admin.port = 0
             options.admin.tokenFile = adminToken
         }) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 let adminPort = try #require(await server.prepared.adminPort?.value())
                 let byAPI = try TestDevice(.ecdsaP256SHA256)
                 let byCLI = try TestDevice(.ecdsaP256SHA256)
@@ -168,6 +172,7 @@ struct IdentityTests {
                     let prover = try DPoPProver(signer: device.key, clock: server.clock)
                     let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
                     let accepted = try await Self.dpopEcho(server, client, prover: prover, token: token)
+                    #expect(accepted.version == version.wire)
                     #expect(accepted.status == 200, "\(accepted.text)")
                     #expect(accepted.json["profile"] as? String == "dpop")
                     #expect(accepted.json["keyId"] as? String == device.keyID, "the device's key, not a made-up ID")
@@ -195,6 +200,7 @@ struct IdentityTests {
                 let apiProver = try DPoPProver(signer: byAPI.key, clock: server.clock)
                 let apiToken = try await issuer.token(boundTo: apiProver.thumbprint, expiresAt: server.clock.now() + 600)
                 let afterAPI = try await Self.dpopEcho(server, client, prover: apiProver, token: apiToken)
+                #expect(afterAPI.version == version.wire)
                 #expect(Self.refusedToken(afterAPI, "revoked-key"), "\(afterAPI.status) \(afterAPI.text)")
 
                 // Revoked by `sigil admin revoke --device` from another process on the data directory:
@@ -220,9 +226,9 @@ struct IdentityTests {
     // MARK: Revoking a user reaches tokens issued before
 
     @Test(
-        "revoke --user: a token of user-1 issued before the revocation is revoked-key with invalid_token even with a third-party DPoP key (and one issued at that second, or saying no iat); one issued after it, with a fractional iat, is accepted"
-    )
-    func userRevocationReachesTokens() async throws {
+        "revoke --user: a token of user-1 issued before the revocation is revoked-key with invalid_token even with a third-party DPoP key (and one issued at that second, or saying no iat); one issued after it, with a fractional iat, is accepted; over HTTP/1.1 and HTTP/2",
+        arguments: Version.allCases)
+    func userRevocationReachesTokens(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         let adminToken = try AdminAPITests.tokenFile()
         try await TestServer.with(configure: { options in
@@ -230,7 +236,7 @@ struct IdentityTests {
             options.admin.port = 0
             options.admin.tokenFile = adminToken
         }) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 let adminPort = try #require(await server.prepared.adminPort?.value())
                 let device = try TestDevice(.ecdsaP256SHA256)
                 try await Self.register(device, as: "dev-u1", user: "user-1", on: server)
@@ -241,6 +247,7 @@ struct IdentityTests {
                     issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
                     issuedAt: Double(issuedBefore))
                 let accepted = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
+                #expect(accepted.version == version.wire)
                 #expect(accepted.status == 200, "\(accepted.text)")
                 #expect(accepted.json["userId"] as? String == "user-1")
                 #expect(accepted.json["keyId"] == nil, "a third-party key is no registered key")
@@ -253,6 +260,7 @@ struct IdentityTests {
 
                 // The same token (remembered by the server as verified) with a fresh proof: refused.
                 let refused = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
+                #expect(refused.version == version.wire)
                 #expect(Self.refusedToken(refused, "revoked-key"), "\(refused.status) \(refused.text)")
                 // Issued in the second of the revocation, or not saying when: refused too.
                 let atRevocation = try await Self.token(
@@ -291,11 +299,13 @@ struct IdentityTests {
         }
     }
 
-    @Test("a DPoP proof whose iat carries a fraction of a second (1763769600.5) is read, rounded down, and accepted")
-    func fractionalProofIAT() async throws {
+    @Test(
+        "a DPoP proof whose iat carries a fraction of a second (1763769600.5) is read, rounded down, and accepted, over HTTP/1.1 and HTTP/2",
+        arguments: Version.allCases)
+    func fractionalProofIAT(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { issuer.configure(&$0) }) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 let key = try SigningKey.generate(.ed25519)
                 let jwk = try JWK(key.verificationKey)
                 let token = try await Self.token(
@@ -316,6 +326,7 @@ struct IdentityTests {
                     request.head.headerFields[.authorization] = "DPoP " + token
                     request.head.headerFields[DPoPProver.field] = try proof(iat: iat, jti: "fraction-\(index)")
                     let response = try await request.send(client)
+                    #expect(response.version == version.wire)
                     #expect(response.status == 200, "iat \(iat): \(response.text)")
                     #expect(response.json["userId"] as? String == "user-1")
                 }
@@ -326,18 +337,19 @@ struct IdentityTests {
     // MARK: Token failures keep their code, with invalid_token
 
     @Test(
-        "an expired access token is `expired` with DPoP error=\"invalid_token\" (fresh, and remembered then expired); wrong audience, issuer, signing key or binding are invalid_token, never invalid_dpop_proof"
-    )
-    func tokenFailures() async throws {
+        "an expired access token is `expired` with DPoP error=\"invalid_token\" (fresh, and remembered then expired); wrong audience, issuer, signing key or binding are invalid_token, never invalid_dpop_proof; over HTTP/1.1 and HTTP/2",
+        arguments: Version.allCases)
+    func tokenFailures(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         let stranger = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { issuer.configure(&$0) }) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 let prover = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
                 let now = server.clock.now()
                 let expired = try await Self.token(
                     issuer, boundTo: prover.thumbprint, expiresAt: now - 1, issuedAt: Double(now - 600))
                 let refusedExpired = try await Self.dpopEcho(server, client, prover: prover, token: expired)
+                #expect(refusedExpired.version == version.wire)
                 #expect(Self.refusedToken(refusedExpired, "expired"), "\(refusedExpired.status) \(refusedExpired.text)")
                 #expect(refusedExpired.headers[.wwwAuthenticate]?.contains("algs=\"ES256 ES384 EdDSA RS256 PS256\"") == true)
 
@@ -378,6 +390,7 @@ struct IdentityTests {
                 ]
                 for (what, token) in wrong {
                     let response = try await Self.dpopEcho(server, client, prover: prover, token: token)
+                    #expect(response.version == version.wire, "\(what)")
                     #expect(Self.refusedToken(response, "invalid-signature"), "\(what): \(response.status) \(response.text)")
                     #expect(response.headers[.wwwAuthenticate]?.contains("invalid_dpop_proof") == false, "\(what)")
                 }
@@ -388,9 +401,9 @@ struct IdentityTests {
     // MARK: Hole 2: a client certificate is its device
 
     @Test(
-        "hole 2: over mTLS, device A's client certificate with a third-party DPoP proof is device A; with device B's DPoP key it is certificate-mismatch; once A is revoked, its certificate with a third-party proof is revoked-key"
-    )
-    func clientCertificateIsItsDevice() async throws {
+        "hole 2: over mTLS, device A's client certificate with a third-party DPoP proof is device A; with device B's DPoP key it is certificate-mismatch; once A is revoked, its certificate with a third-party proof is revoked-key; over HTTP/1.1 and HTTP/2",
+        arguments: Version.allCases)
+    func clientCertificateIsItsDevice(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
         let dataDirectory = TestServer.temporaryDirectory()
         let data = try DataDirectory(path: dataDirectory)
@@ -410,7 +423,7 @@ struct IdentityTests {
             let deviceB = try TestDevice(.ecdsaP256SHA256)
             try await Self.register(deviceA, as: "dev-cert-a", user: "user-1", on: server)
             try await Self.register(deviceB, as: "dev-cert-b", user: "user-1", on: server)
-            try await server.client { tls in
+            try await Self.client(server, version) { tls in
                 tls.certificateChain = [.certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))]
                 tls.privateKey = .privateKey(
                     try NIOSSLPrivateKey(bytes: Array(holder.privateKey.pemRepresentation.utf8), format: .pem))
@@ -418,6 +431,7 @@ struct IdentityTests {
                 let thirdParty = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
                 let token = try await issuer.token(boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 600)
                 let accepted = try await Self.dpopEcho(server, client, prover: thirdParty, token: token)
+                #expect(accepted.version == version.wire)
                 #expect(accepted.status == 200, "\(accepted.text)")
                 #expect(accepted.json["deviceId"] as? String == "dev-cert-a")
                 #expect(accepted.json["userId"] as? String == "user-1")
@@ -434,6 +448,7 @@ struct IdentityTests {
                 // A revoked: its certificate no longer opens the route, whatever proof stands beside it.
                 try await server.prepared.directory.apply(DirectoryChange(revokedDevices: ["dev-cert-a"]))
                 let refused = try await Self.dpopEcho(server, client, prover: thirdParty, token: token)
+                #expect(refused.version == version.wire)
                 #expect(refused.status == 401 && refused.code == "revoked-key", "\(refused.status) \(refused.text)")
             }
         }
@@ -442,7 +457,7 @@ struct IdentityTests {
     // MARK: Hole 4: the scheme is the connection's
 
     @Test(
-        "hole 4: on sigil serve --dpop alone with no --dpop-origin, a proof for http://localhost is refused and one for https:// accepted; an rfc9421 signature covering \"@scheme\": http is refused and https accepted",
+        "hole 4: on sigil serve --dpop alone with no --dpop-origin, a proof for http://localhost is refused and one for https:// accepted; an rfc9421 signature covering \"@scheme\": http is refused and https accepted; over HTTP/1.1 and HTTP/2",
         arguments: Version.allCases)
     func schemeIsTheConnections(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
@@ -516,7 +531,7 @@ struct IdentityTests {
     }
 
     @Test(
-        "hole 4: sigil gateway --public-host api.example checks a DPoP proof's htu against https://api.example: one naming the Host the client sent is refused",
+        "hole 4: sigil gateway --public-host api.example checks a DPoP proof's htu against https://api.example: one naming the Host the client sent is refused; over HTTP/1.1 and HTTP/2",
         .enabled(if: PythonUpstream.available), arguments: Version.allCases)
     func gatewayPublicOrigin(_ version: Version) async throws {
         let issuer = try await TestTokenIssuer.make()
@@ -550,9 +565,9 @@ struct IdentityTests {
     }
 
     @Test(
-        "hole 5: an enrollment JWT that enrolled a device is enrollment-refused after sigil serve restarts on the same data directory (by jti, else the token)",
-        arguments: NonceChoice.allCases)
-    func enrollmentJWTSpentAcrossRestart(_ nonces: NonceChoice) async throws {
+        "hole 5: an enrollment JWT that enrolled a device is enrollment-refused after sigil serve restarts on the same data directory (by jti, else the token); over HTTP/1.1 and HTTP/2",
+        arguments: NonceChoice.allCases, Version.allCases)
+    func enrollmentJWTSpentAcrossRestart(_ nonces: NonceChoice, _ version: Version) async throws {
         let dataDirectory = TestServer.temporaryDirectory()
         let clock = ManualUnixClock(SigningSetup.start)
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
@@ -579,9 +594,10 @@ struct IdentityTests {
             ).send(client)
         }
         try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 for jwt in [byToken, byID] {
                     let enrolled = try await enroll(jwt, on: server, client: client)
+                    #expect(enrolled.version == version.wire)
                     #expect(enrolled.status == 201, "\(enrolled.text)")
                 }
                 let again = try await enroll(byToken, on: server, client: client)
@@ -590,9 +606,10 @@ struct IdentityTests {
         }
         clock.advance(by: 5)
         try await TestServer.with(dataDirectory: dataDirectory, clock: clock, configure: configure) { server in
-            try await server.client().using { client in
+            try await Self.client(server, version).using { client in
                 for (what, jwt) in [("the token", byToken), ("its jti", byID), ("a copy with its jti", sameID)] {
                     let refused = try await enroll(jwt, on: server, client: client)
+                    #expect(refused.version == version.wire, "\(what)")
                     #expect(refused.status == 401 && refused.code == "enrollment-refused", "\(what): \(refused.text)")
                 }
                 // A JWT not used before still enrolls after the restart.
@@ -615,9 +632,9 @@ extension ExternalStoreSuites {
         .enabled(if: ExternalServers.runPostgres && ExternalServers.runRedis))
     struct ReplicaIdentityTests {
         @Test(
-            "a device revoked through replica 1's admin API: within 1 s replicas 2 and 3 refuse its DPoP requests (revoked-key, invalid_token), and its signed requests"
-        )
-        func revocationReachesReplicasForDPoP() async throws {
+            "a device revoked through replica 1's admin API: within 1 s replicas 2 and 3 refuse its DPoP requests (revoked-key, invalid_token), and its signed requests; over HTTP/1.1 and HTTP/2",
+            arguments: IdentityTests.Version.allCases)
+        func revocationReachesReplicasForDPoP(_ version: IdentityTests.Version) async throws {
             let issuer = try await TestTokenIssuer.make()
             let adminToken = try AdminAPITests.tokenFile()
             try await ReplicaTests.withReplicas(
@@ -637,7 +654,7 @@ extension ExternalStoreSuites {
                     ]))
                 let prover = try DPoPProver(signer: device.key, clock: replicas[0].clock)
                 let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: replicas[0].clock.now() + 600)
-                try await replicas[0].client().using { client in
+                try await IdentityTests.client(replicas[0], version).using { client in
                     func dpop(_ replica: TestServer) async throws -> TestResponse {
                         try await IdentityTests.dpopEcho(replica, client, prover: prover, token: token)
                     }
@@ -649,6 +666,7 @@ extension ExternalStoreSuites {
                     // Every replica accepts the device both ways, and has its key cached.
                     for replica in replicas {
                         let accepted = try await dpop(replica)
+                        #expect(accepted.version == version.wire)
                         #expect(accepted.status == 200, "\(accepted.text)")
                         #expect(accepted.json["deviceId"] as? String == "dev-reach")
                         #expect(try await signed(replica).status == 200)
@@ -677,6 +695,7 @@ extension ExternalStoreSuites {
                     #expect(refusedWithin.keys.sorted() == [1, 2], "DPoP still accepted 1 s after: \(refusedWithin)")
                     for index in [1, 2] {
                         let response = try await signed(replicas[index])
+                        #expect(response.version == version.wire)
                         #expect(response.status == 401 && response.code == "revoked-key", "\(response.text)")
                     }
                 }
