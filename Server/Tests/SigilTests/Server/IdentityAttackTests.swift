@@ -59,7 +59,8 @@ struct IdentityAttackTests {
             var request = try Self.register(device, scheme: "http", server: server)
             request.head.scheme = "http"  // the :scheme the client writes
             let response = try await IdentityTests.sendHTTP2(request, to: server)
-            #expect(response.status == 401 && response.code == "invalid-signature", "\(response.status) \(response.text)")
+            #expect(
+                response.status == 401 && response.code == "invalid-signature", "\(response.status) \(response.text)")
         }
     }
 
@@ -121,7 +122,8 @@ struct IdentityAttackTests {
                 try await server.prepared.directory.apply(
                     DirectoryChange(
                         revokedUsers: ["user-10"],
-                        audit: [AuditEntry(time: server.clock.now(), action: .revoked, userID: "user-10", actor: "ops")]))
+                        audit: [AuditEntry(time: server.clock.now(), action: .revoked, userID: "user-10", actor: "ops")]
+                    ))
                 let rows = try await server.prepared.directory.auditTrail(AuditQuery(userID: "user-10"))
                 #expect(rows.count == 1 && rows.first?.action == .revoked)
             }

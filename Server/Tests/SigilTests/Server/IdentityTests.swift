@@ -12,8 +12,8 @@ import NIOHTTPTypesHTTP2
 import NIOPosix
 import NIOSSL
 import SigilClient
-import SigilFiles
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilServer
 import SigilStandalone
 import SigilTLS
@@ -56,7 +56,8 @@ struct IdentityTests {
     static func register(_ device: TestDevice, as deviceID: String, user: String?, on server: TestServer) async throws {
         try await server.prepared.directory.apply(
             DirectoryChange(added: [
-                RegisteredKey(keyID: device.keyID, key: try device.key.verificationKey, deviceID: deviceID, userID: user)
+                RegisteredKey(
+                    keyID: device.keyID, key: try device.key.verificationKey, deviceID: deviceID, userID: user)
             ]))
     }
 
@@ -198,7 +199,8 @@ struct IdentityTests {
                     token: AdminAPITests.adminToken, client: client)
                 #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
                 let apiProver = try DPoPProver(signer: byAPI.key, clock: server.clock)
-                let apiToken = try await issuer.token(boundTo: apiProver.thumbprint, expiresAt: server.clock.now() + 600)
+                let apiToken = try await issuer.token(
+                    boundTo: apiProver.thumbprint, expiresAt: server.clock.now() + 600)
                 let afterAPI = try await Self.dpopEcho(server, client, prover: apiProver, token: apiToken)
                 #expect(afterAPI.version == version.wire)
                 #expect(Self.refusedToken(afterAPI, "revoked-key"), "\(afterAPI.status) \(afterAPI.text)")
@@ -211,7 +213,8 @@ struct IdentityTests {
                 ])
                 #expect(cli.status == 0, "\(cli.error)")
                 let cliProver = try DPoPProver(signer: byCLI.key, clock: server.clock)
-                let cliToken = try await issuer.token(boundTo: cliProver.thumbprint, expiresAt: server.clock.now() + 600)
+                let cliToken = try await issuer.token(
+                    boundTo: cliProver.thumbprint, expiresAt: server.clock.now() + 600)
                 let deadline = ContinuousClock.now + .seconds(3)
                 var afterCLI = try await Self.dpopEcho(server, client, prover: cliProver, token: cliToken)
                 while afterCLI.status == 200 && ContinuousClock.now < deadline {
@@ -319,9 +322,10 @@ struct IdentityTests {
                     let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
                     return input + "." + Base64URL.encode(try key.signature(for: Array(input.utf8), profile: .rfc9421))
                 }
-                for (index, iat) in ["\(server.clock.now()).5", "\(server.clock.now() - 1).999", "\(server.clock.now()).0"]
-                    .enumerated()
-                {
+                for (index, iat) in [
+                    "\(server.clock.now()).5", "\(server.clock.now() - 1).999", "\(server.clock.now()).0",
+                ]
+                .enumerated() {
                     var request = TestRequest(.post, "/v1/echo", server: server, json: "{}")
                     request.head.headerFields[.authorization] = "DPoP " + token
                     request.head.headerFields[DPoPProver.field] = try proof(iat: iat, jti: "fraction-\(index)")
@@ -351,7 +355,9 @@ struct IdentityTests {
                 let refusedExpired = try await Self.dpopEcho(server, client, prover: prover, token: expired)
                 #expect(refusedExpired.version == version.wire)
                 #expect(Self.refusedToken(refusedExpired, "expired"), "\(refusedExpired.status) \(refusedExpired.text)")
-                #expect(refusedExpired.headers[.wwwAuthenticate]?.contains("algs=\"ES256 ES384 EdDSA RS256 PS256\"") == true)
+                #expect(
+                    refusedExpired.headers[.wwwAuthenticate]?.contains("algs=\"ES256 ES384 EdDSA RS256 PS256\"") == true
+                )
 
                 // A token that verified, remembered, then past its exp.
                 let short = try await Self.token(
@@ -391,7 +397,9 @@ struct IdentityTests {
                 for (what, token) in wrong {
                     let response = try await Self.dpopEcho(server, client, prover: prover, token: token)
                     #expect(response.version == version.wire, "\(what)")
-                    #expect(Self.refusedToken(response, "invalid-signature"), "\(what): \(response.status) \(response.text)")
+                    #expect(
+                        Self.refusedToken(response, "invalid-signature"), "\(what): \(response.status) \(response.text)"
+                    )
                     #expect(response.headers[.wwwAuthenticate]?.contains("invalid_dpop_proof") == false, "\(what)")
                 }
             }
@@ -424,7 +432,9 @@ struct IdentityTests {
             try await Self.register(deviceA, as: "dev-cert-a", user: "user-1", on: server)
             try await Self.register(deviceB, as: "dev-cert-b", user: "user-1", on: server)
             try await Self.client(server, version) { tls in
-                tls.certificateChain = [.certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))]
+                tls.certificateChain = [
+                    .certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))
+                ]
                 tls.privateKey = .privateKey(
                     try NIOSSLPrivateKey(bytes: Array(holder.privateKey.pemRepresentation.utf8), format: .pem))
             }.using { client in
@@ -483,7 +493,8 @@ struct IdentityTests {
                     var request = TestRequest(.post, "/v1/echo", server: server, json: #"{"scheme":1}"#)
                     request.head.scheme = scheme
                     try request.sign(with: signer)
-                    #expect(request.head.headerFields[HTTPField.Name("Signature-Input")!]?.contains("\"@scheme\"") == true)
+                    #expect(
+                        request.head.headerFields[HTTPField.Name("Signature-Input")!]?.contains("\"@scheme\"") == true)
                     let response = try await request.send(client)
                     #expect(response.version == version.wire)
                     if scheme == "http" {
