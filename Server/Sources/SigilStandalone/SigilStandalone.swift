@@ -49,27 +49,16 @@ public enum SigilStandalone {
         public var enrollToken: String?
         /// Anyone may register a device.
         public var openEnrollment = false
-        /// PEM public keys (P-256 or RSA) that sign enrollment JWTs.
-        public var jwtKeyFiles: [String] = []
-        /// Files holding base64 HS256 secrets for enrollment JWTs.
-        public var jwtSecretFiles: [String] = []
-        /// JWKS files for enrollment JWTs.
-        public var jwksFiles: [String] = []
-        /// The audience enrollment JWTs must name; required with JWT keys.
-        public var jwtAudience: String?
-        /// The issuer enrollment JWTs must name; required with JWT keys.
-        public var jwtIssuer: String?
-        /// Let one enrollment JWT enroll many devices until it expires (each enrolls one by default).
-        public var jwtReuse = false
+        /// JWTs: enrollment JWTs, and DPoP's access tokens.
+        public var jwt = JWTOptions()
+        /// DPoP-bound access tokens (RFC 9449) on protected routes.
+        public var dpop = DPoPOptions()
+        /// Enrollment by App Attest.
+        public var appAttest = AppAttestOptions()
+        /// Enrollment by Android Key Attestation.
+        public var android = AndroidOptions()
         /// The verifier's settings: window, body limit, profiles.
         public var verifier = VerifierConfiguration()
-        /// Accept DPoP-bound access tokens (RFC 9449) on protected routes, verified with the JWT keys,
-        /// audience and issuer above: in place of a Sigil signature (`.alone`) or only with one (`.withSignature`).
-        public var dpop: DPoPMode?
-        /// Require server-provided DPoP nonces (`DPoP-Nonce`, `use_dpop_nonce`).
-        public var dpopNonces = false
-        /// The origin DPoP proofs' `htu` must name (`https://api.example`); without it, the request's own.
-        public var dpopOrigin: String?
         /// How long a device's previous HMAC secret stays valid after a new one is issued, in seconds.
         public var secretOverlap: Int64 = 86_400
         /// How long a rotated key stays valid, in seconds.
@@ -108,24 +97,6 @@ public enum SigilStandalone {
         public var upstream: Upstream?
         /// Paths under which bodies must be sealed (PROTOCOL.md section 6).
         public var sealedPaths: [String] = []
-        /// App IDs (`TEAMID.bundle.id`) whose App Attest keys may enroll by attestation and sign as
-        /// `apple-appattest`; none turns App Attest off.
-        public var appAttestAppIDs: [String] = []
-        /// The environments whose App Attest keys are accepted.
-        public var appAttestEnvironments: Set<AppAttestVerifier.Environment> = [.production]
-        /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
-        public var appAttestRoot: Certificate?
-        /// Files each holding a debug token (at least 32 characters) whose debug attestations (App
-        /// Attest's debug provider, for the simulator) are accepted beside Apple's; none: refused.
-        public var appAttestDebugTokenFiles: [String] = []
-        /// The policy Android Key Attestation enrollment holds chains to; `nil` turns it off (it is on
-        /// when the policy names apps: `--android-app PACKAGE:SHA256`).
-        public var androidPolicy: AndroidAttestationPolicy?
-        /// Google's attestation status list, a file (`--android-status FILE`) read again when it changes;
-        /// without one, `sigil serve` warns.
-        public var androidStatusFile: String?
-        /// The roots Android chains end at: Google's hardware roots unless a test names its own.
-        public var androidRoots: [GoogleAttestationRoots.Root]?
         /// How long a rotated server key is published before it becomes current, and how long the
         /// previous one is still accepted after, in seconds (7 days).
         public var keyOverlap: Int64 = 7 * 86_400
@@ -218,8 +189,8 @@ public enum SigilStandalone {
         _ options: Options, keys: JWTKeyCollection?, nonces: any NonceStore, clock: any UnixClock,
         masterKey: MasterKey
     ) throws -> DPoPVerifier? {
-        guard let mode = options.dpop else { return nil }
-        guard let keys, let audience = options.jwtAudience, !audience.isEmpty, let issuer = options.jwtIssuer,
+        guard let mode = options.dpop.mode else { return nil }
+        guard let keys, let audience = options.jwt.audience, !audience.isEmpty, let issuer = options.jwt.issuer,
             !issuer.isEmpty
         else {
             throw SigilInputError(
@@ -232,7 +203,7 @@ public enum SigilStandalone {
         verifier.maxSkew = options.verifier.maxSkew
         verifier.keyFormats = .withRSA
         verifier.requiresSigilSignature = mode == .withSignature
-        if options.dpopNonces {
+        if options.dpop.nonces {
             verifier.serverNonces = DPoPNonces(masterKey: masterKey)
         }
         return verifier
@@ -242,7 +213,7 @@ public enum SigilStandalone {
     /// `https://` and the gateway's `--public-host`; `nil` for the connection's own.
     static func publicOrigin(_ options: Options) throws -> String? {
         let fromHost = options.upstream?.publicHost.map { "https://" + $0 }
-        guard let origin = options.dpopOrigin else { return fromHost }
+        guard let origin = options.dpop.origin else { return fromHost }
         guard let parts = Exchange.parseOrigin(origin) else {
             throw SigilInputError("--dpop-origin is a scheme and authority, such as https://api.example")
         }
@@ -268,17 +239,17 @@ public enum SigilStandalone {
             ?? MetricsSystem.factory
         var verifierConfiguration = options.verifier
         var attestation: AttestationEnrollment?
-        if !options.appAttestAppIDs.isEmpty {
+        if !options.appAttest.appIDs.isEmpty {
             let appAttest = AppAttestVerifier(
-                appIDs: options.appAttestAppIDs, environments: options.appAttestEnvironments,
-                root: options.appAttestRoot ?? AppAttestVerifier.appleAppAttestationRootCA)
+                appIDs: options.appAttest.appIDs, environments: options.appAttest.environments,
+                root: options.appAttest.root ?? AppAttestVerifier.appleAppAttestationRootCA)
             // Counters and receipts with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
             let records = directory as? any AppAttestStore ?? MemoryAppAttestStore()
             verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
             var verifier: any DeviceAttestationVerifier = appAttest
-            if !options.appAttestDebugTokenFiles.isEmpty {
+            if !options.appAttest.debugTokenFiles.isEmpty {
                 // Secret files: refused when others may read them, as the master key is.
-                let tokens = try options.appAttestDebugTokenFiles.map { path in
+                let tokens = try options.appAttest.debugTokenFiles.map { path in
                     String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
                         .trimmingCharacters(in: .whitespacesAndNewlines)
                 }
@@ -293,8 +264,8 @@ public enum SigilStandalone {
                 verifier: verifier, challenges: AttestationChallenges(masterKey: try data.master()), store: records)
         }
         var android: AndroidEnrollment?
-        if let policy = options.androidPolicy {
-            let statusFile = try options.androidStatusFile.map { path in
+        if let policy = options.android.policy {
+            let statusFile = try options.android.statusFile.map { path in
                 do { return try AttestationStatusFile(path: path, now: clock.now()) } catch let error
                     as AndroidAttestationError
                 {
@@ -309,7 +280,7 @@ public enum SigilStandalone {
             android = AndroidEnrollment(
                 verifier: {
                     var verifier = AndroidKeyEnrollmentVerifier(
-                        policy: policy, roots: options.androidRoots ?? GoogleAttestationRoots.hardware)
+                        policy: policy, roots: options.android.roots ?? GoogleAttestationRoots.hardware)
                     verifier.statusFile = statusFile
                     return verifier
                 }(),
@@ -360,8 +331,8 @@ public enum SigilStandalone {
         )
 
         let jwtKeys = try await EnrollmentPolicy.jwtKeys(
-            pemKeys: try options.jwtKeyFiles.map { try readText($0) },
-            hs256Secrets: try options.jwtSecretFiles.map { path in
+            pemKeys: try options.jwt.keyFiles.map { try readText($0) },
+            hs256Secrets: try options.jwt.secretFiles.map { path in
                 // The key that mints enrollment JWTs (and DPoP access tokens): refused when others may read it.
                 let text = String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
                 guard let secret = Base64.decode(text.trimmed) else {
@@ -369,17 +340,17 @@ public enum SigilStandalone {
                 }
                 return secret
             },
-            jwks: try options.jwksFiles.map { try readText($0) }
+            jwks: try options.jwt.jwksFiles.map { try readText($0) }
         )
         var jwt: EnrollmentPolicy.JWTRules?
         if let jwtKeys {
-            guard let audience = options.jwtAudience, !audience.isEmpty, let issuer = options.jwtIssuer,
+            guard let audience = options.jwt.audience, !audience.isEmpty, let issuer = options.jwt.issuer,
                 !issuer.isEmpty
             else {
                 throw SigilInputError("enrollment JWTs need --jwt-audience and --jwt-issuer")
             }
             jwt = EnrollmentPolicy.JWTRules(keys: jwtKeys, audience: audience, issuer: issuer)
-            jwt?.allowsReuse = options.jwtReuse
+            jwt?.allowsReuse = options.jwt.reuse
         }
         let dpop = try dpopVerifier(
             options, keys: jwtKeys, nonces: nonces, clock: clock, masterKey: try data.master())

@@ -97,7 +97,7 @@ struct Serve: AsyncParsableCommand {
             token = "\"$(cat \(Shell.quoted(tokenFile)))\""
         } else {
             banner.append(
-                "  enrollment: JWTs for audience \(options.jwtAudience ?? "") from \(options.jwtIssuer ?? "") only"
+                "  enrollment: JWTs for audience \(options.jwt.audience ?? "") from \(options.jwt.issuer ?? "") only"
                     + " (enrollment.jwt below: one of them)")
             token = "\"$(cat enrollment.jwt)\""
         }
@@ -396,41 +396,41 @@ struct ServerOptions: ParsableArguments {
         options.allowClassical = allowClassical
         options.enrollToken = enrollToken ?? ProcessInfo.processInfo.environment["SIGIL_ENROLL_TOKEN"]
         options.openEnrollment = openEnrollment
-        options.jwtKeyFiles = jwtKeys
-        options.jwtSecretFiles = jwtSecrets
+        options.jwt.keyFiles = jwtKeys
+        options.jwt.secretFiles = jwtSecrets
         options.timeouts = RequestTimeouts(
             header: .seconds(headerTimeout), bodyIdle: .seconds(bodyTimeout), request: .seconds(requestTimeout))
         options.connectionLimits = ConnectionLimits(
             handshake: .seconds(handshakeTimeout), maximumConnections: maxConnections ?? ConnectionLimits.defaultMaximum
         )
-        options.jwtAudience = jwtAudience
-        options.jwtIssuer = jwtIssuer
-        options.jwtReuse = jwtReuse
-        options.jwksFiles = jwks
+        options.jwt.audience = jwtAudience
+        options.jwt.issuer = jwtIssuer
+        options.jwt.reuse = jwtReuse
+        options.jwt.jwksFiles = jwks
         options.verifier.maxSkew = maxSkew
         switch dpop {
-        case nil: options.dpop = nil
-        case "alone"?: options.dpop = .alone
-        case "with-signature"?: options.dpop = .withSignature
+        case nil: options.dpop.mode = nil
+        case "alone"?: options.dpop.mode = .alone
+        case "with-signature"?: options.dpop.mode = .withSignature
         default: throw ValidationError("--dpop is alone or with-signature")
         }
         guard dpop != nil || !dpopNonce && dpopOrigin == nil else {
             throw ValidationError("--dpop-nonce and --dpop-origin go with --dpop")
         }
-        options.dpopNonces = dpopNonce
-        options.dpopOrigin = dpopOrigin
+        options.dpop.nonces = dpopNonce
+        options.dpop.origin = dpopOrigin
         options.verifier.bodyLimit = bodyLimit
         options.secretOverlap = secretOverlap
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
         options.sealedPaths = requireSealed
-        options.appAttestAppIDs = appID
-        options.appAttestDebugTokenFiles = appAttestDebugToken
+        options.appAttest.appIDs = appID
+        options.appAttest.debugTokenFiles = appAttestDebugToken
         if !appAttestDebugToken.isEmpty && appID.isEmpty {
             throw ValidationError("--app-attest-debug-token goes with --app-id")
         }
         if !appAttestEnvironment.isEmpty {
-            options.appAttestEnvironments = Set(
+            options.appAttest.environments = Set(
                 try appAttestEnvironment.map { name in
                     guard let environment = AppAttestVerifier.Environment(rawValue: name) else {
                         throw ValidationError("--app-attest-environment is production or development")
@@ -438,13 +438,13 @@ struct ServerOptions: ParsableArguments {
                     return environment
                 })
         }
-        options.androidPolicy = try androidPolicy()
+        options.android.policy = try androidPolicy()
         if let androidStatus {
             // The file itself is read (and a bad one refused) as the server prepares, before it listens.
-            guard options.androidPolicy != nil else {
+            guard options.android.policy != nil else {
                 throw ValidationError("--android-status goes with --android-app")
             }
-            options.androidStatusFile = androidStatus
+            options.android.statusFile = androidStatus
         }
         options.metrics = metrics
         options.keyStore = try Self.keyStore(store)

@@ -22,8 +22,8 @@ struct AndroidEnrollmentTests {
         try await TestServer.with(
             dataDirectory: TestServer.temporaryDirectory(),
             configure: { options in
-                options.androidPolicy = AndroidAttestationPolicy(apps: [TestAndroidAuthority.app])
-                options.androidRoots = [authority.anchor]
+                options.android.policy = AndroidAttestationPolicy(apps: [TestAndroidAuthority.app])
+                options.android.roots = [authority.anchor]
             }
         ) { server in
             let tls = ClientTLS.configuration(anchors: try server.certificates)

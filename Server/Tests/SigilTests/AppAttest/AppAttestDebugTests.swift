@@ -82,9 +82,9 @@ struct AppAttestDebugTests {
         try SecureFile.write(Self.token, to: tokenFile)
         for accepting in [true, false] {
             try await SigilDeviceTests.withServer(configure: { options in
-                options.appAttestAppIDs = [Self.appID]
-                options.appAttestRoot = authority.root
-                if accepting { options.appAttestDebugTokenFiles = [tokenFile] }
+                options.appAttest.appIDs = [Self.appID]
+                options.appAttest.root = authority.root
+                if accepting { options.appAttest.debugTokenFiles = [tokenFile] }
             }) { server, transport, _ in
                 // A store that keeps any key, as the Keychain store keeps an App Attest key's ID.
                 let device = try SigilDevice(store: MemoryDeviceStore(), clock: server.clock, transport: transport)
@@ -125,9 +125,9 @@ struct AppAttestDebugTests {
         let store = MemoryDeviceStore()
         func configure(debug: Bool) -> (inout SigilStandalone.Options) -> Void {
             { options in
-                options.appAttestAppIDs = [Self.appID]
-                options.appAttestRoot = authority.root
-                if debug { options.appAttestDebugTokenFiles = [tokenFile] }
+                options.appAttest.appIDs = [Self.appID]
+                options.appAttest.root = authority.root
+                if debug { options.appAttest.debugTokenFiles = [tokenFile] }
             }
         }
         let clock = ManualUnixClock(SigningSetup.start)  // one clock across the restart
@@ -171,8 +171,8 @@ struct AppAttestDebugTests {
         try SecureFile.write(Self.token, to: open, mode: 0o644)
         await #expect(throws: (any Error).self) {
             try await TestServer.with(configure: { options in
-                options.appAttestAppIDs = [Self.appID]
-                options.appAttestDebugTokenFiles = [open]
+                options.appAttest.appIDs = [Self.appID]
+                options.appAttest.debugTokenFiles = [open]
             }) { _ in }
         }
     }

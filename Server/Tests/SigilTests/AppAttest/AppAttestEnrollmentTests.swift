@@ -51,8 +51,8 @@ struct AppAttestEnrollmentTests {
         try await TestServer.with(
             dataDirectory: TestServer.temporaryDirectory(),
             configure: { options in
-                options.appAttestAppIDs = appIDs
-                options.appAttestRoot = authority.root
+                options.appAttest.appIDs = appIDs
+                options.appAttest.root = authority.root
             }
         ) { server in
             let tls = ClientTLS.configuration(anchors: try server.certificates)
@@ -162,8 +162,8 @@ struct AppAttestEnrollmentTests {
         try await TestServer.with(
             dataDirectory: data,
             configure: {
-                $0.appAttestAppIDs = [TestAppAttestAuthority.appID]
-                $0.appAttestRoot = authority.root
+                $0.appAttest.appIDs = [TestAppAttestAuthority.appID]
+                $0.appAttest.root = authority.root
             }
         ) { server in
             try await server.client().using { client in

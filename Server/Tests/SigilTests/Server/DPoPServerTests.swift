@@ -34,10 +34,10 @@ struct TestTokenIssuer: Sendable {
 
     /// `sigil serve` options for these tokens.
     func configure(_ options: inout SigilStandalone.Options, mode: SigilStandalone.DPoPMode = .alone) {
-        options.jwtKeyFiles = [publicKeyFile]
-        options.jwtAudience = Self.audience
-        options.jwtIssuer = Self.issuer
-        options.dpop = mode
+        options.jwt.keyFiles = [publicKeyFile]
+        options.jwt.audience = Self.audience
+        options.jwt.issuer = Self.issuer
+        options.dpop.mode = mode
     }
 }
 
@@ -82,11 +82,11 @@ struct DPoPServerTests {
         let issuerFile = TestServer.temporaryDirectory() + "-issuer.pem"
         try made.issuer.write(toFile: issuerFile, atomically: true, encoding: .utf8)
         try await TestServer.with(configure: { options in
-            options.jwtKeyFiles = [issuerFile]
-            options.jwtAudience = TestTokenIssuer.audience
-            options.jwtIssuer = TestTokenIssuer.issuer
-            options.dpop = .alone
-            options.dpopOrigin = Self.origin
+            options.jwt.keyFiles = [issuerFile]
+            options.jwt.audience = TestTokenIssuer.audience
+            options.jwt.issuer = TestTokenIssuer.issuer
+            options.dpop.mode = .alone
+            options.dpop.origin = Self.origin
         }) { server in
             try await server.client().using { client in
                 func send(_ entry: DPoPTests.TokenCase) async throws -> TestResponse {
@@ -221,7 +221,7 @@ struct DPoPServerTests {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { options in
             issuer.configure(&options)
-            options.dpopNonces = true
+            options.dpop.nonces = true
         }) { server in
             try await server.client().using { client in
                 let prover = try DPoPProver(signer: try SigningKey.generate(.ed25519), clock: server.clock)
@@ -253,7 +253,7 @@ struct DPoPServerTests {
     @Test("--dpop needs the access tokens' keys, audience and issuer")
     func needsKeys() async throws {
         await #expect(throws: SigilInputError.self) {
-            try await TestServer.with(configure: { $0.dpop = .alone }) { _ in }
+            try await TestServer.with(configure: { $0.dpop.mode = .alone }) { _ in }
         }
     }
 }
@@ -267,7 +267,7 @@ extension ExternalStoreSuites.ReplicaTests {
         let origin = DPoPServerTests.origin
         let configure: @Sendable (inout SigilStandalone.Options) -> Void = { options in
             issuer.configure(&options)
-            options.dpopOrigin = origin
+            options.dpop.origin = origin
         }
         try await Self.withReplicas(nonces: nonces, configure: configure) { replicas, _, _ in
             try await replicas[0].client().using { client in
@@ -311,7 +311,7 @@ extension DPoPServerTests {
             clock: ManualUnixClock(now),
             configure: { options in
                 issuer.configure(&options)
-                options.dpopNonces = true
+                options.dpop.nonces = true
             }
         ) { server in
             let keyPath = TestServer.temporaryDirectory() + "-dpop.pem"
@@ -343,7 +343,7 @@ extension DPoPServerTests {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { options in
             issuer.configure(&options, mode: .withSignature)
-            options.dpopNonces = true
+            options.dpop.nonces = true
         }) { server in
             let (_, connection, enrolled, _) = try await AdminAPITests.enrolledSession(server)
             do {

@@ -71,7 +71,7 @@ struct IdentityAttackTests {
         let issuer = try await TestTokenIssuer.make()
         try await TestServer.with(configure: { options in
             issuer.configure(&options)
-            options.dpopOrigin = "https://api.example"
+            options.dpop.origin = "https://api.example"
         }) { server in
             try await IdentityTests.client(server, version).using { client in
                 let honest = try TestDevice(.ed25519)

@@ -585,9 +585,9 @@ struct IdentityTests {
         let secret = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 11) }
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         let configure: (inout SigilStandalone.Options) -> Void = { options in
-            options.jwtSecretFiles = [secretFile]
-            options.jwtAudience = RegistrationInputTests.audience
-            options.jwtIssuer = RegistrationInputTests.issuer
+            options.jwt.secretFiles = [secretFile]
+            options.jwt.audience = RegistrationInputTests.audience
+            options.jwt.issuer = RegistrationInputTests.issuer
             if nonces == .memory { options.nonceStorage = .memory }
         }
         let expires = clock.now() + 3600

@@ -68,7 +68,7 @@ struct MasterKeyTests {
 
     @Test("a backend reading sigil serve's master.key accepts the App Attest challenges sigil serve issues")
     func challengesOfSigilServe() async throws {
-        try await TestServer.with(configure: { $0.appAttestAppIDs = ["TEAMID1234.com.example.app"] }) { server in
+        try await TestServer.with(configure: { $0.appAttest.appIDs = ["TEAMID1234.com.example.app"] }) { server in
             let issued = try await server.client().using { client in
                 try await TestRequest(.post, "/v1/attest/challenge", server: server).send(client, to: server)
             }

@@ -69,9 +69,9 @@ struct RegistrationInputTests {
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         _ = try DataDirectory(path: dataDirectory).createCertificateAuthority()
         let jwtOptions: (inout SigilStandalone.Options) -> Void = {
-            $0.jwtSecretFiles = [secretFile]
-            $0.jwtAudience = Self.audience
-            $0.jwtIssuer = Self.issuer
+            $0.jwt.secretFiles = [secretFile]
+            $0.jwt.audience = Self.audience
+            $0.jwt.issuer = Self.issuer
         }
         try await TestServer.with(dataDirectory: dataDirectory, configure: jwtOptions) { server in
             try await server.client().using { client in
@@ -234,10 +234,10 @@ struct RegistrationInputTests {
         let secret = (0..<32).map { UInt8($0 &* 7) }
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
-            $0.jwtSecretFiles = [secretFile]
-            $0.jwtAudience = Self.audience
-            $0.jwtIssuer = Self.issuer
-            $0.jwtReuse = reuse
+            $0.jwt.secretFiles = [secretFile]
+            $0.jwt.audience = Self.audience
+            $0.jwt.issuer = Self.issuer
+            $0.jwt.reuse = reuse
         }) { server in
             try await server.client().using { client in
                 let now = server.clock.now()
@@ -283,9 +283,9 @@ struct RegistrationInputTests {
         let secret = (0..<32).map { UInt8($0 &* 5) }
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
-            $0.jwtSecretFiles = [secretFile]
-            $0.jwtAudience = Self.audience
-            $0.jwtIssuer = Self.issuer
+            $0.jwt.secretFiles = [secretFile]
+            $0.jwt.audience = Self.audience
+            $0.jwt.issuer = Self.issuer
         }) { server in
             try await server.client().using { client in
                 let now = server.clock.now()
@@ -327,21 +327,21 @@ struct RegistrationInputTests {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
         try SecureFile.write(Base64.encode((0..<32).map { UInt8($0) }), to: secretFile)
         await #expect(throws: SigilInputError.self) {
-            try await TestServer.with(configure: { $0.jwtSecretFiles = [secretFile] }) { _ in }
+            try await TestServer.with(configure: { $0.jwt.secretFiles = [secretFile] }) { _ in }
         }
         await #expect(throws: SigilInputError.self) {
             try await TestServer.with(configure: {
-                $0.jwtSecretFiles = [secretFile]
-                $0.jwtAudience = Self.audience
+                $0.jwt.secretFiles = [secretFile]
+                $0.jwt.audience = Self.audience
             }) { _ in }
         }
         let dataDirectory = TestServer.temporaryDirectory()
         try await TestServer.with(
             dataDirectory: dataDirectory,
             configure: {
-                $0.jwtSecretFiles = [secretFile]
-                $0.jwtAudience = Self.audience
-                $0.jwtIssuer = Self.issuer
+                $0.jwt.secretFiles = [secretFile]
+                $0.jwt.audience = Self.audience
+                $0.jwt.issuer = Self.issuer
                 $0.enrollToken = nil
             }
         ) { server in
@@ -361,9 +361,9 @@ struct RegistrationInputTests {
         let secretFile = TestServer.temporaryDirectory() + "-jwt-secret"
         try SecureFile.write(Base64.encode(secret), to: secretFile)
         try await TestServer.with(configure: {
-            $0.jwtSecretFiles = [secretFile]
-            $0.jwtAudience = Self.audience
-            $0.jwtIssuer = Self.issuer
+            $0.jwt.secretFiles = [secretFile]
+            $0.jwt.audience = Self.audience
+            $0.jwt.issuer = Self.issuer
         }) { server in
             try await server.client().using { client in
                 let device = try TestDevice()
