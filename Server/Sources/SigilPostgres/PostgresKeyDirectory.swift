@@ -200,7 +200,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
-    private func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
+    func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
         let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?)
         do {
             decoded = try row.decode(
@@ -243,9 +243,6 @@ public final class PostgresKeyDirectory: KeyRegistry {
         let now = clock.now()
         var rows: [Row] = []
         for key in change.added {
-            guard key.deviceID != nil else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
-            }
             if let secret = key.key.hmacSecret {
                 rows.append(
                     Row(key: key, pem: nil, sealed: ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))))
@@ -264,49 +261,64 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
     }
 
-    /// Inside the transaction: the lock, the rules of ``DirectoryChange``, then the new keys, the
-    /// retirements, the revocations and the certificates.
+    /// Inside the transaction: the lock that serializes changes across replicas, then
+    /// ``DirectoryChange/apply(in:now:)`` through ``PostgresTransaction``'s statements, then the
+    /// notification (sent when, and only if, the transaction commits; the change counter replicas read
+    /// before they trust their caches is bumped by triggers).
     private func write(_ rows: [Row], change: DirectoryChange, now: Int64, on connection: PostgresConnection)
         async throws
     {
-        let logger = store.logger
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
-        if !change.spent.isEmpty {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: store.logger)
+        let rows = Dictionary(rows.map { ($0.key.keyID, $0) }) { first, _ in first }
+        try await change.apply(
+            in: PostgresTransaction(directory: self, connection: connection, rows: rows), now: now)
+        try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: store.logger)
+    }
+
+    /// A change's statements on one connection, inside its transaction.
+    struct PostgresTransaction: DirectoryTransaction {
+        let directory: PostgresKeyDirectory
+        let connection: PostgresConnection
+        /// The stored material of each key added.
+        let rows: [String: Row]
+        var logger: Logger { directory.store.logger }
+
+        func key(_ keyID: String) async throws -> RegisteredKey? {
+            let found = try await connection.query(
+                "\(unescaped: PostgresKeyDirectory.selectKeys) WHERE k.key_id = \(keyID)", logger: logger
+            ).collect()
+            return try found.first.map(directory.registeredKey(from:))
+        }
+
+        func isRevoked(device: String) async throws -> Bool {
+            !(try await connection.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = \(device) AND revoked_at IS NOT NULL", logger: logger
+            ).collect().isEmpty)
+        }
+
+        func sealingKey(ofDevice device: String) async throws -> SealingPublicKey? {
+            let rows = try await connection.query(
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = \(device)", logger: logger
+            ).collect()
+            return try SealingPublicKey(storedBase64: try rows.first?.decode(String?.self) ?? nil, keyID: device)
+        }
+
+        func spend(_ credential: SingleUseCredential, now: Int64) async throws -> Bool {
             try await connection.query("DELETE FROM sigil_spent WHERE expires_at <= \(now)", logger: logger)
-            for credential in change.spent {
-                let inserted = try await connection.query(
+            return
+                !(try await connection.query(
                     """
                     INSERT INTO sigil_spent (id, expires_at) VALUES (\(credential.id), \(credential.expiresAt))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """,
                     logger: logger
-                ).collect()
-                guard !inserted.isEmpty else { throw DirectoryChange.spentAlready(credential) }
+                ).collect().isEmpty)
+        }
+
+        func add(_ key: RegisteredKey, now: Int64) async throws -> Bool {
+            guard let row = rows[key.keyID] else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) cannot be stored")
             }
-        }
-        if let acting = change.actingKeyID {
-            let found = try await connection.query(
-                "\(unescaped: Self.selectKeys) WHERE k.key_id = \(acting)", logger: logger
-            ).collect()
-            let key = try found.first.map(registeredKey(from:))
-            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
-        }
-        for device in change.receivingDevices.sorted() {
-            let revoked = try await connection.query(
-                "SELECT 1 FROM sigil_devices WHERE device_id = \(device) AND revoked_at IS NOT NULL", logger: logger
-            ).collect()
-            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
-        }
-        if let read = change.sealingKeyRead {
-            let rows = try await connection.query(
-                "SELECT sealing_key FROM sigil_devices WHERE device_id = \(read.deviceID)", logger: logger
-            ).collect()
-            let stored = try rows.first?.decode(String?.self) ?? nil
-            let current = try SealingPublicKey(storedBase64: stored, keyID: read.deviceID)
-            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
-        }
-        for row in rows {
-            let key = row.key
             let deviceID = key.deviceID ?? ""
             try await connection.query(
                 """
@@ -315,89 +327,95 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 ON CONFLICT (device_id) DO NOTHING
                 """,
                 logger: logger)
-            let inserted = try await connection.query(
-                """
-                INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until,
-                                        jwk_thumbprint)
-                VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
-                        \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil), \(key.key.jwkThumbprint))
-                ON CONFLICT (key_id) DO NOTHING RETURNING 1
-                """,
-                logger: logger
-            ).collect()
-            guard !inserted.isEmpty else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
-            }
+            return
+                !(try await connection.query(
+                    """
+                    INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until,
+                                            jwk_thumbprint)
+                    VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
+                            \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil), \(key.key.jwkThumbprint))
+                    ON CONFLICT (key_id) DO NOTHING RETURNING 1
+                    """,
+                    logger: logger
+                ).collect().isEmpty)
         }
-        for (keyID, end) in change.retiring {
+
+        func retire(keyID: String, until: Int64) async throws {
             try await connection.query(
                 """
-                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(until)), \(until))
                 WHERE key_id = \(keyID) AND state <> 'revoked'
                 """,
                 logger: logger)
         }
-        if let (device, end) = change.retiringSecrets {
+
+        func retireSecrets(ofDevice device: String, until: Int64) async throws {
             try await connection.query(
                 """
-                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(end)), \(end))
+                UPDATE sigil_keys SET state = 'rotating', valid_until = LEAST(COALESCE(valid_until, \(until)), \(until))
                 WHERE device_id = \(device) AND alg = \(SignatureAlgorithm.hmacSHA256.rawValue) AND state <> 'revoked'
                 """,
                 logger: logger)
         }
-        for (device, key) in change.sealingKeys {
-            let updated = try await connection.query(
+
+        func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) async throws -> Bool {
+            !(try await connection.query(
                 """
                 UPDATE sigil_devices SET sealing_key = \(Base64.encode(key.rawRepresentation))
                 WHERE device_id = \(device) RETURNING 1
                 """,
                 logger: logger
-            ).collect()
-            guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
+            ).collect().isEmpty)
         }
-        var devicesOfUsers: [String: [String]] = [:]
-        for user in change.revokedUsers {
-            let devices = try await connection.query(
+
+        func devices(ofUser user: String) async throws -> [String] {
+            try await connection.query(
                 "SELECT device_id FROM sigil_devices WHERE user_id = \(user) ORDER BY device_id", logger: logger
             ).collect().map { try $0.decode(String.self) }
-            devicesOfUsers[user] = devices
         }
-        for user in change.revokedUsers {
+
+        func recordRevocation(ofUser user: String, at time: Int64) async throws {
             try await connection.query(
                 """
-                INSERT INTO sigil_users (user_id, revoked_at) VALUES (\(user), \(now))
+                INSERT INTO sigil_users (user_id, revoked_at) VALUES (\(user), \(time))
                 ON CONFLICT (user_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at
                 """,
                 logger: logger)
         }
-        for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
-            let found = try await connection.query(
-                "SELECT 1 FROM sigil_devices WHERE device_id = \(device)", logger: logger
-            ).collect()
-            guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
+
+        func revoke(device: String, at time: Int64) async throws -> Bool {
+            guard
+                !(try await connection.query(
+                    "SELECT 1 FROM sigil_devices WHERE device_id = \(device)", logger: logger
+                ).collect().isEmpty)
+            else { return false }
             try await connection.query(
-                "UPDATE sigil_devices SET revoked_at = \(now) WHERE device_id = \(device) AND revoked_at IS NULL",
+                "UPDATE sigil_devices SET revoked_at = \(time) WHERE device_id = \(device) AND revoked_at IS NULL",
                 logger: logger)
             try await connection.query(
                 "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device)", logger: logger)
+            return true
         }
-        let hmac = SignatureAlgorithm.hmacSHA256.rawValue
-        for keyID in change.revokedKeys {
+
+        func revoke(keyID: String) async throws -> (deviceID: String, algorithm: String)? {
             let updated = try await connection.query(
                 "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = \(keyID) RETURNING device_id, alg",
                 logger: logger
             ).collect()
-            guard let (device, alg) = try updated.first?.decode((String, String).self) else {
-                throw DirectoryChange.unknownTarget("key \(keyID)")
-            }
-            if alg != hmac {
-                try await connection.query(
-                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = \(device) AND alg = \(hmac)",
-                    logger: logger)
-            }
+            guard let (device, algorithm) = try updated.first?.decode((String, String).self) else { return nil }
+            return (device, algorithm)
         }
-        try await Self.insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers), on: connection, logger: logger)
-        for certificate in change.certificates {
+
+        func revokeSecrets(ofDevice device: String) async throws {
+            try await connection.query(
+                """
+                UPDATE sigil_keys SET state = 'revoked'
+                WHERE device_id = \(device) AND alg = \(SignatureAlgorithm.hmacSHA256.rawValue)
+                """,
+                logger: logger)
+        }
+
+        func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws {
             try await connection.query(
                 """
                 INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
@@ -405,9 +423,10 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 """,
                 logger: logger)
         }
-        // Delivered to every listening replica when (and only if) the transaction commits (the change
-        // counter, which replicas read before they trust their caches, is bumped by triggers).
-        try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+
+        func append(_ audit: [AuditEntry]) async throws {
+            try await PostgresKeyDirectory.insertAudit(audit, on: connection, logger: logger)
+        }
     }
 
     /// An arbitrary constant naming the lock that serializes registry changes across replicas.

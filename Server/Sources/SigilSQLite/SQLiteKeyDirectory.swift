@@ -340,14 +340,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     }
 
     /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
-    private static let selectKeys = """
+    static let selectKeys = """
         SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
                CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
                d.sealing_key, d.attestation
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
-    private func registeredKey(from row: SQLiteRow) throws -> RegisteredKey {
+    func registeredKey(from row: SQLiteRow) throws -> RegisteredKey {
         guard let keyID = row.column("key_id")?.string, let deviceID = row.column("device_id")?.string,
             let algorithmName = row.column("alg")?.string,
             let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
@@ -383,9 +383,6 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         let now = clock.now()
         var rows: [Row] = []
         for key in change.added {
-            guard key.deviceID != nil else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
-            }
             if let secret = key.key.hmacSecret {
                 rows.append(
                     (key, .blob(ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))), "sealed_secret"))
@@ -411,128 +408,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
-    /// One transaction: the rules of ``DirectoryChange`` checked, then the new keys, the retirements,
-    /// the revocations and the certificates; rolled back on any failure.
+    /// One transaction: ``DirectoryChange/apply(in:now:)`` through ``SQLiteTransaction``'s statements,
+    /// then the change counter bumped; rolled back on any failure.
     private func write(_ rows: [Row], change: DirectoryChange, now: Int64) async throws {
         do {
             _ = try await writer.query("BEGIN IMMEDIATE")
-            try await checkRules(of: change, now: now)
-            if !change.spent.isEmpty {
-                _ = try await writer.query("DELETE FROM sigil_spent WHERE expires_at <= ?", [.integer(Int(now))])
-                for credential in change.spent {
-                    let used = try await writer.query("SELECT 1 FROM sigil_spent WHERE id = ?", [.text(credential.id)])
-                    guard used.isEmpty else { throw DirectoryChange.spentAlready(credential) }
-                    _ = try await writer.query(
-                        "INSERT INTO sigil_spent (id, expires_at) VALUES (?, ?)",
-                        [.text(credential.id), .integer(Int(credential.expiresAt))])
-                }
-            }
-            for (key, material, column) in rows {
-                _ = try await writer.query(
-                    """
-                    INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation)
-                    VALUES (?, ?, ?, ?)
-                    """,
-                    [
-                        .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
-                        key.deviceAttestation.map(SQLiteData.text) ?? .null,
-                    ]
-                )
-                let exists = try await writer.query("SELECT 1 FROM sigil_keys WHERE key_id = ?", [.text(key.keyID)])
-                guard exists.isEmpty else {
-                    throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
-                }
-                _ = try await writer.query(
-                    """
-                    INSERT INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until,
-                                            jwk_thumbprint)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue), material,
-                        .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
-                        key.validUntil.map { .integer(Int($0)) } ?? .null,
-                        key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
-                    ]
-                )
-            }
-            for (keyID, end) in change.retiring {
-                _ = try await writer.query(
-                    """
-                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
-                    WHERE key_id = ?2 AND state <> 'revoked'
-                    """,
-                    [.integer(Int(end)), .text(keyID)]
-                )
-            }
-            if let (device, end) = change.retiringSecrets {
-                _ = try await writer.query(
-                    """
-                    UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
-                    WHERE device_id = ?2 AND alg = ?3 AND state <> 'revoked'
-                    """,
-                    [.integer(Int(end)), .text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)]
-                )
-            }
-            for (device, key) in change.sealingKeys {
-                let updated = try await writer.query(
-                    "UPDATE sigil_devices SET sealing_key = ? WHERE device_id = ? RETURNING 1",
-                    [.text(Base64.encode(key.rawRepresentation)), .text(device)])
-                guard !updated.isEmpty else { throw SigilError(.invalidRegistration, "no device \(device)") }
-            }
-            var devicesOfUsers: [String: [String]] = [:]
-            for user in change.revokedUsers {
-                let devices = try await writer.query(
-                    "SELECT device_id FROM sigil_devices WHERE user_id = ? ORDER BY device_id", [.text(user)]
-                ).compactMap { $0.column("device_id")?.string }
-                devicesOfUsers[user] = devices
-            }
-            for user in change.revokedUsers {
-                _ = try await writer.query(
-                    """
-                    INSERT INTO sigil_users (user_id, revoked_at) VALUES (?, ?)
-                    ON CONFLICT (user_id) DO UPDATE SET revoked_at = excluded.revoked_at
-                    """,
-                    [.text(user), .integer(Int(now))])
-            }
-            for device in change.revokedDevices + devicesOfUsers.values.flatMap({ $0 }) {
-                let found = try await writer.query(
-                    "SELECT 1 FROM sigil_devices WHERE device_id = ?", [.text(device)])
-                guard !found.isEmpty else { throw DirectoryChange.unknownTarget("device \(device)") }
-                _ = try await writer.query(
-                    "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
-                    [.integer(Int(now)), .text(device)]
-                )
-                _ = try await writer.query(
-                    "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
-            }
-            for keyID in change.revokedKeys {
-                let updated = try await writer.query(
-                    "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING device_id, alg", [.text(keyID)])
-                guard let row = updated.first, let device = row.column("device_id")?.string else {
-                    throw DirectoryChange.unknownTarget("key \(keyID)")
-                }
-                let hmac = SignatureAlgorithm.hmacSHA256.rawValue
-                if row.column("alg")?.string != hmac {
-                    _ = try await writer.query(
-                        "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ? AND alg = ?",
-                        [.text(device), .text(hmac)])
-                }
-            }
-            try await insertAudit(change.auditRows(devicesOfUsers: devicesOfUsers))
+            let materials = Dictionary(rows.map { ($0.key.keyID, ($0.material, $0.column)) }) { first, _ in first }
+            try await change.apply(in: SQLiteTransaction(directory: self, materials: materials), now: now)
             _ = try await writer.query("UPDATE sigil_changes SET version = version + 1")
-            for certificate in change.certificates {
-                _ = try await writer.query(
-                    """
-                    INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
-                    VALUES (?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(certificate.serial), .text(certificate.keyID), .text(certificate.deviceID),
-                        .integer(Int(certificate.notAfter)), .integer(Int(now)),
-                    ]
-                )
-            }
             _ = try await writer.query("COMMIT")
         } catch {
             _ = try? await writer.query("ROLLBACK")
@@ -542,26 +425,150 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
-    /// Inside the write transaction: the acting key is its device's active key, and no device that
-    /// receives a key or a certificate is revoked.
-    private func checkRules(of change: DirectoryChange, now: Int64) async throws {
-        if let acting = change.actingKeyID {
-            let rows = try await writer.query(Self.selectKeys + " WHERE k.key_id = ?", [.text(acting)])
-            let key = try rows.first.map(registeredKey(from:))
-            if let refusal = DirectoryChange.refusal(actingKey: key, keyID: acting, now: now) { throw refusal }
+    /// A change's statements on the writer, inside its transaction.
+    struct SQLiteTransaction: DirectoryTransaction {
+        let directory: SQLiteKeyDirectory
+        /// The stored material of each key added (sealed secret or public key PEM) and its column.
+        let materials: [String: (SQLiteData, String)]
+        var writer: SQLiteConnection { directory.writer }
+
+        func key(_ keyID: String) async throws -> RegisteredKey? {
+            let rows = try await writer.query(SQLiteKeyDirectory.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
+            return try rows.first.map(directory.registeredKey(from:))
         }
-        for device in change.receivingDevices.sorted() {
-            let revoked = try await writer.query(
-                "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)])
-            guard revoked.isEmpty else { throw DirectoryChange.revokedDevice(device) }
+
+        func isRevoked(device: String) async throws -> Bool {
+            !(try await writer.query(
+                "SELECT 1 FROM sigil_devices WHERE device_id = ? AND revoked_at IS NOT NULL", [.text(device)]
+            )
+            .isEmpty)
         }
-        if let read = change.sealingKeyRead {
+
+        func sealingKey(ofDevice device: String) async throws -> SealingPublicKey? {
             let rows = try await writer.query(
-                "SELECT sealing_key FROM sigil_devices WHERE device_id = ?", [.text(read.deviceID)])
-            let current = try SealingPublicKey(
-                storedBase64: rows.first?.column("sealing_key")?.string, keyID: read.deviceID)
-            if let refusal = change.sealingKeyRefusal(current: current) { throw refusal }
+                "SELECT sealing_key FROM sigil_devices WHERE device_id = ?", [.text(device)])
+            return try SealingPublicKey(storedBase64: rows.first?.column("sealing_key")?.string, keyID: device)
         }
+
+        func spend(_ credential: SingleUseCredential, now: Int64) async throws -> Bool {
+            _ = try await writer.query("DELETE FROM sigil_spent WHERE expires_at <= ?", [.integer(Int(now))])
+            let inserted = try await writer.query(
+                "INSERT OR IGNORE INTO sigil_spent (id, expires_at) VALUES (?, ?) RETURNING 1",
+                [.text(credential.id), .integer(Int(credential.expiresAt))])
+            return !inserted.isEmpty
+        }
+
+        func add(_ key: RegisteredKey, now: Int64) async throws -> Bool {
+            guard let (material, column) = materials[key.keyID] else {
+                throw SigilError(.invalidRegistration, "key \(key.keyID) cannot be stored")
+            }
+            _ = try await writer.query(
+                """
+                INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation)
+                VALUES (?, ?, ?, ?)
+                """,
+                [
+                    .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
+                    key.deviceAttestation.map(SQLiteData.text) ?? .null,
+                ]
+            )
+            let inserted = try await writer.query(
+                """
+                INSERT OR IGNORE INTO sigil_keys (key_id, device_id, alg, \(column), state, created_at, valid_until,
+                                                  jwk_thumbprint)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING 1
+                """,
+                [
+                    .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue), material,
+                    .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
+                    key.validUntil.map { .integer(Int($0)) } ?? .null,
+                    key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
+                ]
+            )
+            return !inserted.isEmpty
+        }
+
+        func retire(keyID: String, until: Int64) async throws {
+            _ = try await writer.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                WHERE key_id = ?2 AND state <> 'revoked'
+                """,
+                [.integer(Int(until)), .text(keyID)]
+            )
+        }
+
+        func retireSecrets(ofDevice device: String, until: Int64) async throws {
+            _ = try await writer.query(
+                """
+                UPDATE sigil_keys SET state = 'rotating', valid_until = MIN(COALESCE(valid_until, ?1), ?1)
+                WHERE device_id = ?2 AND alg = ?3 AND state <> 'revoked'
+                """,
+                [.integer(Int(until)), .text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)]
+            )
+        }
+
+        func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) async throws -> Bool {
+            !(try await writer.query(
+                "UPDATE sigil_devices SET sealing_key = ? WHERE device_id = ? RETURNING 1",
+                [.text(Base64.encode(key.rawRepresentation)), .text(device)]
+            ).isEmpty)
+        }
+
+        func devices(ofUser user: String) async throws -> [String] {
+            try await writer.query(
+                "SELECT device_id FROM sigil_devices WHERE user_id = ? ORDER BY device_id", [.text(user)]
+            ).compactMap { $0.column("device_id")?.string }
+        }
+
+        func recordRevocation(ofUser user: String, at time: Int64) async throws {
+            _ = try await writer.query(
+                """
+                INSERT INTO sigil_users (user_id, revoked_at) VALUES (?, ?)
+                ON CONFLICT (user_id) DO UPDATE SET revoked_at = excluded.revoked_at
+                """,
+                [.text(user), .integer(Int(time))])
+        }
+
+        func revoke(device: String, at time: Int64) async throws -> Bool {
+            guard !(try await writer.query("SELECT 1 FROM sigil_devices WHERE device_id = ?", [.text(device)]).isEmpty)
+            else { return false }
+            _ = try await writer.query(
+                "UPDATE sigil_devices SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL",
+                [.integer(Int(time)), .text(device)])
+            _ = try await writer.query("UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ?", [.text(device)])
+            return true
+        }
+
+        func revoke(keyID: String) async throws -> (deviceID: String, algorithm: String)? {
+            let updated = try await writer.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE key_id = ? RETURNING device_id, alg", [.text(keyID)])
+            guard let row = updated.first, let device = row.column("device_id")?.string,
+                let algorithm = row.column("alg")?.string
+            else { return nil }
+            return (device, algorithm)
+        }
+
+        func revokeSecrets(ofDevice device: String) async throws {
+            _ = try await writer.query(
+                "UPDATE sigil_keys SET state = 'revoked' WHERE device_id = ? AND alg = ?",
+                [.text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)])
+        }
+
+        func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws {
+            _ = try await writer.query(
+                """
+                INSERT INTO sigil_certificates (serial, key_id, device_id, not_after, created_at)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(certificate.serial), .text(certificate.keyID), .text(certificate.deviceID),
+                    .integer(Int(certificate.notAfter)), .integer(Int(now)),
+                ]
+            )
+        }
+
+        func append(_ audit: [AuditEntry]) async throws { try await directory.insertAudit(audit) }
     }
 }
 

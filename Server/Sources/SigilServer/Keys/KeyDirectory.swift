@@ -116,6 +116,8 @@ public actor MemoryKeyDirectory: KeyDirectory {
     var thumbprints: [String: String] = [:]
     /// Single-use credentials spent, by ID, with their expiry.
     var spentCredentials: [String: Int64] = [:]
+    /// Counts the changes applied, so a change computed on an older state runs again.
+    var generation: UInt64 = 0
     let clock: any UnixClock
 
     /// Creates a directory holding `keys`.
@@ -131,6 +133,7 @@ public actor MemoryKeyDirectory: KeyDirectory {
 
     /// Registers or replaces a key.
     public func add(_ key: RegisteredKey) {
+        generation &+= 1
         keys[key.keyID] = key
         if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
     }
@@ -149,7 +152,10 @@ public actor MemoryKeyDirectory: KeyDirectory {
     }
 
     /// Marks a key revoked, effective for the next lookup.
-    public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
+    public func revoke(_ keyID: String) {
+        generation &+= 1
+        keys[keyID]?.state = .revoked
+    }
 
     public func key(forThumbprint thumbprint: String) -> RegisteredKey? {
         thumbprints[thumbprint].flatMap { key(for: $0) }

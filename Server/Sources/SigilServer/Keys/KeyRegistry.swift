@@ -160,85 +160,17 @@ extension RegisteredKey {
 }
 
 extension MemoryKeyDirectory: KeyRegistry {
-    public func apply(_ change: DirectoryChange) throws {
-        if let acting = change.actingKeyID,
-            let refusal = DirectoryChange.refusal(actingKey: key(for: acting), keyID: acting, now: clock.now())
-        {
-            throw refusal
+    /// Applies `change` through ``DirectoryChange/apply(in:now:)`` to a copy of the directory, written
+    /// back whole when it applied; run again on the new state when another change landed meanwhile.
+    public func apply(_ change: DirectoryChange) async throws {
+        while true {
+            let transaction = MemoryTransaction(self)
+            try await change.apply(in: transaction, now: clock.now())
+            guard transaction.generation == generation else { continue }
+            transaction.write(to: self)
+            generation &+= 1
+            return
         }
-        if let device = change.receivingDevices.first(where: revokedDevices.contains) {
-            throw DirectoryChange.revokedDevice(device)
-        }
-        if let read = change.sealingKeyRead, let refusal = change.sealingKeyRefusal(current: sealingKeys[read.deviceID])
-        {
-            throw refusal
-        }
-        if !change.sealingKeys.isEmpty {
-            let known = Set(keys.values.compactMap(\.deviceID) + change.added.compactMap(\.deviceID))
-            if let (device, _) = change.sealingKeys.first(where: { !known.contains($0.deviceID) }) {
-                throw SigilError(.invalidRegistration, "no device \(device)")
-            }
-        }
-        let now = clock.now()
-        spentCredentials = spentCredentials.filter { $0.value > now }
-        if let used = change.spent.first(where: { spentCredentials[$0.id] != nil }) {
-            throw DirectoryChange.spentAlready(used)
-        }
-        var updated = keys
-        for key in change.added {
-            guard key.deviceID != nil else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
-            }
-            guard updated[key.keyID] == nil else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
-            }
-            updated[key.keyID] = key
-        }
-        for (keyID, end) in change.retiring {
-            updated[keyID] = updated[keyID]?.retiring(until: end)
-        }
-        if let (device, end) = change.retiringSecrets {
-            for (id, key) in updated where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
-                updated[id] = key.retiring(until: end)
-            }
-        }
-        var devicesOfUsers: [String: [String]] = [:]
-        for user in change.revokedUsers {
-            let devices = Set(updated.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
-            devicesOfUsers[user] = devices
-        }
-        let revoking = change.revokedDevices + devicesOfUsers.values.flatMap { $0 }
-        for device in change.revokedDevices where !updated.values.contains(where: { $0.deviceID == device }) {
-            throw DirectoryChange.unknownTarget("device \(device)")
-        }
-        for keyID in change.revokedKeys {
-            guard let revoked = updated[keyID] else { throw DirectoryChange.unknownTarget("key \(keyID)") }
-            updated[keyID]?.state = .revoked
-            guard revoked.key.algorithm != .hmacSHA256, let device = revoked.deviceID else { continue }
-            for (id, key) in updated where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
-                updated[id]?.state = .revoked
-            }
-        }
-        for device in revoking {
-            for (id, key) in updated where key.deviceID == device { updated[id]?.state = .revoked }
-        }
-        let knownDevices = Set(keys.values.compactMap(\.deviceID))
-        keys = updated
-        for credential in change.spent { spentCredentials[credential.id] = credential.expiresAt }
-        for key in change.added {
-            if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
-        }
-        for user in change.revokedUsers { usersRevokedAt[user] = now }
-        for key in change.added {
-            if let device = key.deviceID, let attestation = key.deviceAttestation, !knownDevices.contains(device) {
-                deviceAttestations[device] = attestation
-            }
-        }
-        for (device, key) in change.sealingKeys { sealingKeys[device] = key }
-        for device in revoking where !revokedDevices.contains(device) { revokedAt[device] = now }
-        revokedDevices.formUnion(revoking)
-        certificates += change.certificates
-        auditTrail += change.auditRows(devicesOfUsers: devicesOfUsers)
     }
 
     /// The certificates recorded for a device.
@@ -249,4 +181,118 @@ extension MemoryKeyDirectory: KeyRegistry {
     public func keys(ofDevice deviceID: String) -> [RegisteredKey] {
         keys.keys.compactMap { key(for: $0) }.filter { $0.deviceID == deviceID }.sorted { $0.keyID < $1.keyID }
     }
+}
+
+/// ``MemoryKeyDirectory``'s state as one change sees it: a copy, written back whole.
+final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
+    let generation: UInt64
+    var keys: [String: RegisteredKey]
+    var revokedDevices: Set<String>
+    var revokedAt: [String: Int64]
+    var sealingKeys: [String: SealingPublicKey]
+    var deviceAttestations: [String: String]
+    var certificates: [IssuedCertificateRecord]
+    var auditTrail: [AuditEntry]
+    var usersRevokedAt: [String: Int64]
+    var thumbprints: [String: String]
+    var spentCredentials: [String: Int64]
+
+    init(_ directory: isolated MemoryKeyDirectory) {
+        generation = directory.generation
+        keys = directory.keys
+        revokedDevices = directory.revokedDevices
+        revokedAt = directory.revokedAt
+        sealingKeys = directory.sealingKeys
+        deviceAttestations = directory.deviceAttestations
+        certificates = directory.certificates
+        auditTrail = directory.auditTrail
+        usersRevokedAt = directory.usersRevokedAt
+        thumbprints = directory.thumbprints
+        spentCredentials = directory.spentCredentials
+    }
+
+    func write(to directory: isolated MemoryKeyDirectory) {
+        directory.keys = keys
+        directory.revokedDevices = revokedDevices
+        directory.revokedAt = revokedAt
+        directory.sealingKeys = sealingKeys
+        directory.deviceAttestations = deviceAttestations
+        directory.certificates = certificates
+        directory.auditTrail = auditTrail
+        directory.usersRevokedAt = usersRevokedAt
+        directory.thumbprints = thumbprints
+        directory.spentCredentials = spentCredentials
+    }
+
+    func deviceExists(_ device: String) -> Bool { keys.values.contains { $0.deviceID == device } }
+
+    func key(_ keyID: String) -> RegisteredKey? {
+        guard var key = keys[keyID] else { return nil }
+        if let device = key.deviceID, revokedDevices.contains(device) { key.state = .revoked }
+        return key
+    }
+
+    func isRevoked(device: String) -> Bool { revokedDevices.contains(device) }
+
+    func sealingKey(ofDevice device: String) -> SealingPublicKey? { sealingKeys[device] }
+
+    func spend(_ credential: SingleUseCredential, now: Int64) -> Bool {
+        spentCredentials = spentCredentials.filter { $0.value > now }
+        guard spentCredentials[credential.id] == nil else { return false }
+        spentCredentials[credential.id] = credential.expiresAt
+        return true
+    }
+
+    func add(_ key: RegisteredKey, now: Int64) -> Bool {
+        guard keys[key.keyID] == nil else { return false }
+        if let device = key.deviceID, !deviceExists(device), let attestation = key.deviceAttestation {
+            deviceAttestations[device] = attestation
+        }
+        keys[key.keyID] = key
+        if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
+        return true
+    }
+
+    func retire(keyID: String, until: Int64) { keys[keyID] = keys[keyID]?.retiring(until: until) }
+
+    func retireSecrets(ofDevice device: String, until: Int64) {
+        for (id, key) in keys where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
+            keys[id] = key.retiring(until: until)
+        }
+    }
+
+    func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) -> Bool {
+        guard deviceExists(device) else { return false }
+        sealingKeys[device] = key
+        return true
+    }
+
+    func devices(ofUser user: String) -> [String] {
+        Set(keys.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
+    }
+
+    func recordRevocation(ofUser user: String, at time: Int64) { usersRevokedAt[user] = time }
+
+    func revoke(device: String, at time: Int64) -> Bool {
+        guard deviceExists(device) else { return false }
+        for (id, key) in keys where key.deviceID == device { keys[id]?.state = .revoked }
+        if revokedDevices.insert(device).inserted { revokedAt[device] = time }
+        return true
+    }
+
+    func revoke(keyID: String) -> (deviceID: String, algorithm: String)? {
+        guard let key = keys[keyID], let device = key.deviceID else { return nil }
+        keys[keyID]?.state = .revoked
+        return (device, key.key.algorithm.rawValue)
+    }
+
+    func revokeSecrets(ofDevice device: String) {
+        for (id, key) in keys where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
+            keys[id]?.state = .revoked
+        }
+    }
+
+    func record(_ certificate: IssuedCertificateRecord, now: Int64) { certificates.append(certificate) }
+
+    func append(_ audit: [AuditEntry]) { auditTrail += audit }
 }
