@@ -79,6 +79,14 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
         self.secure = secure
     }
 
+    /// Creates the middleware around an exchange built once and shared with other adapters (the
+    /// same verifier, signer, sealing, DPoP and origin everywhere).
+    public init(exchange: Exchange, readsClientCertificate: Bool = false, secure: Bool? = nil) {
+        self.exchange = exchange
+        self.readsClientCertificate = readsClientCertificate
+        self.secure = secure
+    }
+
     public func handle(
         _ request: Request,
         context: Context,

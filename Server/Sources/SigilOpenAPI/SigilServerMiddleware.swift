@@ -78,6 +78,14 @@ public struct SigilServerMiddleware: ServerMiddleware {
         self.scheme = scheme
     }
 
+    /// Creates the middleware around an exchange built once and shared with other adapters (the
+    /// same verifier, signer, sealing, DPoP and origin everywhere).
+    public init(exchange: Exchange, scheme: String? = nil, authority: String? = nil) {
+        self.exchange = exchange
+        self.authority = authority
+        self.scheme = scheme
+    }
+
     /// The identity, or a `missing-signature` error outside a handler this middleware verified.
     public static func requireIdentity() throws -> SigilIdentity {
         guard let identity else { throw SigilError(.missingSignature, "the operation requires a signed request") }

@@ -94,6 +94,18 @@ public struct SigilMiddleware: AsyncAuthenticator {
         self.bodyLimit = bodyLimit
     }
 
+    /// Creates the middleware around an exchange built once and shared with other adapters (the
+    /// same verifier, signer, sealing, DPoP and origin everywhere).
+    public init(
+        exchange: Exchange, readsClientCertificate: Bool = false, bodyLimit: Int? = nil,
+        errorMiddleware: ErrorMiddleware? = nil
+    ) {
+        self.exchange = exchange
+        self.errorMiddleware = errorMiddleware
+        self.readsClientCertificate = readsClientCertificate
+        self.bodyLimit = bodyLimit
+    }
+
     /// This middleware reading bodies up to `bodyLimit` (the registration routes', whatever the
     /// application's default).
     func reading(upTo bodyLimit: Int) -> SigilMiddleware {

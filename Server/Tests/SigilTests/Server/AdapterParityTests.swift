@@ -59,6 +59,13 @@ struct ParitySetup: Sendable {
 
     var sealedBodies: SealedBodies { SealedBodies(keys: [sealing]) }
 
+    /// The one exchange every adapter is built around (each only converts its framework's types).
+    var exchange: Exchange {
+        Exchange(
+            verifier: verifier, responseSigner: responseSigner, sealing: sealedBodies, bodyTimeout: .seconds(10),
+            dpop: dpop)
+    }
+
     /// A session of the device against `transport`, answers required signed by the response key.
     func session(_ transport: any SigilTransport, profile: SignatureProfile) throws -> SigilSession {
         let clientClock = ServerClock(local: clock)
@@ -109,9 +116,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
     static func hummingbird(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
         async throws
     {
-        let middleware = SigilHummingbird.SigilMiddleware<SigilBasicRequestContext>(
-            verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-            bodyTimeout: .seconds(10), dpop: setup.dpop)
+        let middleware = SigilHummingbird.SigilMiddleware<SigilBasicRequestContext>(exchange: setup.exchange)
         let router = Router(context: SigilBasicRequestContext.self)
         let api = router.group("api").add(middleware: middleware)
         api.post("echo") { request, context in
@@ -148,9 +153,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
     {
         let app = try await Vapor.Application.make(.testing)
         do {
-            let sigil = SigilVapor.SigilMiddleware(
-                verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-                bodyLimit: ParitySetup.bodyLimit, bodyTimeout: .seconds(10), dpop: setup.dpop)
+            let sigil = SigilVapor.SigilMiddleware(exchange: setup.exchange, bodyLimit: ParitySetup.bodyLimit)
             let api = app.grouped("api").grouped(sigil)
             api.on(.POST, "echo", body: .collect(maxSize: "1mb")) { request in
                 Vapor.Response(
@@ -195,9 +198,7 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
     static func openAPI(_ setup: ParitySetup, _ body: @escaping @Sendable (any SigilTransport) async throws -> Void)
         async throws
     {
-        let middleware = SigilServerMiddleware(
-            verifier: setup.verifier, responseSigner: setup.responseSigner, sealing: setup.sealedBodies,
-            bodyTimeout: .seconds(10), dpop: setup.dpop)
+        let middleware = SigilServerMiddleware(exchange: setup.exchange)
         // The generated server's handlers, called through the middleware as swift-openapi-runtime does.
         let handlers: [String: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody?)] = [
             "POST /api/echo": { request, body in
