@@ -116,12 +116,19 @@ public final class PostgresKeyDirectory: KeyRegistry {
 
     public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
         let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
-            let rows = try await select("the key directory could not be read") { client in
-                try await client.query(
-                    "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
-                ).collect()
+            func lookUp() async throws -> String? {
+                let rows = try await select("the key directory could not be read") { client in
+                    try await client.query(
+                        "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+                    ).collect()
+                }
+                return try rows.first?.decode(String.self)
             }
-            return try rows.first?.decode(String.self)
+            if let found = try await lookUp() { return found }
+            // A key stored before thumbprints were kept (or by an older replica) has none yet: a DPoP
+            // proof by it must still be found as that key (a revoked device's key among them).
+            guard try await backfillThumbprints() > 0 else { return nil }
+            return try await lookUp()
         }
         guard let keyID else { return nil }
         return try await key(for: keyID)
@@ -138,9 +145,12 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
     }
 
-    /// Fills the thumbprint of keys registered before thumbprints were kept (run once at start; a
-    /// replica racing another writes the same values).
-    public func backfillThumbprints() async throws {
+    /// Fills the thumbprint of keys registered before thumbprints were kept (at start, and when a
+    /// thumbprint is not found; a replica racing another writes the same values).
+    ///
+    /// - Returns: how many keys it filled.
+    @discardableResult
+    public func backfillThumbprints() async throws -> Int {
         let logger = store.logger
         let rows = try await select("the key directory could not be read") { client in
             try await client.query(
@@ -148,6 +158,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 logger: logger
             ).collect()
         }
+        var filled = 0
         for row in rows {
             let (keyID, alg, pem) = try row.decode((String, String, String).self)
             guard let algorithm = SignatureAlgorithm(rawValue: alg),
@@ -158,7 +169,9 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 try await client.query(
                     "UPDATE sigil_keys SET jwk_thumbprint = \(thumbprint) WHERE key_id = \(keyID)", logger: logger)
             }
+            filled += 1
         }
+        return filled
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
@@ -378,7 +391,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
             try await connection.query(
                 """
                 INSERT INTO sigil_users (user_id, revoked_at) VALUES (\(user), \(time))
-                ON CONFLICT (user_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at
+                ON CONFLICT (user_id) DO UPDATE SET revoked_at = GREATEST(sigil_users.revoked_at, EXCLUDED.revoked_at)
                 """,
                 logger: logger)
         }

@@ -315,6 +315,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             _ = try await writer.query(
                 "UPDATE sigil_keys SET jwk_thumbprint = ? WHERE key_id = ?", [.text(thumbprint), .text(keyID)])
         }
+        // Another process may hold "no key" for these thumbprints.
+        if !rows.isEmpty { _ = try await writer.query("UPDATE sigil_changes SET version = version + 1") }
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
@@ -525,7 +527,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             _ = try await writer.query(
                 """
                 INSERT INTO sigil_users (user_id, revoked_at) VALUES (?, ?)
-                ON CONFLICT (user_id) DO UPDATE SET revoked_at = excluded.revoked_at
+                ON CONFLICT (user_id) DO UPDATE SET revoked_at = MAX(revoked_at, excluded.revoked_at)
                 """,
                 [.text(user), .integer(Int(time))])
         }

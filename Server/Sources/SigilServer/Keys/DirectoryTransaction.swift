@@ -28,7 +28,8 @@ package protocol DirectoryTransaction {
     func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) async throws -> Bool
     /// The devices of `user`, sorted.
     func devices(ofUser user: String) async throws -> [String]
-    /// Records that `user` was revoked at `time`.
+    /// Records that `user` was revoked at `time`, keeping a later time recorded before (a revocation
+    /// made on a clock behind must not re-admit tokens an earlier one refused).
     func recordRevocation(ofUser user: String, at time: Int64) async throws
     /// Revokes a device and every key of it.
     ///

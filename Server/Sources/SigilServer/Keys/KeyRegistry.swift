@@ -271,7 +271,9 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
         Set(keys.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
     }
 
-    func recordRevocation(ofUser user: String, at time: Int64) { usersRevokedAt[user] = time }
+    func recordRevocation(ofUser user: String, at time: Int64) {
+        usersRevokedAt[user] = max(usersRevokedAt[user] ?? time, time)
+    }
 
     func revoke(device: String, at time: Int64) -> Bool {
         guard deviceExists(device) else { return false }

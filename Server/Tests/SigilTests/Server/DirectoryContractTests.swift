@@ -92,6 +92,12 @@ struct DirectoryContractTests {
             #expect(try await registry.revocationOfUser("alice") == clock.now())
             #expect(try await registry.revocationOfUser("carol") == clock.now())
             #expect(try await registry.revocationOfUser("bob") == nil)
+            // Revoked again from a clock behind: the later time stays (tokens it refused stay refused).
+            let revokedAt = clock.now()
+            clock.set(revokedAt - 1200)
+            try await registry.apply(DirectoryChange(revokedUsers: ["carol"]))
+            #expect(try await registry.revocationOfUser("carol") == revokedAt)
+            clock.set(revokedAt)
             // One row per device revoked; one naming the user alone for a user with no device.
             #expect(try await Self.audit(registry, user: "alice").map(\.deviceID) == ["dev-alice"])
             #expect(try await Self.audit(registry, user: "carol").map(\.deviceID) == [nil])
