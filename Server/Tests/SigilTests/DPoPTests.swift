@@ -157,8 +157,8 @@ struct DPoPTests {
                 if name == "ps256" || name == "rs256" { #expect(identity.algorithm == name.uppercased()) }
             } catch let refusal as SigilError {
                 #expect(
-                    refusal.challenge?.contains("error=\"\(entry.expect)\"") == true,
-                    "\(name): \(refusal.challenge ?? "no challenge") \(refusal)")
+                    refusal.fields[.wwwAuthenticate]?.contains("error=\"\(entry.expect)\"") == true,
+                    "\(name): \(refusal.fields[.wwwAuthenticate] ?? "no challenge") \(refusal)")
             }
         }
         // The same proof again: a replay, refused as a proof.

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// An error raised by Sigil, carrying one of the wire protocol's error codes (PROTOCOL.md section 4).
 ///
 /// Two errors are equal when their codes are equal; the ``detail`` is for people and never carries
@@ -141,11 +143,9 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     /// client's nonce tells that client its request was not carried out.
     public var requestVerified = false
 
-    /// The `WWW-Authenticate` challenge the refusal carries, when its scheme asks for one
-    /// (`DPoP error="invalid_dpop_proof", algs="…"`, RFC 9449 section 7.1).
-    public var challenge: String?
-    /// A fresh server nonce for DPoP proofs (`DPoP-Nonce`, RFC 9449 section 9), when the server asks for them.
-    public var dpopNonce: String?
+    /// Fields the refusal's answer carries, added by the way of proving a request that refused it
+    /// (a DPoP verifier's `WWW-Authenticate` challenge and `DPoP-Nonce`, RFC 9449 sections 7.1 and 9).
+    public var fields = HTTPFields()
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String, signatureBase: String? = nil) {

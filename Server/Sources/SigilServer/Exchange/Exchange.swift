@@ -147,10 +147,8 @@ public struct Exchange: Sendable {
     func provesWithDPoPAlone(_ head: HTTPRequest, _ dpop: DPoPVerifier) throws -> Bool {
         guard !verifier.carriesSignature(head) else { return false }
         if DPoPVerifier.isPresent(in: head.headerFields) { return !dpop.requiresSigilSignature }
-        var missing = SigilError(.missingSignature, "the request carries no Sigil signature and no DPoP proof")
-        missing.challenge = dpop.challenge
-        missing.dpopNonce = dpop.currentNonce()
-        throw missing
+        throw dpop.refusal(
+            SigilError(.missingSignature, "the request carries no Sigil signature and no DPoP proof"), nil)
     }
 
     /// `head` as addressed to ``origin``, when set, once its `Host` is checked.

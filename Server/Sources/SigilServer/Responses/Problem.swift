@@ -72,8 +72,7 @@ extension RequestVerifier {
         var head = HTTPResponse(status: .init(code: error.code.httpStatus))
         head.headerFields[.contentType] = Problem.contentType
         head.headerFields[.cacheControl] = "no-store"
-        if let challenge = error.challenge { head.headerFields[.wwwAuthenticate] = challenge }
-        if let nonce = error.dpopNonce { head.headerFields[DPoPNonces.field] = nonce }
+        for field in error.fields { head.headerFields[field.name] = field.value }
         let binding = responseBinding(for: request)
         let usedSigilV1 = binding?.profile == .sigilV1 || request.headerFields[SigilV1.signatureField] != nil
         if configuration.profiles.contains(.rfc9421) && !usedSigilV1 {

@@ -183,11 +183,12 @@ public struct DPoPVerifier: Sendable {
             proofID: proof.id, tokenIssuedAt: accessToken.issuedAt)
     }
 
-    /// `error` with RFC 9449's challenge (`error` and `algs`), and a fresh nonce when nonces are on.
-    func refusal(_ error: SigilError, _ code: String) -> SigilError {
+    /// `error` with RFC 9449's challenge (`error`, when given, and `algs`) and a fresh nonce when
+    /// nonces are on: the fields DPoP adds to a refusal, beside Sigil's own code.
+    func refusal(_ error: SigilError, _ code: String?) -> SigilError {
         var refused = error
-        refused.challenge = "DPoP error=\"\(code)\", algs=\"\(DPoPProof.algorithms.joined(separator: " "))\""
-        refused.dpopNonce = currentNonce()
+        refused.fields[.wwwAuthenticate] = code.map { "DPoP error=\"\($0)\", " + challenge.dropFirst(5) } ?? challenge
+        if let nonce = currentNonce() { refused.fields[DPoPNonces.field] = nonce }
         return refused
     }
 }
