@@ -93,40 +93,31 @@ struct IdentityAttackTests {
         "user-9 reaches the server only with an OAuth client's DPoP key (no device): revoke --user records it, and user-9's token is refused from then on; over HTTP/1.1 and HTTP/2",
         arguments: IdentityTests.Version.allCases)
     func devicelessUserIsRevoked(_ version: IdentityTests.Version) async throws {
-        let issuer = try await TestTokenIssuer.make()
-        let adminToken = try AdminAPITests.tokenFile()
-        try await TestServer.with(configure: { options in
-            issuer.configure(&options)
-            options.admin.port = 0
-            options.admin.tokenFile = adminToken
-        }) { server in
-            try await IdentityTests.client(server, version).using { client in
-                let adminPort = try #require(await server.prepared.adminPort?.value())
-                let oauthClient = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
-                let token = try await IdentityTests.token(
-                    issuer, subject: "user-9", boundTo: oauthClient.thumbprint,
-                    expiresAt: server.clock.now() + 3600, issuedAt: Double(server.clock.now() - 60))
-                let before = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
-                #expect(before.version == version.wire)
-                #expect(before.status == 200 && before.json["userId"] as? String == "user-9", "\(before.text)")
+        try await IdentityTests.withAdminServer(version) { server, client, issuer, adminPort in
+            let oauthClient = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
+            let token = try await IdentityTests.token(
+                issuer, subject: "user-9", boundTo: oauthClient.thumbprint,
+                expiresAt: server.clock.now() + 3600, issuedAt: Double(server.clock.now() - 60))
+            let before = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
+            #expect(before.version == version.wire)
+            #expect(before.status == 200 && before.json["userId"] as? String == "user-9", "\(before.text)")
 
-                let revoked = try await AdminAPITests.call(
-                    .POST, "/admin/v1/users/user-9/revoke?reason=stolen", port: adminPort,
-                    token: AdminAPITests.adminToken, client: client)
-                #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
-                server.clock.advance(by: 2)
-                let after = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
-                #expect(after.version == version.wire)
-                #expect(after.status == 401 && after.code == "revoked-key", "\(after.status) \(after.text)")
-                // In the library too, and the audit trail says so.
-                try await server.prepared.directory.apply(
-                    DirectoryChange(
-                        revokedUsers: ["user-10"],
-                        audit: [AuditEntry(time: server.clock.now(), action: .revoked, userID: "user-10", actor: "ops")]
-                    ))
-                let rows = try await server.prepared.directory.auditTrail(AuditQuery(userID: "user-10"))
-                #expect(rows.count == 1 && rows.first?.action == .revoked)
-            }
+            let revoked = try await AdminAPITests.call(
+                .POST, "/admin/v1/users/user-9/revoke?reason=stolen", port: adminPort,
+                token: AdminAPITests.adminToken, client: client)
+            #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
+            server.clock.advance(by: 2)
+            let after = try await IdentityTests.dpopEcho(server, client, prover: oauthClient, token: token)
+            #expect(after.version == version.wire)
+            #expect(after.status == 401 && after.code == "revoked-key", "\(after.status) \(after.text)")
+            // In the library too, and the audit trail says so.
+            try await server.prepared.directory.apply(
+                DirectoryChange(
+                    revokedUsers: ["user-10"],
+                    audit: [AuditEntry(time: server.clock.now(), action: .revoked, userID: "user-10", actor: "ops")]
+                ))
+            let rows = try await server.prepared.directory.auditTrail(AuditQuery(userID: "user-10"))
+            #expect(rows.count == 1 && rows.first?.action == .revoked)
         }
     }
 

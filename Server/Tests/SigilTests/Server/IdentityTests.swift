@@ -87,6 +87,26 @@ struct IdentityTests {
 
     /// A client trusting `server` that speaks `version` only (HTTP/2 is negotiated by ALPN), its TLS
     /// configuration changed by `configure` (a client certificate, say).
+    /// `sigil serve` accepting DPoP alone with the test issuer's tokens and an admin API on a port of its
+    /// own, and a client of `version` to it (closed after `body`).
+    static func withAdminServer(
+        _ version: Version,
+        _ body: (TestServer, HTTPClient, TestTokenIssuer, Int) async throws -> Void
+    ) async throws {
+        let issuer = try await TestTokenIssuer.make()
+        let adminToken = try AdminAPITests.tokenFile()
+        try await TestServer.with(configure: { options in
+            issuer.configure(&options)
+            options.admin.port = 0
+            options.admin.tokenFile = adminToken
+        }) { server in
+            try await Self.client(server, version).using { client in
+                let adminPort = try #require(await server.prepared.adminPort?.value())
+                try await body(server, client, issuer, adminPort)
+            }
+        }
+    }
+
     static func client(
         _ server: TestServer, _ version: Version, configure: (inout TLSConfiguration) throws -> Void = { _ in }
     ) throws -> HTTPClient {
@@ -152,77 +172,68 @@ struct IdentityTests {
         "hole 1: a device's own P-256 key proving DPoP is that device (its key ID, device and user); once revoked, by the admin API or `sigil admin revoke --device`, its next DPoP request is revoked-key with invalid_token; another user's device key with user-1's token is credential-mismatch; over HTTP/1.1 and HTTP/2",
         arguments: Version.allCases)
     func deviceKeyIsTheDevice(_ version: Version) async throws {
-        let issuer = try await TestTokenIssuer.make()
-        let adminToken = try AdminAPITests.tokenFile()
-        try await TestServer.with(configure: { options in
-            issuer.configure(&options)
-            options.admin.port = 0
-            options.admin.tokenFile = adminToken
-        }) { server in
-            try await Self.client(server, version).using { client in
-                let adminPort = try #require(await server.prepared.adminPort?.value())
-                let byAPI = try TestDevice(.ecdsaP256SHA256)
-                let byCLI = try TestDevice(.ecdsaP256SHA256)
-                let otherUser = try TestDevice(.ed25519)
-                try await Self.register(byAPI, as: "dev-api", user: "user-1", on: server)
-                try await Self.register(byCLI, as: "dev-cli", user: "user-1", on: server)
-                try await Self.register(otherUser, as: "dev-user-2", user: "user-2", on: server)
+        try await Self.withAdminServer(version) { server, client, issuer, adminPort in
+            let byAPI = try TestDevice(.ecdsaP256SHA256)
+            let byCLI = try TestDevice(.ecdsaP256SHA256)
+            let otherUser = try TestDevice(.ed25519)
+            try await Self.register(byAPI, as: "dev-api", user: "user-1", on: server)
+            try await Self.register(byCLI, as: "dev-cli", user: "user-1", on: server)
+            try await Self.register(otherUser, as: "dev-user-2", user: "user-2", on: server)
 
-                // The device's key proves the request, with a token of its user bound to that key.
-                for (device, deviceID) in [(byAPI, "dev-api"), (byCLI, "dev-cli")] {
-                    let prover = try DPoPProver(signer: device.key, clock: server.clock)
-                    let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
-                    let accepted = try await Self.dpopEcho(server, client, prover: prover, token: token)
-                    #expect(accepted.version == version.wire)
-                    #expect(accepted.status == 200, "\(accepted.text)")
-                    #expect(accepted.json["profile"] as? String == "dpop")
-                    #expect(accepted.json["keyId"] as? String == device.keyID, "the device's key, not a made-up ID")
-                    #expect(accepted.json["deviceId"] as? String == deviceID)
-                    #expect(accepted.json["userId"] as? String == "user-1")
-                    #expect(accepted.json["dpopThumbprint"] as? String == prover.thumbprint)
-                }
-
-                // user-2's device key making the proof for a token of user-1: two people in one request.
-                let otherProver = try DPoPProver(signer: otherUser.key, clock: server.clock)
-                let someoneElse = try await issuer.token(
-                    subject: "user-1", boundTo: otherProver.thumbprint, expiresAt: server.clock.now() + 600)
-                let mixed = try await Self.dpopEcho(server, client, prover: otherProver, token: someoneElse)
-                #expect(Self.refusedToken(mixed, "credential-mismatch"), "\(mixed.text)")
-                let own = try await issuer.token(
-                    subject: "user-2", boundTo: otherProver.thumbprint, expiresAt: server.clock.now() + 600)
-                let matched = try await Self.dpopEcho(server, client, prover: otherProver, token: own)
-                #expect(matched.status == 200 && matched.json["deviceId"] as? String == "dev-user-2", "\(matched.text)")
-
-                // Revoked through the admin API of the running server: the next DPoP request is refused.
-                let revoked = try await AdminAPITests.call(
-                    .POST, "/admin/v1/devices/dev-api/revoke?reason=lost", port: adminPort,
-                    token: AdminAPITests.adminToken, client: client)
-                #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
-                let apiProver = try DPoPProver(signer: byAPI.key, clock: server.clock)
-                let apiToken = try await issuer.token(
-                    boundTo: apiProver.thumbprint, expiresAt: server.clock.now() + 600)
-                let afterAPI = try await Self.dpopEcho(server, client, prover: apiProver, token: apiToken)
-                #expect(afterAPI.version == version.wire)
-                #expect(Self.refusedToken(afterAPI, "revoked-key"), "\(afterAPI.status) \(afterAPI.text)")
-
-                // Revoked by `sigil admin revoke --device` from another process on the data directory:
-                // refused once the server notices the file changed (a quarter second).
-                let cli = try await SigilCommand.run([
-                    "admin", "revoke", "--device", "dev-cli", "--as", "ops", "--reason", "stolen",
-                    "--data-dir", server.options.dataDirectory,
-                ])
-                #expect(cli.status == 0, "\(cli.error)")
-                let cliProver = try DPoPProver(signer: byCLI.key, clock: server.clock)
-                let cliToken = try await issuer.token(
-                    boundTo: cliProver.thumbprint, expiresAt: server.clock.now() + 600)
-                let deadline = ContinuousClock.now + .seconds(3)
-                var afterCLI = try await Self.dpopEcho(server, client, prover: cliProver, token: cliToken)
-                while afterCLI.status == 200 && ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(50))
-                    afterCLI = try await Self.dpopEcho(server, client, prover: cliProver, token: cliToken)
-                }
-                #expect(Self.refusedToken(afterCLI, "revoked-key"), "\(afterCLI.status) \(afterCLI.text)")
+            // The device's key proves the request, with a token of its user bound to that key.
+            for (device, deviceID) in [(byAPI, "dev-api"), (byCLI, "dev-cli")] {
+                let prover = try DPoPProver(signer: device.key, clock: server.clock)
+                let token = try await issuer.token(boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+                let accepted = try await Self.dpopEcho(server, client, prover: prover, token: token)
+                #expect(accepted.version == version.wire)
+                #expect(accepted.status == 200, "\(accepted.text)")
+                #expect(accepted.json["profile"] as? String == "dpop")
+                #expect(accepted.json["keyId"] as? String == device.keyID, "the device's key, not a made-up ID")
+                #expect(accepted.json["deviceId"] as? String == deviceID)
+                #expect(accepted.json["userId"] as? String == "user-1")
+                #expect(accepted.json["dpopThumbprint"] as? String == prover.thumbprint)
             }
+
+            // user-2's device key making the proof for a token of user-1: two people in one request.
+            let otherProver = try DPoPProver(signer: otherUser.key, clock: server.clock)
+            let someoneElse = try await issuer.token(
+                subject: "user-1", boundTo: otherProver.thumbprint, expiresAt: server.clock.now() + 600)
+            let mixed = try await Self.dpopEcho(server, client, prover: otherProver, token: someoneElse)
+            #expect(Self.refusedToken(mixed, "credential-mismatch"), "\(mixed.text)")
+            let own = try await issuer.token(
+                subject: "user-2", boundTo: otherProver.thumbprint, expiresAt: server.clock.now() + 600)
+            let matched = try await Self.dpopEcho(server, client, prover: otherProver, token: own)
+            #expect(matched.status == 200 && matched.json["deviceId"] as? String == "dev-user-2", "\(matched.text)")
+
+            // Revoked through the admin API of the running server: the next DPoP request is refused.
+            let revoked = try await AdminAPITests.call(
+                .POST, "/admin/v1/devices/dev-api/revoke?reason=lost", port: adminPort,
+                token: AdminAPITests.adminToken, client: client)
+            #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
+            let apiProver = try DPoPProver(signer: byAPI.key, clock: server.clock)
+            let apiToken = try await issuer.token(
+                boundTo: apiProver.thumbprint, expiresAt: server.clock.now() + 600)
+            let afterAPI = try await Self.dpopEcho(server, client, prover: apiProver, token: apiToken)
+            #expect(afterAPI.version == version.wire)
+            #expect(Self.refusedToken(afterAPI, "revoked-key"), "\(afterAPI.status) \(afterAPI.text)")
+
+            // Revoked by `sigil admin revoke --device` from another process on the data directory:
+            // refused once the server notices the file changed (a quarter second).
+            let cli = try await SigilCommand.run([
+                "admin", "revoke", "--device", "dev-cli", "--as", "ops", "--reason", "stolen",
+                "--data-dir", server.options.dataDirectory,
+            ])
+            #expect(cli.status == 0, "\(cli.error)")
+            let cliProver = try DPoPProver(signer: byCLI.key, clock: server.clock)
+            let cliToken = try await issuer.token(
+                boundTo: cliProver.thumbprint, expiresAt: server.clock.now() + 600)
+            let deadline = ContinuousClock.now + .seconds(3)
+            var afterCLI = try await Self.dpopEcho(server, client, prover: cliProver, token: cliToken)
+            while afterCLI.status == 200 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                afterCLI = try await Self.dpopEcho(server, client, prover: cliProver, token: cliToken)
+            }
+            #expect(Self.refusedToken(afterCLI, "revoked-key"), "\(afterCLI.status) \(afterCLI.text)")
         }
     }
 
@@ -232,73 +243,64 @@ struct IdentityTests {
         "revoke --user: a token of user-1 issued before the revocation is revoked-key with invalid_token even with a third-party DPoP key (and one issued at that second, or saying no iat); one issued after it, with a fractional iat, is accepted; over HTTP/1.1 and HTTP/2",
         arguments: Version.allCases)
     func userRevocationReachesTokens(_ version: Version) async throws {
-        let issuer = try await TestTokenIssuer.make()
-        let adminToken = try AdminAPITests.tokenFile()
-        try await TestServer.with(configure: { options in
-            issuer.configure(&options)
-            options.admin.port = 0
-            options.admin.tokenFile = adminToken
-        }) { server in
-            try await Self.client(server, version).using { client in
-                let adminPort = try #require(await server.prepared.adminPort?.value())
-                let device = try TestDevice(.ecdsaP256SHA256)
-                try await Self.register(device, as: "dev-u1", user: "user-1", on: server)
-                // An OAuth client's key, no device's.
-                let thirdParty = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
-                let issuedBefore = server.clock.now() - 60
-                let before = try await Self.token(
-                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
-                    issuedAt: Double(issuedBefore))
-                let accepted = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
-                #expect(accepted.version == version.wire)
-                #expect(accepted.status == 200, "\(accepted.text)")
-                #expect(accepted.json["userId"] as? String == "user-1")
-                #expect(accepted.json["keyId"] == nil, "a third-party key is no registered key")
+        try await Self.withAdminServer(version) { server, client, issuer, adminPort in
+            let device = try TestDevice(.ecdsaP256SHA256)
+            try await Self.register(device, as: "dev-u1", user: "user-1", on: server)
+            // An OAuth client's key, no device's.
+            let thirdParty = try DPoPProver(signer: try SigningKey.generate(.ecdsaP256SHA256), clock: server.clock)
+            let issuedBefore = server.clock.now() - 60
+            let before = try await Self.token(
+                issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
+                issuedAt: Double(issuedBefore))
+            let accepted = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
+            #expect(accepted.version == version.wire)
+            #expect(accepted.status == 200, "\(accepted.text)")
+            #expect(accepted.json["userId"] as? String == "user-1")
+            #expect(accepted.json["keyId"] == nil, "a third-party key is no registered key")
 
-                let revokedAt = server.clock.now()
-                let revoked = try await AdminAPITests.call(
-                    .POST, "/admin/v1/users/user-1/revoke?reason=left", port: adminPort,
-                    token: AdminAPITests.adminToken, client: client)
-                #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
+            let revokedAt = server.clock.now()
+            let revoked = try await AdminAPITests.call(
+                .POST, "/admin/v1/users/user-1/revoke?reason=left", port: adminPort,
+                token: AdminAPITests.adminToken, client: client)
+            #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
 
-                // The same token (remembered by the server as verified) with a fresh proof: refused.
-                let refused = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
-                #expect(refused.version == version.wire)
-                #expect(Self.refusedToken(refused, "revoked-key"), "\(refused.status) \(refused.text)")
-                // Issued in the second of the revocation, or not saying when: refused too.
-                let atRevocation = try await Self.token(
-                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
-                    issuedAt: Double(revokedAt))
-                let sameSecond = try await Self.dpopEcho(server, client, prover: thirdParty, token: atRevocation)
-                #expect(Self.refusedToken(sameSecond, "revoked-key"), "\(sameSecond.text)")
-                let undated = try await Self.token(
-                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600, issuedAt: nil)
-                let noIAT = try await Self.dpopEcho(server, client, prover: thirdParty, token: undated)
-                #expect(Self.refusedToken(noIAT, "revoked-key"), "\(noIAT.text)")
+            // The same token (remembered by the server as verified) with a fresh proof: refused.
+            let refused = try await Self.dpopEcho(server, client, prover: thirdParty, token: before)
+            #expect(refused.version == version.wire)
+            #expect(Self.refusedToken(refused, "revoked-key"), "\(refused.status) \(refused.text)")
+            // Issued in the second of the revocation, or not saying when: refused too.
+            let atRevocation = try await Self.token(
+                issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
+                issuedAt: Double(revokedAt))
+            let sameSecond = try await Self.dpopEcho(server, client, prover: thirdParty, token: atRevocation)
+            #expect(Self.refusedToken(sameSecond, "revoked-key"), "\(sameSecond.text)")
+            let undated = try await Self.token(
+                issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600, issuedAt: nil)
+            let noIAT = try await Self.dpopEcho(server, client, prover: thirdParty, token: undated)
+            #expect(Self.refusedToken(noIAT, "revoked-key"), "\(noIAT.text)")
 
-                // A token issued within the clock skew allowed after the revocation is refused too (the
-                // issuer's clock may run ahead); one issued later (a fraction of a second in its iat) is accepted.
-                server.clock.advance(by: 5)
-                let soon = try await Self.token(
-                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
-                    issuedAt: Double(server.clock.now()))
-                let withinSkew = try await Self.dpopEcho(server, client, prover: thirdParty, token: soon)
-                #expect(Self.refusedToken(withinSkew, "revoked-key"), "\(withinSkew.text)")
-                server.clock.advance(by: 300)
-                let after = try await Self.token(
-                    issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
-                    issuedAt: Double(server.clock.now()) + 0.5)
-                let fresh = try await Self.dpopEcho(server, client, prover: thirdParty, token: after)
-                #expect(fresh.status == 200, "\(fresh.text)")
-                #expect(fresh.json["userId"] as? String == "user-1")
-                // The user's revoked device key stays refused, whatever its token's age.
-                let deviceProver = try DPoPProver(signer: device.key, clock: server.clock)
-                let deviceToken = try await Self.token(
-                    issuer, boundTo: deviceProver.thumbprint, expiresAt: server.clock.now() + 3600,
-                    issuedAt: Double(server.clock.now()))
-                let deviceRefused = try await Self.dpopEcho(server, client, prover: deviceProver, token: deviceToken)
-                #expect(Self.refusedToken(deviceRefused, "revoked-key"), "\(deviceRefused.text)")
-            }
+            // A token issued within the clock skew allowed after the revocation is refused too (the
+            // issuer's clock may run ahead); one issued later (a fraction of a second in its iat) is accepted.
+            server.clock.advance(by: 5)
+            let soon = try await Self.token(
+                issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
+                issuedAt: Double(server.clock.now()))
+            let withinSkew = try await Self.dpopEcho(server, client, prover: thirdParty, token: soon)
+            #expect(Self.refusedToken(withinSkew, "revoked-key"), "\(withinSkew.text)")
+            server.clock.advance(by: 300)
+            let after = try await Self.token(
+                issuer, boundTo: thirdParty.thumbprint, expiresAt: server.clock.now() + 3600,
+                issuedAt: Double(server.clock.now()) + 0.5)
+            let fresh = try await Self.dpopEcho(server, client, prover: thirdParty, token: after)
+            #expect(fresh.status == 200, "\(fresh.text)")
+            #expect(fresh.json["userId"] as? String == "user-1")
+            // The user's revoked device key stays refused, whatever its token's age.
+            let deviceProver = try DPoPProver(signer: device.key, clock: server.clock)
+            let deviceToken = try await Self.token(
+                issuer, boundTo: deviceProver.thumbprint, expiresAt: server.clock.now() + 3600,
+                issuedAt: Double(server.clock.now()))
+            let deviceRefused = try await Self.dpopEcho(server, client, prover: deviceProver, token: deviceToken)
+            #expect(Self.refusedToken(deviceRefused, "revoked-key"), "\(deviceRefused.text)")
         }
     }
 
