@@ -189,15 +189,26 @@ final class KnownKeys: Sendable {
         }
     }
 
-    static let shared = KnownKeys()
-    let entries = Locked<[[UInt8]: Entry]>([:])
+    /// A header's exact bytes as a key, hashed in one pass (an array of bytes hashes byte by byte,
+    /// which cost a DPoP request more than the rest of its lookup).
+    struct Header: Hashable, Sendable {
+        let bytes: [UInt8]
 
-    func entry(_ header: [UInt8]) -> Entry? { entries.withLock { $0[header] } }
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    static let shared = KnownKeys()
+    let entries = Locked<[Header: Entry]>([:])
+
+    func entry(_ header: [UInt8]) -> Entry? {
+        let key = Header(bytes: header)
+        return entries.withLock { $0[key] }
+    }
 
     func keep(_ header: [UInt8], _ entry: Entry) {
         entries.withLock { entries in
             if entries.count >= 4_096 { entries.removeAll() }
-            entries[header] = entry
+            entries[Header(bytes: header)] = entry
         }
     }
 }
