@@ -35,7 +35,8 @@ public struct Exchange: Sendable {
     /// taken as addressed to it, so a DPoP proof's `htu` and an rfc9421 signature's `@scheme` and
     /// `@authority` are checked against it, whatever `Host` or `:scheme` the client sent.
     public let origin: String?
-    @usableFromInline let originParts: (scheme: String, authority: String)?
+    /// ``origin`` read: its scheme and authority, or the refusal of every request when it is no origin.
+    @usableFromInline let originParts: Result<(scheme: String, authority: String), SigilError>?
 
     /// Creates the exchange.
     ///
@@ -49,7 +50,9 @@ public struct Exchange: Sendable {
     ///   - dpop: accepts DPoP requests (RFC 9449) too.
     ///   - origin: the public origin (`https://host[:port]`) requests are checked against, when the
     ///     server sits behind a name the connection does not show (a proxy, a load balancer).
-    /// - Precondition: `origin` is an `http(s)://` scheme and authority alone (``parseOrigin(_:)``).
+    ///     An `origin` that is no `http(s)://` scheme and authority alone (``parseOrigin(_:)``) refuses
+    ///     every request (`forbidden`, saying why): a server not told where it is reached checks nothing
+    ///     against a client's word.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -62,9 +65,10 @@ public struct Exchange: Sendable {
         self.origin = origin
         self.originParts = origin.map { origin in
             guard let parts = Self.parseOrigin(origin) else {
-                preconditionFailure("an origin is http(s)://host[:port]")
+                return .failure(
+                    SigilError(.forbidden, "the server's origin is not http(s)://host[:port]; nothing is admitted"))
             }
-            return parts
+            return .success(parts)
         }
         self.verifier = verifier
         self.responseSigner = responseSigner
@@ -156,9 +160,10 @@ public struct Exchange: Sendable {
     func addressed(_ head: HTTPRequest) throws -> HTTPRequest {
         try Self.checkHost(head)
         guard let originParts else { return head }
+        let (scheme, authority) = try originParts.get()
         var head = head
-        head.scheme = originParts.scheme
-        head.authority = originParts.authority
+        head.scheme = scheme
+        head.authority = authority
         return head
     }
 

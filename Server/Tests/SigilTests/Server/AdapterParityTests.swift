@@ -30,6 +30,8 @@ struct ParitySetup: Sendable {
     let sealing: SealingPrivateKey
     /// DPoP-bound access tokens accepted beside signatures, when a test sets it.
     var dpop: DPoPVerifier?
+    /// The public origin requests are checked against, when a test sets it.
+    var origin: String?
 
     static let bodyLimit = 4096
 
@@ -63,7 +65,7 @@ struct ParitySetup: Sendable {
     var exchange: Exchange {
         Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealedBodies, bodyTimeout: .seconds(10),
-            dpop: dpop)
+            dpop: dpop, origin: origin)
     }
 
     /// A session of the device against `transport`, answers required signed by the response key.
@@ -381,6 +383,39 @@ struct AdapterParityTests {
     }
 
     @Test(
+        "with a public origin, an rfc9421 signature covering the origin's @scheme and @authority is admitted; one made for the Host the client sent, or for http, is refused",
+        arguments: Adapter.allCases)
+    func publicOrigin(_ adapter: Adapter) async throws {
+        var configured = try await ParitySetup()
+        configured.origin = "https://api.example"
+        let setup = configured
+        try await adapter.withTransport(setup) { transport in
+            let body = Array("{}".utf8)
+            func signed(scheme: String, authority: String) throws -> HTTPRequest {
+                var named = Self.echo()
+                named.scheme = scheme
+                named.authority = authority
+                var signer = RequestSigner(
+                    key: setup.device, keyID: setup.deviceKeyID, profile: .rfc9421, clock: setup.clock)
+                signer.components = [.method, .scheme, .authority, .path, .query]
+                try signer.sign(&named, body: body)
+                var request = Self.echo()
+                request.headerFields = named.headerFields
+                return request
+            }
+            let (admitted, _) = try await transport.send(
+                try signed(scheme: "https", authority: "api.example"), body: body)
+            #expect(admitted.status == .ok, "\(adapter)")
+            for (scheme, authority) in [("https", "localhost"), ("http", "api.example")] {
+                let (refused, answer) = try await transport.send(
+                    try signed(scheme: scheme, authority: authority), body: body)
+                #expect(refused.status.code == 401, "\(adapter) \(scheme)://\(authority)")
+                #expect(String(decoding: answer, as: UTF8.self).contains("invalid-signature"), "\(adapter)")
+            }
+        }
+    }
+
+    @Test(
         "DPoP alone: admitted as dpop, answered unsigned with the next nonce; no nonce, a replayed proof, no proof and a sealed body refused with RFC 9449's challenge",
         arguments: Adapter.allCases)
     func dpop(_ adapter: Adapter) async throws {
@@ -486,6 +521,18 @@ struct ExchangeTests {
         #expect(admission.body == plaintext)
         #expect(admission.identity.sealedTo == setup.sealing.keyID)
         #expect(admission.request.headerFields[.contentEncoding] == nil)
+    }
+
+    @Test("an origin that is no http(s)://host[:port] refuses every request, saying why, and does not crash")
+    func badOrigin() async throws {
+        let setup = try await ParitySetup()
+        for origin in ["api.example", "https://api.example/path", "https://user@api.example", "ftp://api.example"] {
+            let exchange = Exchange(verifier: setup.verifier, origin: origin)
+            let body = Array("{}".utf8)
+            await #expect(throws: SigilError(.forbidden, ""), "\(origin)") {
+                _ = try await exchange.admit(try Self.signed(setup, body: body), body: body)
+            }
+        }
     }
 
     @Test("a request naming two hosts, or a Host field other than its authority, is refused")
