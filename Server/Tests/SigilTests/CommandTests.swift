@@ -49,7 +49,8 @@ enum SigilCommand {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
+        // A command that exits before reading its input closes the pipe: that is its answer, not a crash.
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let error = stderr.fileHandleForReading.readDataToEndOfFile()

@@ -194,7 +194,8 @@ enum PythonHPKE {
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
+        // A command that exits before reading its input closes the pipe: that is its answer, not a crash.
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -5,8 +5,11 @@ import HTTPTypes
 /// answer it or refuse it.
 ///
 /// ```
-/// admit(head, body chunks, client certificate)    verify ─► open a sealed body ─► bind the client
-///    │                                            certificate ─► Admission (identity, plaintext)
+/// admit(head, body chunks, client certificate)
+///    │  each authenticator asked in turn, before the body: Sigil signature (headers, window, key),
+///    │  DPoP proof and token, client certificate ─► the body, at most the limit ─► the signature
+///    │  over it ─► a sealed body opened ─► the credentials resolved to one identity (IdentityResolver)
+///    │  ─► Admission (identity, plaintext, the fields answers get)
 ///    ├─► the route runs ─► answer(response, for: admission)   sealed to the request's context,
 ///    │                                                        signed for that one request
 ///    └─► refuse(error, admission?)                problem+json, signed exactly when the request's
@@ -35,6 +38,9 @@ public struct Exchange: Sendable {
     /// taken as addressed to it, so a DPoP proof's `htu` and an rfc9421 signature's `@scheme` and
     /// `@authority` are checked against it, whatever `Host` or `:scheme` the client sent.
     public let origin: String?
+    /// The ways a request proves who sent it, asked in turn: a Sigil signature, a DPoP proof when
+    /// ``dpop`` is set (a client certificate, read per connection, is asked last).
+    let authenticators: [any RequestAuthenticator]
     /// ``origin`` read: its scheme and authority, or the refusal of every request when it is no origin.
     @usableFromInline let originParts: Result<(scheme: String, authority: String), SigilError>?
 
@@ -76,13 +82,18 @@ public struct Exchange: Sendable {
         self.includeSignatureBase = includeSignatureBase
         self.bodyTimeout = bodyTimeout
         self.dpop = dpop
+        self.authenticators =
+            [SignatureAuthenticator(verifier: verifier, dpopStandsIn: dpop.map { !$0.requiresSigilSignature } ?? false)]
+            + (dpop.map { [DPoPAuthenticator(dpop: $0)] } ?? [])
     }
 
     // MARK: Admit
 
-    /// Admits a request: verifies it (the headers, the window and the key before any body byte is
-    /// read, then at most the body limit), opens a sealed body, and checks that a TLS client
-    /// certificate naming a Sigil key names a key of the signer's device.
+    /// Admits a request: asks each authenticator in turn about the credential it carries (a Sigil
+    /// signature's headers, window and key, a DPoP proof alone and its token, the TLS client
+    /// certificate) before any body byte is read, then reads at most the body limit, verifies the
+    /// signature over it (then a DPoP proof beside it, so that its refusal is signed), opens a sealed
+    /// body, and resolves the credentials to one identity (PROTOCOL.md section 13.2).
     ///
     /// - Parameters:
     ///   - head: the request as signed (method, scheme, authority, path and query, fields).
@@ -100,12 +111,12 @@ public struct Exchange: Sendable {
         limit: Int? = nil,
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
-        let head = try addressed(head)
-        if let dpop, try provesWithDPoPAlone(head, dpop) {
-            let proved = try await dpop.verify(head)
-            let body: [UInt8]
+        // Inlinable, so the body is read by code specialized for the caller's chunks.
+        let pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        let body: [UInt8]
+        do {
             let limit = min(limit ?? verifier.configuration.bodyLimit, verifier.configuration.bodyLimit)
-            let declared = head.headerFields[.contentLength].flatMap(Int.init)
+            let declared = pending.head.headerFields[.contentLength].flatMap(Int.init)
             if let bodyTimeout {
                 body = try await withDeadline(
                     bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
@@ -113,19 +124,11 @@ public struct Exchange: Sendable {
             } else {
                 body = try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
             }
-            return try await admitted(head, body: body, dpop: proved, clientCertificate: clientCertificate)
+        } catch {
+            bodyFailed(error, pending)
+            throw error
         }
-        let verified: VerifiedRequest
-        let body: [UInt8]
-        if let bodyTimeout {
-            let verifier = self.verifier
-            (verified, body) = try await withDeadline(
-                bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
-            ) { try await verifier.verify(head, bodyChunks: bodyChunks, limit: limit) }
-        } else {
-            (verified, body) = try await verifier.verify(head, bodyChunks: bodyChunks, limit: limit)
-        }
-        return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
+        return try await admitted(pending, body: body, awaited: true)
     }
 
     /// ``admit(_:bodyChunks:limit:clientCertificate:)`` for a body that has been read already.
@@ -134,25 +137,125 @@ public struct Exchange: Sendable {
         body: [UInt8],
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission {
-        let head = try addressed(head)
-        if let dpop, try provesWithDPoPAlone(head, dpop) {
+        let pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        do {
             try BodyReader.check(body.count, limit: verifier.configuration.bodyLimit)
-            let proved = try await dpop.verify(head)
-            return try await admitted(head, body: body, dpop: proved, clientCertificate: clientCertificate)
+        } catch {
+            bodyFailed(error, pending)
+            throw error
         }
-        let verified = try await verifier.verify(head, body: body)
-        return try await admitted(head, body: body, verified: verified, clientCertificate: clientCertificate)
+        return try await admitted(pending, body: body, awaited: false)
     }
 
-    /// Whether `head` is to be admitted on a DPoP proof alone: DPoP stands in for a Sigil signature
-    /// and the request carries no Sigil signature. A request with neither is refused here, with
-    /// DPoP's challenge beside Sigil's own.
+    /// A request whose credentials were checked as far as its head goes, waiting for its body.
     @usableFromInline
-    func provesWithDPoPAlone(_ head: HTTPRequest, _ dpop: DPoPVerifier) throws -> Bool {
-        guard !verifier.carriesSignature(head) else { return false }
-        if DPoPVerifier.isPresent(in: head.headerFields) { return !dpop.requiresSigilSignature }
-        throw dpop.refusal(
-            SigilError(.missingSignature, "the request carries no Sigil signature and no DPoP proof"), nil)
+    struct PendingAdmission: Sendable {
+        /// The request as addressed to the server's origin.
+        @usableFromInline let head: HTTPRequest
+        /// The authenticators whose credential the request carries, in the order asked.
+        let carried: [any RequestAuthenticator]
+        let credentials: Credentials
+    }
+
+    /// Asks each authenticator about the credential `head` carries, before the body: a request must
+    /// carry every credential required and one that proves a request (a signature, or a DPoP proof
+    /// where it stands in for one), else it is refused with the challenge of each it lacks.
+    @usableFromInline
+    func authenticateHead(
+        _ head: HTTPRequest, clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
+    ) async throws -> PendingAdmission {
+        let head = try addressed(head)
+        var asked = authenticators
+        if let clientCertificate { asked.append(ClientCertificateAuthenticator(read: clientCertificate)) }
+        let carried = asked.filter { $0.isCarried(by: head) }
+        let lacking = asked.filter { ($0.isRequired || $0.provesRequest) && !$0.isCarried(by: head) }
+        guard carried.contains(where: \.provesRequest), !lacking.contains(where: \.isRequired) else {
+            let missing = SigilError(
+                .missingSignature, "the request carries no " + lacking.map(\.credential).joined(separator: " and no "))
+            throw lacking.reduce(missing) { $1.challenge($0) }
+        }
+        var credentials = Credentials()
+        for authenticator in carried { try await authenticator.authenticate(head, into: &credentials) }
+        return PendingAdmission(head: head, carried: carried, credentials: credentials)
+    }
+
+    /// A body that could not be read (too large, too slow) is the refusal of the signature waiting for it.
+    @usableFromInline
+    func bodyFailed(_ error: any Error, _ pending: PendingAdmission) {
+        if pending.credentials.signatureHead != nil { verifier.metrics.recordRefusal(error) }
+    }
+
+    /// The steps after the body: the signature over it, the sealed body opened, the credentials resolved
+    /// to one identity, the fields each credential adds to answers.
+    @usableFromInline
+    func admitted(_ pending: PendingAdmission, body: [UInt8], awaited: Bool) async throws -> Admission {
+        let head = pending.head
+        var credentials = pending.credentials
+        do {
+            for authenticator in pending.carried {
+                try await authenticator.authenticate(head, body: body, awaited: awaited, into: &credentials)
+            }
+            let opened = try open(head, body: body, signature: credentials.signature)
+            let identity = try await identity(credentials, carried: pending.carried, sealedTo: opened?.keyID)
+            var answerFields = HTTPFields()
+            for authenticator in pending.carried { answerFields.append(contentsOf: authenticator.answerFields()) }
+            return Admission(
+                identity: identity,
+                request: opened?.request ?? head,
+                body: opened?.body ?? body,
+                signedRequest: head,
+                sealer: opened?.sealer,
+                answerFields: answerFields
+            )
+        } catch let error as SigilError where credentials.signature != nil {
+            // After the signature verified: the refusal is the request's own, to be signed.
+            throw error.ofVerifiedRequest()
+        }
+    }
+
+    /// The sealed body opened for the signer; a request proved without a Sigil signature opens none,
+    /// since a sealed body is bound to a Sigil signer (section 6.2).
+    func open(_ head: HTTPRequest, body: [UInt8], signature: VerifiedRequest?) throws -> SealedBodies.Opened? {
+        guard let signature else {
+            if Sealing.codings(head.headerFields).contains(Sealing.contentEncoding)
+                || (!body.isEmpty && sealing?.requiresSealed(head.path ?? "/") == true)
+            {
+                throw SigilError(.sealedBodyInvalid, "a sealed body needs a Sigil signature, not a DPoP proof alone")
+            }
+            return nil
+        }
+        return try sealing?.open(head, body: body, verified: signature)
+    }
+
+    /// The request's credentials resolved through the directory and reconciled (PROTOCOL.md section
+    /// 13.2); a refusal in the terms of each credential carried (RFC 9449's `invalid_token` for a token).
+    func identity(_ credentials: Credentials, carried: [any RequestAuthenticator], sealedTo: String?) async throws
+        -> SigilIdentity
+    {
+        let signature = credentials.signature
+        let certificate = credentials.certificate
+        let resolved: ResolvedCredentials
+        // A request of one credential that the verifier resolved already needs no other lookup.
+        if let signature, credentials.dpop == nil,
+            certificate?.sigilKeyID == nil || certificate?.sigilKeyID == signature.keyID
+        {
+            resolved = ResolvedCredentials(
+                keyID: signature.keyID, deviceID: signature.deviceID, userID: signature.userID,
+                certificateKeyID: certificate?.sigilKeyID)
+        } else {
+            do {
+                resolved = try await IdentityResolver(
+                    keys: verifier.keys, now: verifier.clock.now(),
+                    tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew
+                )
+                .resolve(signature: signature, dpop: credentials.dpop, certificate: certificate)
+            } catch let error as SigilError {
+                throw carried.reduce(error) { $1.refusal(of: $0) }
+            }
+        }
+        return SigilIdentity(
+            request: signature, dpop: credentials.dpop, clientCertificate: certificate, sealedTo: sealedTo,
+            resolved: resolved)
     }
 
     /// `head` as addressed to ``origin``, when set, once its `Host` is checked.
@@ -200,96 +303,6 @@ public struct Exchange: Sendable {
 
     @usableFromInline static let hostField = HTTPField.Name("Host")!
 
-    /// The steps after verification: the DPoP proof a signed request carries too, the sealed body, the
-    /// credentials resolved to one identity.
-    @usableFromInline
-    func admitted(
-        _ head: HTTPRequest,
-        body: [UInt8],
-        verified: VerifiedRequest,
-        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
-    ) async throws -> Admission {
-        do {
-            // With DPoP on, a proof sent with a signature is checked too; one is needed where the
-            // route requires both.
-            var proved: DPoPIdentity?
-            if let dpop, dpop.requiresSigilSignature || DPoPVerifier.isPresent(in: head.headerFields) {
-                proved = try await dpop.verify(head)
-            }
-            let opened = try sealing?.open(head, body: body, verified: verified)
-            let certificate = try await clientCertificate?()
-            let identity = try await identity(
-                signature: verified, dpop: proved, certificate: certificate, sealedTo: opened?.keyID)
-            return Admission(
-                identity: identity,
-                request: opened?.request ?? head,
-                body: opened?.body ?? body,
-                signedRequest: head,
-                sealer: opened?.sealer,
-                dpopNonce: proved == nil ? nil : dpop?.currentNonce()
-            )
-        } catch let error as SigilError {
-            // After the signature verified: the refusal is the request's own, to be signed.
-            throw error.ofVerifiedRequest()
-        }
-    }
-
-    /// The steps after a DPoP proof stood in for a signature: no sealed body (it is bound to a Sigil
-    /// signer, section 6.2), then the credentials resolved to one identity.
-    @usableFromInline
-    func admitted(
-        _ head: HTTPRequest,
-        body: [UInt8],
-        dpop proved: DPoPIdentity,
-        clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)?
-    ) async throws -> Admission {
-        if Sealing.codings(head.headerFields).contains(Sealing.contentEncoding)
-            || (!body.isEmpty && sealing?.requiresSealed(head.path ?? "/") == true)
-        {
-            throw SigilError(.sealedBodyInvalid, "a sealed body needs a Sigil signature, not a DPoP proof alone")
-        }
-        let certificate = try await clientCertificate?()
-        let identity = try await identity(signature: nil, dpop: proved, certificate: certificate, sealedTo: nil)
-        return Admission(
-            identity: identity, request: head, body: body, signedRequest: head, sealer: nil,
-            dpopNonce: dpop?.currentNonce())
-    }
-
-    /// ``IdentityResolver``'s answer; a refusal of a request with a DPoP token carries RFC 9449's
-    /// `invalid_token` challenge (the token, or its key, is what is refused).
-    func resolve(
-        signature: VerifiedRequest?, dpop proved: DPoPIdentity?, certificate: ClientCertificateIdentity?
-    ) async throws -> ResolvedCredentials {
-        do {
-            return try await IdentityResolver(
-                keys: verifier.keys, now: verifier.clock.now(),
-                tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew
-            )
-            .resolve(signature: signature, dpop: proved, certificate: certificate)
-        } catch let error as SigilError where proved != nil && error.code != .storeUnavailable {
-            throw dpop?.refusal(error, "invalid_token") ?? error
-        }
-    }
-
-    /// The request's credentials resolved through the directory and reconciled (PROTOCOL.md section 13.2).
-    func identity(
-        signature: VerifiedRequest?, dpop: DPoPIdentity?, certificate: ClientCertificateIdentity?,
-        sealedTo: String?
-    ) async throws -> SigilIdentity {
-        // A request of one credential that the verifier resolved already needs no other lookup.
-        let resolved =
-            if let signature, dpop == nil, certificate?.sigilKeyID == nil || certificate?.sigilKeyID == signature.keyID
-            {
-                ResolvedCredentials(
-                    keyID: signature.keyID, deviceID: signature.deviceID, userID: signature.userID,
-                    certificateKeyID: certificate?.sigilKeyID)
-            } else {
-                try await resolve(signature: signature, dpop: dpop, certificate: certificate)
-            }
-        return SigilIdentity(
-            request: signature, dpop: dpop, clientCertificate: certificate, sealedTo: sealedTo, resolved: resolved)
-    }
-
     /// The admission of a request a route verified itself (a registration, signed by the key it
     /// registers), so its answers and refusals are bound to it like any other's. Nothing is sealed.
     public func admission(of request: HTTPRequest, body: [UInt8] = [], verified: VerifiedRequest) -> Admission {
@@ -315,7 +328,7 @@ public struct Exchange: Sendable {
             head.headerFields[.contentEncoding] = Sealing.contentEncoding
             if head.headerFields[.contentLength] != nil { head.headerFields[.contentLength] = String(body.count) }
         }
-        if let nonce = admission.dpopNonce { head.headerFields[DPoPNonces.field] = nonce }
+        for field in admission.answerFields { head.headerFields[field.name] = field.value }
         // An answer is bound to a Sigil signature (section 2.7); a DPoP proof alone gets it unsigned.
         if let binding = admission.identity.request?.binding {
             try responseSigner?.sign(&head, body: body, answering: admission.signedRequest, binding: binding)
@@ -327,7 +340,7 @@ public struct Exchange: Sendable {
     /// untouched (and unread) when it does not.
     public func answersChange(_ admission: Admission) -> Bool {
         (responseSigner != nil && admission.identity.request != nil) || admission.sealer != nil
-            || admission.dpopNonce != nil
+            || !admission.answerFields.isEmpty
     }
 
     /// What a route's failure becomes: a ``SigilError`` its refusal, signed for the admitted request;
@@ -380,6 +393,6 @@ public struct Admission: Sendable {
     public let signedRequest: HTTPRequest
     /// Seals the answer, when the request was sealed.
     let sealer: SealedResponseSealer?
-    /// The server's next DPoP nonce, for the answer's `DPoP-Nonce`.
-    var dpopNonce: String? = nil
+    /// The fields the request's credentials add to its answers (the next `DPoP-Nonce`).
+    var answerFields = HTTPFields()
 }

@@ -65,7 +65,7 @@ public struct DPoPIdentity: Sendable, Hashable {
 /// replayed signature). Cheap checks first; only an authentic proof with an authentic token touches
 /// the store.
 ///
-/// Refusals are ``SigilError``s whose ``SigilError/challenge`` is RFC 9449's
+/// Refusals are ``SigilError``s whose ``SigilError/fields`` carry RFC 9449's
 /// `DPoP error="invalid_dpop_proof"|"invalid_token"|"use_dpop_nonce", algs="…"`.
 public struct DPoPVerifier: Sendable {
     let tokens: any AccessTokenVerifier

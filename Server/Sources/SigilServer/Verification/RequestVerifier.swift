@@ -89,12 +89,13 @@ public struct RequestVerifier: Sendable {
         }
     }
 
-    /// The second half of ``verify(_:bodyChunks:limit:)``: the rest, with fresh time and key, counted.
+    /// The second half of ``verify(_:bodyChunks:limit:)``: the rest, counted; with fresh time and key
+    /// when the body was `awaited` after the first half.
     @usableFromInline
-    func completeAfterBody(_ admitted: Admitted, request: HTTPRequest, body: [UInt8]) async throws
-        -> VerifiedRequest
+    func completeAfterBody(_ admitted: Admitted, request: HTTPRequest, body: [UInt8], awaited: Bool = true)
+        async throws -> VerifiedRequest
     {
-        try await counted { try await complete(admitted, request: request, body: body, bodyWasAwaited: true) }
+        try await counted { try await complete(admitted, request: request, body: body, bodyWasAwaited: awaited) }
     }
 
     /// Whether `request` carries a signature of a profile this verifier takes (it may not verify).

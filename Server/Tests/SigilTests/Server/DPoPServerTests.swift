@@ -155,7 +155,10 @@ struct DPoPServerTests {
                 try signedOnly.sign(with: device.signer(clock: server.clock))
                 let noProof = try await signedOnly.send(client)
                 #expect(noProof.status == 401 && noProof.code == "missing-signature", "\(noProof.text)")
-                #expect(noProof.headers[.wwwAuthenticate]?.contains("invalid_dpop_proof") == true)
+                // No proof at all is no invalid one: the bare challenge (RFC 6750 §3.1), refused before
+                // anything is verified.
+                #expect(noProof.headers[.wwwAuthenticate]?.hasPrefix("DPoP algs=") == true)
+                #expect(noProof.headers[.wwwAuthenticate]?.contains("error=") == false)
 
                 var both = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":1}"#)
                 try both.addDPoP(prover, token: token)
