@@ -109,7 +109,11 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
             throw refusal(error, for: head)
         }
         context.sigilIdentity = admission.identity
-        context.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID ?? "-")"
+        context.sigilOutcome = admission.outcome
+        context.logger[metadataKey: "sigil.key-id"] = "\(admission.identity?.keyID ?? "-")"
+        if let outcome = admission.outcome {
+            context.logger.info("request let through unverified", metadata: ["sigil.code": "\(outcome)"])
+        }
         let routed = Request(
             head: admission.request, body: RequestBody(buffer: ByteBuffer(bytes: admission.body)))
         let response: Response
@@ -158,7 +162,7 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     /// given: a route refusing an admitted request).
     public func refusal(_ error: SigilError, for request: HTTPRequest, admission: Admission? = nil) -> SigilHTTPError {
         let (head, body) = exchange.refuse(error, for: request, admission: admission)
-        return SigilHTTPError(admission == nil ? error : error.ofVerifiedRequest(), head: head, body: body)
+        return SigilHTTPError(admission?.identity == nil ? error : error.ofVerifiedRequest(), head: head, body: body)
     }
 
 }

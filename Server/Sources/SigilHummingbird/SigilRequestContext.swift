@@ -26,6 +26,18 @@ public protocol SigilRequestContext: RequestContext {
     var sigilIdentity: SigilIdentity? { get set }
     /// The connection's channel, where the TLS client certificate is read.
     var channel: (any Channel)? { get }
+    /// The code a request monitor mode let through unverified would have been refused with
+    /// (``SigilServer/Admission/outcome``); `nil` when it verified. A context without a stored
+    /// property of its own keeps none.
+    var sigilOutcome: SigilError.Code? { get set }
+}
+
+extension SigilRequestContext {
+    /// Kept nowhere: declare a stored `sigilOutcome` to read what monitor mode held back.
+    public var sigilOutcome: SigilError.Code? {
+        get { nil }
+        set {}
+    }
 }
 
 extension SigilRequestContext where Self: AuthRequestContext, Self.Identity == SigilIdentity {
@@ -52,6 +64,8 @@ public struct SigilBasicRequestContext: SigilRequestContext, AuthRequestContext 
     /// The identity the ``SigilMiddleware`` verified (``sigilIdentity`` is the same property); `nil`
     /// before it ran, and on a route not behind it.
     public var identity: SigilIdentity?
+    /// The code a request monitor mode let through unverified would have been refused with.
+    public var sigilOutcome: SigilError.Code?
     public let channel: (any Channel)?
 
     public init(source: ApplicationRequestContextSource) {

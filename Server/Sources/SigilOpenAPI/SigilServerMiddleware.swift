@@ -26,6 +26,9 @@ import SigilServer
 public struct SigilServerMiddleware: ServerMiddleware {
     /// The identity of the request whose handler is running; `nil` outside one.
     @TaskLocal public static var identity: SigilIdentity?
+    /// The code the running request would have been refused with, when monitor mode let it through
+    /// unverified (``SigilServer/Admission/outcome``); `nil` when it verified, and outside a handler.
+    @TaskLocal public static var outcome: SigilError.Code?
 
     /// The server's side of each exchange: admission, answers, refusals.
     public let exchange: Exchange
@@ -117,7 +120,9 @@ public struct SigilServerMiddleware: ServerMiddleware {
             var routed = request
             routed.headerFields = admission.request.headerFields
             (response, responseBody) = try await Self.$identity.withValue(admission.identity) {
-                try await next(routed, body == nil ? nil : HTTPBody(admission.body), metadata)
+                try await Self.$outcome.withValue(admission.outcome) {
+                    try await next(routed, body == nil ? nil : HTTPBody(admission.body), metadata)
+                }
             }
         } catch {
             if let refused = (error as? SigilError) ?? ((error as? ServerError)?.underlyingError as? SigilError) {

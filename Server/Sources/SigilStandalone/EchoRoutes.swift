@@ -36,13 +36,23 @@ struct EchoRoutes: Sendable {
         let clientCertificate: Certificate?
         let body: String?
         let bodyBase64: String?
+        var verified = true
+        var outcome: String? = nil
     }
 
-    /// `POST /v1/echo`: the verified identity and the body.
+    /// `POST /v1/echo`: the verified identity and the body; under a monitored prefix, for a request
+    /// let through unverified, `"verified": false` and the code it would have been refused with.
     func echo(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
-        let identity = try context.requireSigilIdentity()
         let body = try await body(of: request)
         let text = String(validating: body, as: UTF8.self)
+        if let outcome = context.sigilOutcome {
+            return try Response.json(
+                Echo(
+                    keyId: nil, deviceId: nil, userId: nil, alg: "", profile: "", bodySigned: false,
+                    clientCertificate: nil, body: text, bodyBase64: text == nil ? Base64.encode(body) : nil,
+                    verified: false, outcome: outcome.rawValue))
+        }
+        let identity = try context.requireSigilIdentity()
         return try Response.json(
             Echo(
                 keyId: identity.keyID,

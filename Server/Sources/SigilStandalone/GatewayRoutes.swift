@@ -110,15 +110,18 @@ struct GatewayRoutes: Sendable {
     // MARK: Forwarding
 
     func forward(_ request: Request, context: SigilBasicRequestContext) async throws -> Response {
-        let identity = try context.requireSigilIdentity()
+        // Verified, or let through unverified by monitor mode with the code it would have been refused with.
+        let identity = context.sigilOutcome == nil ? try context.requireSigilIdentity() : nil
         // A SigilError thrown here is refused by the middleware, signed for the admitted request.
         let target = try Self.target(
             request.head.path ?? "/",
-            // DPoP compares paths canonically, as sigil-v1 does: the backend gets the path compared.
-            profile: identity.request?.profile ?? .sigilV1, keepPath: upstream.keepPath)
+            // DPoP (and an unverified request) compares paths canonically, as sigil-v1 does: the
+            // backend gets the path compared.
+            profile: identity?.request?.profile ?? .sigilV1, keepPath: upstream.keepPath)
         var outgoing = HTTPClientRequest(url: base + target)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        outgoing.headers = forwardedHeaders(request, identity: identity, client: Self.clientAddress(context.channel))
+        outgoing.headers = forwardedHeaders(
+            request, identity: identity, outcome: context.sigilOutcome, client: Self.clientAddress(context.channel))
         let body = try await request.body.collect(upTo: bodyLimit)
         if body.readableBytes > 0 || request.method == .post || request.method == .put || request.method == .patch {
             outgoing.body = .bytes(body)
@@ -194,8 +197,13 @@ struct GatewayRoutes: Sendable {
 
     /// The request's fields without hop-by-hop fields, any `Sigil-*` field (only the gateway says
     /// who signed) or forwarding field (only the gateway says where the request came from), then
-    /// the verified identity, the forwarding fields and the gateway's secret.
-    func forwardedHeaders(_ request: Request, identity: SigilIdentity, client: String?) -> HTTPHeaders {
+    /// the verified identity (`Sigil-Verified: ?1`), or for a request monitor mode let through
+    /// `Sigil-Verified: ?0` and `Sigil-Outcome`, the forwarding fields and the gateway's secret.
+    func forwardedHeaders(
+        _ request: Request, identity: SigilIdentity?, outcome: SigilError.Code? = nil, client: String?
+    )
+        -> HTTPHeaders
+    {
         var headers = HTTPHeaders()
         let dropped = Self.dropped(connection: request.headers[values: .connection].joined(separator: ","))
         for field in request.headers {
@@ -206,21 +214,27 @@ struct GatewayRoutes: Sendable {
             else { continue }
             headers.add(name: field.name.rawName, value: field.value)
         }
-        if let keyID = identity.keyID { headers.add(name: "Sigil-Key-ID", value: keyID) }
-        if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
-        if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
-        headers.add(name: "Sigil-Algorithm", value: identity.algorithm)
-        headers.add(name: "Sigil-Profile", value: identity.profile)
-        if let dpop = identity.dpop { headers.add(name: "Sigil-DPoP-Thumbprint", value: dpop.thumbprint) }
-        headers.add(name: "Sigil-Body-Signed", value: identity.coversBody ? "?1" : "?0")
-        if let subject = identity.clientCertificate?.subject {
-            headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
+        if let identity {
+            headers.add(name: "Sigil-Verified", value: "?1")
+            if let keyID = identity.keyID { headers.add(name: "Sigil-Key-ID", value: keyID) }
+            if let device = identity.deviceID { headers.add(name: "Sigil-Device-ID", value: Self.fieldValue(device)) }
+            if let user = identity.userID { headers.add(name: "Sigil-User-ID", value: Self.fieldValue(user)) }
+            headers.add(name: "Sigil-Algorithm", value: identity.algorithm)
+            headers.add(name: "Sigil-Profile", value: identity.profile)
+            if let dpop = identity.dpop { headers.add(name: "Sigil-DPoP-Thumbprint", value: dpop.thumbprint) }
+            headers.add(name: "Sigil-Body-Signed", value: identity.coversBody ? "?1" : "?0")
+            if let subject = identity.clientCertificate?.subject {
+                headers.add(name: "Sigil-Client-Certificate-Subject", value: Self.fieldValue(subject))
+            }
+        } else {
+            headers.add(name: "Sigil-Verified", value: "?0")
+            if let outcome { headers.add(name: "Sigil-Outcome", value: outcome.rawValue) }
         }
         if let secret = upstream.secret { headers.add(name: "Sigil-Gateway-Secret", value: secret) }
         // Configured, or covered by the signature; never an unsigned Host.
         let authority =
             upstream.publicHost
-            ?? (identity.coversAuthority
+            ?? (identity?.coversAuthority == true
                 ? request.head.authority.flatMap(SigilStandalone.Upstream.plainAuthority) : nil)
         if let client {
             headers.add(name: "X-Forwarded-For", value: client)

@@ -97,6 +97,10 @@ public enum SigilStandalone {
         public var upstream: Upstream?
         /// Paths under which bodies must be sealed (PROTOCOL.md section 6).
         public var sealedPaths: [String] = []
+        /// Path prefixes in monitor mode (PROTOCOL.md section 15): requests whose credentials are
+        /// missing or fail reach the route (or the backend) unverified, with the code they would have
+        /// been refused with, and are counted.
+        public var monitor: [String] = []
         /// How long a rotated server key is published before it becomes current, and how long the
         /// previous one is still accepted after, in seconds (7 days).
         public var keyOverlap: Int64 = 7 * 86_400
@@ -136,6 +140,8 @@ public enum SigilStandalone {
         let background: [any Service]
         /// The server's own keys.
         public let serverKeys: ServerKeyRing
+        /// The outcome of every request to the protected routes, by monitored prefix, the last day.
+        public let outcomes: RequestOutcomes
         /// The admin API's port once it listens (waits until then); `nil` when it is off.
         public let adminPort: ListeningPort?
         /// The stores (closed by ``close()``, or as services of ``services``).
@@ -367,23 +373,26 @@ public enum SigilStandalone {
         }
 
         let origin = try publicOrigin(options)
-        func middleware(dpop: DPoPVerifier?) -> SigilMiddleware<SigilBasicRequestContext> {
-            SigilMiddleware(
+        let outcomes = RequestOutcomes(clock: clock, metricsFactory: metricsFactory)
+        func middleware(dpop: DPoPVerifier?, protected: Bool) -> SigilMiddleware<SigilBasicRequestContext> {
+            let exchange = Exchange(
                 verifier: verifier,
                 responseSigner: options.signsResponses ? responseSigner : nil,
-                includeSignatureBase: options.includeSignatureBase,
-                readsClientCertificate: clientCA != nil,
                 sealing: SealedBodies(
                     ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()),
                     extraRetired: sealingFiles.retired, sealedPaths: options.sealedPaths),
+                includeSignatureBase: options.includeSignatureBase,
+                bodyTimeout: nil,
                 dpop: dpop,
-                secure: true,
-                origin: origin
+                origin: origin,
+                monitor: protected ? options.monitor : [],
+                outcomes: protected ? outcomes : nil
             )
+            return SigilMiddleware(exchange: exchange, readsClientCertificate: clientCA != nil, secure: true)
         }
-        // DPoP guards the protected routes; a device's own routes (registration, rotation,
-        // revocation) take its Sigil key's signature.
-        let protected = middleware(dpop: dpop)
+        // DPoP and monitor mode apply to the protected routes; a device's own routes (registration,
+        // rotation, revocation) take its Sigil key's signature, always.
+        let protected = middleware(dpop: dpop, protected: true)
         let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         var registration = RegistrationService.Configuration(verifier: verifierConfiguration)
         registration.secretOverlap = options.secretOverlap
@@ -403,7 +412,8 @@ public enum SigilStandalone {
         )
         let router = Router(context: SigilBasicRequestContext.self)
         SigilRegistrationRoutes(
-            service: service, middleware: middleware(dpop: nil), pins: pins, backupPins: backupPin.map { [$0] } ?? []
+            service: service, middleware: middleware(dpop: nil, protected: false), pins: pins,
+            backupPins: backupPin.map { [$0] } ?? []
         ).add(to: router)
         var upstreamClient: HTTPClient?
         var gateway: GatewayRoutes?
@@ -491,6 +501,7 @@ public enum SigilStandalone {
             madeToken: token?.isNew ?? false,
             background: background,
             serverKeys: serverKeys,
+            outcomes: outcomes,
             adminPort: adminPort,
             stores: stores,
             responseKeyID: responseKeyID,

@@ -124,7 +124,10 @@ public struct SigilMiddleware: AsyncAuthenticator {
             request.logger.info("request refused", metadata: ["sigil.code": "\(error.code)"])
             return refusal(error, for: head)
         }
-        request.logger[metadataKey: "sigil.key-id"] = "\(admission.identity.keyID ?? "-")"
+        request.logger[metadataKey: "sigil.key-id"] = "\(admission.identity?.keyID ?? "-")"
+        if let outcome = admission.outcome {
+            request.logger.info("request let through unverified", metadata: ["sigil.code": "\(outcome)"])
+        }
         let response: Response
         do {
             response = try await next.respond(to: request)
@@ -175,8 +178,11 @@ public struct SigilMiddleware: AsyncAuthenticator {
             try request.content.encode(Plaintext(), using: PlaintextEncoder(bytes: admission.body))
         }
         // Only here, once the exchange admitted the request: what Vapor's authentication sees.
-        request.sigil.store(admission.identity)
-        request.auth.login(admission.identity)
+        request.sigil.store(outcome: admission.outcome)
+        if let identity = admission.identity {
+            request.sigil.store(identity)
+            request.auth.login(identity)
+        }
         return admission
     }
 

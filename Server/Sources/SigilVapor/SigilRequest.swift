@@ -36,12 +36,24 @@ public struct SigilRequest: Sendable {
         return identity
     }
 
+    /// The code a request monitor mode let through unverified would have been refused with
+    /// (``SigilServer/Admission/outcome``); `nil` when it verified or no middleware ran.
+    public var outcome: SigilError.Code? { request.storage[StoredOutcome.self] }
+
     func store(_ identity: SigilIdentity) {
         request.storage[Stored.self] = identity
     }
 
+    func store(outcome: SigilError.Code?) {
+        request.storage[StoredOutcome.self] = outcome
+    }
+
     struct Stored: StorageKey, Sendable {
         typealias Value = SigilIdentity
+    }
+
+    struct StoredOutcome: StorageKey, Sendable {
+        typealias Value = SigilError.Code
     }
 }
 

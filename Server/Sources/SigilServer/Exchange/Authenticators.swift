@@ -120,7 +120,8 @@ struct DPoPAuthenticator: RequestAuthenticator {
 }
 
 /// The TLS connection's client certificate, read by the adapter. It names a device when it names a
-/// Sigil key (`urn:sigil:key:`), and proves nothing of the request on its own.
+/// Sigil key (`urn:sigil:key:`), and proves nothing of the request on its own. It is read last, once
+/// a signature has verified, so that a certificate refused beside one is that request's signed refusal.
 struct ClientCertificateAuthenticator: RequestAuthenticator {
     /// Reads the connection's certificate (`nil` for none); one that cannot be read throws
     /// `certificate-mismatch`.
@@ -132,7 +133,11 @@ struct ClientCertificateAuthenticator: RequestAuthenticator {
 
     func isCarried(by head: HTTPRequest) -> Bool { true }
 
-    func authenticate(_ head: HTTPRequest, into credentials: inout Credentials) async throws {
+    func authenticate(_ head: HTTPRequest, into credentials: inout Credentials) async throws {}
+
+    func authenticate(_ head: HTTPRequest, body: [UInt8], awaited: Bool, into credentials: inout Credentials)
+        async throws
+    {
         credentials.certificate = try await read()
     }
 }

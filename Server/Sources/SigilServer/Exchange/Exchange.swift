@@ -38,6 +38,13 @@ public struct Exchange: Sendable {
     /// taken as addressed to it, so a DPoP proof's `htu` and an rfc9421 signature's `@scheme` and
     /// `@authority` are checked against it, whatever `Host` or `:scheme` the client sent.
     public let origin: String?
+    /// Monitor mode (PROTOCOL.md section 15): under these path prefixes a request whose credentials
+    /// are missing or fail is not refused; it reaches its route unverified, with the code it would have
+    /// been refused with (``Admission/outcome``). A prefix covers a path only when every reading a
+    /// router could make of the path falls under it.
+    public let monitor: PathPrefixes
+    /// Counts every request admitted, refused or let through unverified, by route and outcome.
+    public let outcomes: RequestOutcomes?
     /// The ways a request proves who sent it, asked in turn: a Sigil signature, a DPoP proof when
     /// ``dpop`` is set (a client certificate, read per connection, is asked last).
     let authenticators: [any RequestAuthenticator]
@@ -59,6 +66,8 @@ public struct Exchange: Sendable {
     ///     An `origin` that is no `http(s)://` scheme and authority alone (``parseOrigin(_:)``) refuses
     ///     every request (`forbidden`, saying why): a server not told where it is reached checks nothing
     ///     against a client's word.
+    ///   - monitor: path prefixes under which refusals are held back (``monitor``).
+    ///   - outcomes: where each request's outcome is counted.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -66,8 +75,12 @@ public struct Exchange: Sendable {
         includeSignatureBase: Bool = false,
         bodyTimeout: Duration? = .seconds(60),
         dpop: DPoPVerifier? = nil,
-        origin: String? = nil
+        origin: String? = nil,
+        monitor: [String] = [],
+        outcomes: RequestOutcomes? = nil
     ) {
+        self.monitor = PathPrefixes(monitor)
+        self.outcomes = outcomes
         self.origin = origin
         self.originParts = origin.map { origin in
             guard let parts = Self.parseOrigin(origin) else {
@@ -112,23 +125,33 @@ public struct Exchange: Sendable {
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission where Chunks.Element: Collection<UInt8> {
         // Inlinable, so the body is read by code specialized for the caller's chunks.
-        let pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        let route = monitored(head)
+        let limit = min(limit ?? verifier.configuration.bodyLimit, verifier.configuration.bodyLimit)
+        let declared = head.headerFields[.contentLength].flatMap(Int.init)
+        let read = { () async throws -> [UInt8] in
+            guard let bodyTimeout = self.bodyTimeout else {
+                return try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
+            }
+            return try await withDeadline(
+                bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
+            ) { try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit) }
+        }
+        let pending: PendingAdmission
+        do {
+            pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        } catch let refused as SigilError where holdsBack(refused, head, route) {
+            return unverified(head, body: try await counted(route, read), refused, route)
+        } catch {
+            throw counted(error, route)
+        }
         let body: [UInt8]
         do {
-            let limit = min(limit ?? verifier.configuration.bodyLimit, verifier.configuration.bodyLimit)
-            let declared = pending.head.headerFields[.contentLength].flatMap(Int.init)
-            if let bodyTimeout {
-                body = try await withDeadline(
-                    bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
-                ) { try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit) }
-            } else {
-                body = try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
-            }
+            body = try await read()
         } catch {
             bodyFailed(error, pending)
-            throw error
+            throw counted(error, route)
         }
-        return try await admitted(pending, body: body, awaited: true)
+        return try await admitted(pending, body: body, awaited: true, route: route)
     }
 
     /// ``admit(_:bodyChunks:limit:clientCertificate:)`` for a body that has been read already.
@@ -137,14 +160,75 @@ public struct Exchange: Sendable {
         body: [UInt8],
         clientCertificate: (@Sendable () async throws -> ClientCertificateIdentity?)? = nil
     ) async throws -> Admission {
-        let pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        let route = monitored(head)
         do {
+            // Before any credential is checked: a proof is not spent on a body that is refused anyway.
             try BodyReader.check(body.count, limit: verifier.configuration.bodyLimit)
         } catch {
-            bodyFailed(error, pending)
-            throw error
+            if verifier.carriesSignature(head) { verifier.metrics.recordRefusal(error) }
+            throw counted(error, route)
         }
-        return try await admitted(pending, body: body, awaited: false)
+        let pending: PendingAdmission
+        do {
+            pending = try await authenticateHead(head, clientCertificate: clientCertificate)
+        } catch let refused as SigilError where holdsBack(refused, head, route) {
+            return unverified(head, body: body, refused, route)
+        } catch {
+            throw counted(error, route)
+        }
+        return try await admitted(pending, body: body, awaited: false, route: route)
+    }
+
+    // MARK: Monitor
+
+    /// The monitored prefix `head`'s path falls under in every reading, or `nil`.
+    @usableFromInline
+    func monitored(_ head: HTTPRequest) -> String? {
+        monitor.everyReading(of: head.path ?? "/")
+    }
+
+    /// Whether monitor mode lets a request refused with `error` through, unverified: under a monitored
+    /// prefix, a refusal of its credentials (every 401 but `enrollment-refused`), a key directory or
+    /// nonce store that did not answer, and a plain body where a sealed one is required. Never what no
+    /// route could read or trust the shape of: a body over the limit or too slow, a sealed body (bound
+    /// to a signer that did not verify), two `Host` fields or a bad origin (`forbidden`).
+    @usableFromInline
+    func holdsBack(_ error: SigilError, _ head: HTTPRequest, _ route: String?) -> Bool {
+        guard route != nil, !Sealing.codings(head.headerFields).contains(Sealing.contentEncoding) else {
+            return false
+        }
+        switch error.code {
+        case .enrollmentRefused: return false
+        case .storeUnavailable, .sealedBodyInvalid: return true
+        default: return error.code.httpStatus == 401
+        }
+    }
+
+    /// The admission of a request monitor mode let through: no identity, the refusal held back, and
+    /// the request as addressed to the server's origin.
+    @usableFromInline
+    func unverified(_ head: HTTPRequest, body: [UInt8], _ refused: SigilError, _ route: String?) -> Admission {
+        outcomes?.record(route: route, outcome: refused.code)
+        let head = (try? addressed(head)) ?? head
+        return Admission(
+            identity: nil, request: head, body: body, signedRequest: head, sealer: nil, outcome: refused.code)
+    }
+
+    /// `error`, once counted as the outcome of a request under `route`.
+    @usableFromInline
+    func counted(_ error: any Error, _ route: String?) -> any Error {
+        outcomes?.record(route: route, outcome: (error as? SigilError)?.code ?? .malformedSignature)
+        return error
+    }
+
+    /// The body `read` reads, a failure counted as the request's outcome.
+    @usableFromInline
+    func counted(_ route: String?, _ read: () async throws -> [UInt8]) async throws -> [UInt8] {
+        do {
+            return try await read()
+        } catch {
+            throw counted(error, route)
+        }
     }
 
     /// A request whose credentials were checked as far as its head goes, waiting for its body.
@@ -188,6 +272,20 @@ public struct Exchange: Sendable {
     /// The steps after the body: the signature over it, the sealed body opened, the credentials resolved
     /// to one identity, the fields each credential adds to answers.
     @usableFromInline
+    func admitted(_ pending: PendingAdmission, body: [UInt8], awaited: Bool, route: String?) async throws
+        -> Admission
+    {
+        do {
+            let admission = try await admitted(pending, body: body, awaited: awaited)
+            outcomes?.record(route: route, outcome: nil)
+            return admission
+        } catch let refused as SigilError where holdsBack(refused, pending.head, route) {
+            return unverified(pending.head, body: body, refused, route)
+        } catch {
+            throw counted(error, route)
+        }
+    }
+
     func admitted(_ pending: PendingAdmission, body: [UInt8], awaited: Bool) async throws -> Admission {
         let head = pending.head
         var credentials = pending.credentials
@@ -330,7 +428,7 @@ public struct Exchange: Sendable {
         }
         for field in admission.answerFields { head.headerFields[field.name] = field.value }
         // An answer is bound to a Sigil signature (section 2.7); a DPoP proof alone gets it unsigned.
-        if let binding = admission.identity.request?.binding {
+        if let binding = admission.identity?.request?.binding {
             try responseSigner?.sign(&head, body: body, answering: admission.signedRequest, binding: binding)
         }
         return (head, body)
@@ -339,7 +437,7 @@ public struct Exchange: Sendable {
     /// Whether ``answer(_:body:for:)`` changes anything, so an adapter can pass a response through
     /// untouched (and unread) when it does not.
     public func answersChange(_ admission: Admission) -> Bool {
-        (responseSigner != nil && admission.identity.request != nil) || admission.sealer != nil
+        (responseSigner != nil && admission.identity?.request != nil) || admission.sealer != nil
             || !admission.answerFields.isEmpty
     }
 
@@ -368,7 +466,8 @@ public struct Exchange: Sendable {
     public func refuse(_ error: SigilError, for request: HTTPRequest, admission: Admission? = nil)
         -> (head: HTTPResponse, body: [UInt8])
     {
-        guard let admission else {
+        // A request let through unverified is refused as one that did not verify: never signed.
+        guard let admission, admission.identity != nil else {
             return verifier.refusal(
                 error, for: request, signer: responseSigner, includeSignatureBase: includeSignatureBase)
         }
@@ -383,8 +482,9 @@ public struct Exchange: Sendable {
 
 /// A request the exchange admitted: who sent it, and the request and body its route reads.
 public struct Admission: Sendable {
-    /// Who signed it, with the client certificate and the key its body was sealed to.
-    public let identity: SigilIdentity
+    /// Who signed it, with the client certificate and the key its body was sealed to; `nil` for a
+    /// request monitor mode let through unverified (``outcome``).
+    public let identity: SigilIdentity?
     /// The request as its route reads it: without the `sigil-hpke` coding when its body was sealed.
     public let request: HTTPRequest
     /// The body as its route reads it: the plaintext of a sealed body.
@@ -395,4 +495,7 @@ public struct Admission: Sendable {
     let sealer: SealedResponseSealer?
     /// The fields the request's credentials add to its answers (the next `DPoP-Nonce`).
     var answerFields = HTTPFields()
+    /// The code the request would have been refused with, when monitor mode let it through unverified;
+    /// `nil` when it verified.
+    public var outcome: SigilError.Code? = nil
 }

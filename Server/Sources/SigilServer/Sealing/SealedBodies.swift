@@ -49,47 +49,11 @@ public struct SealedBodies: Sendable {
         self.sealedPaths = sealedPaths
     }
 
-    /// Whether a body sent to `path` (a request target) must be sealed.
-    ///
-    /// The path is compared in the form every router could see it in: canonical (section 2.3:
-    /// letters lowercased, dot segments removed, one trailing `/` dropped), then with every
-    /// percent-triplet decoded and canonicalized again until nothing changes, so that `/API/Account/`,
-    /// `/api/./account`, `/api%2Faccount` and `/x/..%2Fapi/account` all fall under `/api/account`.
+    /// Whether a body sent to `path` (a request target) must be sealed: when any reading of it a
+    /// router could make falls under one of ``sealedPaths`` (``PathPrefixes/anyReading(of:)``).
     /// Matching more paths than a router would is the safe side: a body is refused, never let through.
     public func requiresSealed(_ path: String) -> Bool {
-        guard !sealedPaths.isEmpty else { return false }
-        let path = Self.comparable(path)
-        return sealedPaths.contains { prefix in
-            let prefix = Self.comparable(prefix)
-            return prefix == [UInt8(ascii: "/")] || path == prefix || path.starts(with: prefix + [UInt8(ascii: "/")])
-        }
-    }
-
-    /// A path (query and fragment dropped) canonicalized, decoded and canonicalized again until stable,
-    /// with empty segments and `;` path parameters dropped, as routers and servers do
-    /// (`/api//account`, `/api/account;x`).
-    static func comparable(_ path: String) -> [UInt8] {
-        let raw = Array(path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
-        var current = simplified(CanonicalTarget.canonicalPath(raw[...]))
-        for _ in 0..<8 {
-            let decoded = PercentEncoding.decode(current[...])
-            let next = simplified(CanonicalTarget.canonicalPath(decoded[...]))
-            if next == current { break }
-            current = next
-        }
-        return current
-    }
-
-    /// `path` without empty segments and without each segment's `;` parameters.
-    static func simplified(_ path: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            let kept = segment.prefix { $0 != UInt8(ascii: ";") }
-            guard !kept.isEmpty else { continue }
-            out.append(UInt8(ascii: "/"))
-            out += kept
-        }
-        return out.isEmpty ? [UInt8(ascii: "/")] : out
+        PathPrefixes(sealedPaths).anyReading(of: path) != nil
     }
 
     /// The entries discovery publishes, the current key first.

@@ -274,6 +274,13 @@ struct ServerOptions: ParsableArguments {
     )
     var requireSealed: [String] = []
 
+    @Option(
+        name: .customLong("monitor"),
+        help:
+            "Monitor, not enforce, under this path prefix (/v1/legacy: it and below; / for all): a request unsigned or failing verification reaches the route (the backend) unverified, with the code it would have been refused with, and is counted; repeatable."
+    )
+    var monitor: [String] = []
+
     @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
     var metrics = false
 
@@ -424,6 +431,7 @@ struct ServerOptions: ParsableArguments {
         options.rotationGrace = rotationGrace
         options.includeSignatureBase = debugSignatureBase
         options.sealedPaths = requireSealed
+        options.monitor = monitor
         options.appAttest.appIDs = appID
         options.appAttest.debugTokenFiles = appAttestDebugToken
         if !appAttestDebugToken.isEmpty && appID.isEmpty {

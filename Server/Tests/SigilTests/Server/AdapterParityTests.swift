@@ -519,7 +519,7 @@ struct ExchangeTests {
         request.headerFields[.contentEncoding] = "Sigil-H PKE"  // the same coding to the signature
         let admission = try await exchange.admit(request, body: sealed)
         #expect(admission.body == plaintext)
-        #expect(admission.identity.sealedTo == setup.sealing.keyID)
+        #expect(admission.identity?.sealedTo == setup.sealing.keyID)
         #expect(admission.request.headerFields[.contentEncoding] == nil)
     }
 
@@ -579,7 +579,7 @@ struct ExchangeTests {
         let mine = try await exchange.admit(
             try Self.signed(setup, body: body), body: body,
             clientCertificate: { certificate(naming: setup.deviceKeyID) })
-        #expect(mine.identity.clientCertificate?.sigilKeyID == setup.deviceKeyID)
+        #expect(mine.identity?.clientCertificate?.sigilKeyID == setup.deviceKeyID)
         let request = try Self.signed(setup, body: body)
         do {
             _ = try await exchange.admit(request, body: body, clientCertificate: { certificate(naming: otherKeyID) })

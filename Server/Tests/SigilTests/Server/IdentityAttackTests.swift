@@ -165,7 +165,7 @@ struct IdentityAttackTests {
             var head = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/v1/orders")
             head.headerFields[.authorization] = "DPoP token"
             head.headerFields[DPoPProver.field] = try prover.proof(for: head, accessToken: "token")
-            return try await exchange.admit(head, body: []).identity
+            return try #require(try await exchange.admit(head, body: []).identity)
         }
         await #expect(throws: SigilError(.revokedKey, "")) { _ = try await admit(memory) }
         await #expect(throws: SigilError(.revokedKey, "")) { _ = try await admit(PlainDirectory(inner: memory)) }

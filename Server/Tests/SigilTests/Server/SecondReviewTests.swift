@@ -138,7 +138,7 @@ struct SecondReviewTests {
             do {
                 let admitted = try await exchange.admit(try Self.dpopRequest(deviceKey, clock: clock), body: [])
                 Issue.record(
-                    "the revoked device's key proves DPoP: admitted as user \(admitted.identity.userID ?? "-")")
+                    "the revoked device's key proves DPoP: admitted as user \(admitted.identity?.userID ?? "-")")
             } catch let error as SigilError {
                 #expect(error.code == .revokedKey, "\(error)")
             }

@@ -1,0 +1,139 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import SigilClient
+@_spi(Sigil) import SigilCore
+import SigilServer
+import SigilStandalone
+import Testing
+
+/// Monitor mode (PROTOCOL.md section 15) on `sigil serve` and `sigil gateway`, over real TLS: under a
+/// monitored prefix a request whose credentials are missing or fail reaches the route unverified with
+/// the code it would have been refused with, and is counted; what no route could read is still refused.
+@Suite("Monitor mode")
+struct MonitorTests {
+    /// A `sigil serve` monitoring `prefixes`, with a registered device.
+    static func withServer(
+        monitor prefixes: [String], _ body: (TestServer, TestDevice, HTTPClient) async throws -> Void
+    ) async throws {
+        try await TestServer.with(configure: {
+            $0.monitor = prefixes
+            $0.verifier.bodyLimit = 4_096
+        }) { server in
+            let device = try TestDevice(.ed25519)
+            try await server.prepared.directory.apply(
+                DirectoryChange(added: [
+                    RegisteredKey(
+                        keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-monitor",
+                        userID: "user-1")
+                ]))
+            try await server.client().using { client in try await body(server, device, client) }
+        }
+    }
+
+    @Test(
+        "sigil serve --monitor /v1: unsigned, unknown-key and replayed requests reach the route unverified with their code; verified ones as always, in both profiles; each counted"
+    )
+    func monitoredRoutes() async throws {
+        try await Self.withServer(monitor: ["/v1"]) { server, device, client in
+            let unsigned = try await TestRequest(.post, "/v1/echo", server: server, json: #"{"a":1}"#).send(client)
+            #expect(unsigned.status == 200, "\(unsigned.text)")
+            #expect(unsigned.json["verified"] as? Bool == false)
+            #expect(unsigned.json["outcome"] as? String == "missing-signature")
+            #expect(unsigned.json["keyId"] == nil && unsigned.json["body"] as? String == #"{"a":1}"#)
+            #expect(
+                unsigned.headers[SigilV1.signatureField] == nil
+                    && unsigned.headers[MessageSignatures.signatureField] == nil,
+                "an unverified request's answer is unsigned")
+
+            var stranger = TestRequest(.post, "/v1/echo", server: server, json: "{}")
+            try stranger.sign(with: TestDevice(.ed25519).signer(clock: server.clock))
+            let unknown = try await stranger.send(client)
+            #expect(unknown.status == 200 && unknown.json["outcome"] as? String == "unknown-key", "\(unknown.text)")
+
+            for profile in SignatureProfile.allCases {
+                var signed = TestRequest(.post, "/v1/echo", server: server, json: #"{"n":2}"#)
+                try signed.sign(with: device.signer(profile, clock: server.clock))
+                let verified = try await signed.send(client)
+                #expect(verified.status == 200, "\(verified.text)")
+                #expect(verified.json["verified"] as? Bool == true && verified.json["outcome"] == nil)
+                #expect(verified.json["keyId"] as? String == device.keyID, "\(profile)")
+                // The same request again: a replay, let through with no identity.
+                let replayed = try await signed.send(client)
+                #expect(replayed.status == 200, "\(replayed.text)")
+                #expect(replayed.json["outcome"] as? String == "replayed-nonce" && replayed.json["keyId"] == nil)
+            }
+
+            // What no route could read is refused still: a body over the limit, a sealed body whose
+            // signature does not verify.
+            let large = try await TestRequest(
+                .post, "/v1/echo", server: server, json: "\"" + String(repeating: "x", count: 5_000) + "\""
+            )
+            .send(client)
+            #expect(large.status == 413 && large.code == "body-too-large", "\(large.text)")
+            var sealed = TestRequest(.post, "/v1/echo", server: server, body: Array("sealed?".utf8))
+            sealed.head.headerFields[.contentEncoding] = Sealing.contentEncoding
+            try sealed.sign(with: TestDevice(.ed25519).signer(clock: server.clock))
+            let refused = try await sealed.send(client)
+            #expect(refused.status == 401 && refused.code == "unknown-key", "\(refused.text)")
+
+            let counts = server.prepared.outcomes.recent(minutes: 60).reduce(into: [String: Int]()) { total, minute in
+                for (outcome, count) in minute.counts["/v1"] ?? [:] { total[outcome, default: 0] += count }
+            }
+            #expect(
+                counts == [
+                    "missing-signature": 1, "unknown-key": 2, "verified": 2, "replayed-nonce": 2,
+                    "body-too-large": 1,
+                ], "\(counts)")
+        }
+    }
+
+    @Test("a request outside every monitored prefix is refused as always, and counted under other")
+    func unmonitoredRoutes() async throws {
+        try await Self.withServer(monitor: ["/v2", "/v1/echo/legacy"]) { server, _, client in
+            let unsigned = try await TestRequest(.post, "/v1/echo", server: server, json: "{}").send(client)
+            #expect(unsigned.status == 401 && unsigned.code == "missing-signature", "\(unsigned.text)")
+            let counts = server.prepared.outcomes.recent(minutes: 1).first?.counts
+            #expect(counts == ["other": ["missing-signature": 1]])
+        }
+    }
+
+    @Test("a path is monitored only when every reading a router could make of it falls under the prefix")
+    func everyReading() {
+        let monitor = PathPrefixes(["/public", "/public/v2"])
+        #expect(monitor.everyReading(of: "/public") == "/public")
+        #expect(monitor.everyReading(of: "/PUBLIC/x/?q=1") == "/public")
+        #expect(monitor.everyReading(of: "/public/v2/x") == "/public/v2")
+        #expect(monitor.everyReading(of: "/publicity") == nil)
+        // Read decoded, these leave the prefix: the safe side is to enforce.
+        #expect(monitor.everyReading(of: "/public/..%2Fadmin") == nil)
+        #expect(monitor.everyReading(of: "/public/%2e%2e/admin") == nil)
+        #expect(monitor.anyReading(of: "/x/..%2Fpublic/y") == "/public")
+        #expect(monitor.everyReading(of: "/x/..%2Fpublic/y") == nil)
+    }
+
+    @Test(
+        "sigil gateway --monitor /: the backend gets Sigil-Verified ?0 and Sigil-Outcome for an unverified request, never the client's own, and ?1 with the identity for a verified one",
+        .enabled(if: PythonUpstream.available))
+    func gatewayHeaders() async throws {
+        try await GatewayTests.withGateway(configure: { $0.monitor = ["/"] }) { server, _, device, client in
+            var forged = TestRequest(.post, "/orders", server: server, json: "{}")
+            forged.head.headerFields[HTTPField.Name("Sigil-Verified")!] = "?1"
+            forged.head.headerFields[HTTPField.Name("Sigil-Outcome")!] = "verified"
+            forged.head.headerFields[HTTPField.Name("Sigil-Key-ID")!] = device.keyID
+            let unverified = try await forged.send(client)
+            #expect(unverified.status == 200, "\(unverified.text)")
+            let seen = unverified.json["headers"] as? [String: [String]] ?? [:]
+            #expect(seen["sigil-verified"] == ["?0"])
+            #expect(seen["sigil-outcome"] == ["missing-signature"])
+            #expect(seen["sigil-key-id"] == nil && seen["sigil-device-id"] == nil)
+
+            var signed = TestRequest(.post, "/orders", server: server, json: "{}")
+            try signed.sign(with: device.signer(clock: server.clock))
+            let verified = try await signed.send(client)
+            let headers = verified.json["headers"] as? [String: [String]] ?? [:]
+            #expect(headers["sigil-verified"] == ["?1"] && headers["sigil-outcome"] == nil)
+            #expect(headers["sigil-key-id"] == [device.keyID])
+        }
+    }
+}
