@@ -101,6 +101,8 @@ public enum SigilStandalone {
         /// missing or fail reach the route (or the backend) unverified, with the code they would have
         /// been refused with, and are counted.
         public var monitor: [String] = []
+        /// Where one JSON line per request goes (`-` for standard output), when set; reopened on SIGHUP.
+        public var accessLog: String?
         /// How long a rotated server key is published before it becomes current, and how long the
         /// previous one is still accepted after, in seconds (7 days).
         public var keyOverlap: Int64 = 7 * 86_400
@@ -142,6 +144,8 @@ public enum SigilStandalone {
         public let serverKeys: ServerKeyRing
         /// The outcome of every request to the protected routes, by monitored prefix, the last day.
         public let outcomes: RequestOutcomes
+        /// The access log, when one is kept.
+        public let accessLog: AccessLog?
         /// The admin API's port once it listens (waits until then); `nil` when it is off.
         public let adminPort: ListeningPort?
         /// The stores (closed by ``close()``, or as services of ``services``).
@@ -157,6 +161,7 @@ public enum SigilStandalone {
 
         /// Closes the stores and the gateway's upstream connections; call it after the application stopped.
         public func close() async throws {
+            accessLog?.close()
             try? await upstreamClient?.shutdown()
             try await stores.close()
         }
@@ -411,6 +416,11 @@ public enum SigilStandalone {
             logger: logger
         )
         let router = Router(context: SigilBasicRequestContext.self)
+        let accessLog = try options.accessLog.map { try AccessLog(path: $0) }
+        if let accessLog {
+            accessLog.reopenOnHangup()
+            router.add(middleware: AccessLogMiddleware(log: accessLog, clock: clock))
+        }
         SigilRegistrationRoutes(
             service: service, middleware: middleware(dpop: nil, protected: false), pins: pins,
             backupPins: backupPin.map { [$0] } ?? []
@@ -502,6 +512,7 @@ public enum SigilStandalone {
             background: background,
             serverKeys: serverKeys,
             outcomes: outcomes,
+            accessLog: accessLog,
             adminPort: adminPort,
             stores: stores,
             responseKeyID: responseKeyID,

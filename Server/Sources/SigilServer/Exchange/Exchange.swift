@@ -209,6 +209,7 @@ public struct Exchange: Sendable {
     @usableFromInline
     func unverified(_ head: HTTPRequest, body: [UInt8], _ refused: SigilError, _ route: String?) -> Admission {
         outcomes?.record(route: route, outcome: refused.code)
+        RequestRecord.note(identity: nil, outcome: refused.code.rawValue, bodyBytes: body.count)
         let head = (try? addressed(head)) ?? head
         return Admission(
             identity: nil, request: head, body: body, signedRequest: head, sealer: nil, outcome: refused.code)
@@ -217,7 +218,9 @@ public struct Exchange: Sendable {
     /// `error`, once counted as the outcome of a request under `route`.
     @usableFromInline
     func counted(_ error: any Error, _ route: String?) -> any Error {
-        outcomes?.record(route: route, outcome: (error as? SigilError)?.code ?? .malformedSignature)
+        let code = (error as? SigilError)?.code ?? .malformedSignature
+        outcomes?.record(route: route, outcome: code)
+        RequestRecord.note(identity: nil, outcome: code.rawValue, bodyBytes: nil)
         return error
     }
 
@@ -278,6 +281,7 @@ public struct Exchange: Sendable {
         do {
             let admission = try await admitted(pending, body: body, awaited: awaited)
             outcomes?.record(route: route, outcome: nil)
+            RequestRecord.note(identity: admission.identity, outcome: RequestOutcomes.verified, bodyBytes: body.count)
             return admission
         } catch let refused as SigilError where holdsBack(refused, pending.head, route) {
             return unverified(pending.head, body: body, refused, route)

@@ -29,8 +29,9 @@ public enum Problem {
         return Array(json.utf8)
     }
 
-    /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
+    /// A JSON string literal: quotes, backslashes and control characters escaped, nothing else (every
+    /// JSON Sigil writes by hand goes through here).
+    public static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -188,7 +188,8 @@ public struct RequestVerifier: Sendable {
                     signatureBase: String(decoding: base, as: UTF8.self)
                 )
         }
-        // From here on the request is authentic: its refusals may be signed for it.
+        // From here on the request is authentic: its refusals may be signed for it, and its key named.
+        RequestRecord.note(verified: registered, profile: profile.rawValue)
         if let timeRefusal { throw timeRefusal.ofVerifiedRequest() }
         // Before the nonce is recorded: the request as the client sent it may still arrive.
         if profile == .sigilV1,

@@ -59,14 +59,16 @@ struct HTTPBench: AsyncParsableCommand {
         }
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // Two servers: one signs its responses (as `sigil serve` does), one does not.
+        // Three servers: one signs its responses (as `sigil serve` does), one does not, one signs and
+        // keeps an access log.
         var servers: [(SigilStandalone.Prepared, ServiceGroup)] = []
         var ports: [Int] = []
-        for signs in [true, false] {
+        for (signs, logs) in [(true, false), (false, false), (true, true)] {
             var options = SigilStandalone.Options()
-            options.dataDirectory = root + (signs ? "/signing" : "/plain")
+            options.dataDirectory = root + (logs ? "/logging" : signs ? "/signing" : "/plain")
             options.port = 0
             options.signsResponses = signs
+            if logs { options.accessLog = root + "/access.log" }
             options.benchmarkRoute = true
             let (prepared, group, port) = try await Self.start(options, logger: logger)
             servers.append((prepared, group))
@@ -115,12 +117,14 @@ struct HTTPBench: AsyncParsableCommand {
     )] {
         var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
         for (index, port) in ports.enumerated() {
-            let suffix = index == 0 ? ", response signed" : ""
+            let suffix = [", response signed", "", ", response signed, access log on"][index]
             let device = try SigningKey.generate(.ecdsaP256SHA256)
             let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
             try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
+            // The access log's cost is read off its HMAC row beside the first: one row is enough.
+            guard index < 2 else { continue }
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
             if index == 0 {
                 var sealed = Mode(
@@ -187,6 +191,14 @@ struct HTTPBench: AsyncParsableCommand {
             header:
                 "| request (\(load.bodySize) B JSON, \(load.concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
         )
+        let rate = { (name: String) in figures.first { $0.0 == name }?.1 }
+        if !load.json, let logged = rate("hmac-sha256 verified, response signed, access log on"),
+            let plain = rate("hmac-sha256 verified, response signed"), plain > 0
+        {
+            print(
+                "\naccess log on / off (hmac-sha256 verified, response signed): "
+                    + String(format: "%.2f", logged / plain))
+        }
     }
 
     // MARK: Requests
