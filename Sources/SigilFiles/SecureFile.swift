@@ -24,6 +24,18 @@ public enum SecureFile {
         }
     }
 
+    /// Refuses to go on when `path` exists (a file, a directory, a link, even a dangling one): what
+    /// makes a key or a CA never replaces one by accident (`sigil ca init`, `sigil keygen --out`).
+    ///
+    /// - Parameter advice: what to do instead, appended to the refusal.
+    /// - Throws: ``SigilInputError`` naming the path (never the contents).
+    public static func refuseExisting(_ path: String, advice: String? = nil) throws {
+        var status = stat()
+        guard lstat(path, &status) != 0 else {
+            throw SigilInputError("\(path) exists already" + (advice.map { ": " + $0 } ?? ""))
+        }
+    }
+
     /// Reads a file, or `nil` when it does not exist.
     ///
     /// The file is opened once and its permissions are those of what was opened (`fstat` on the open

@@ -172,9 +172,14 @@ public enum Enrollment {
         }
     }
 
-    /// The host and port of `https://host[:port][/…]`.
+    /// The host and port of `https://host[:port][/…]`; an `http://` URL is refused as such (the URL
+    /// itself is not repeated: it may hold a password).
     public static func endpoint(_ url: String) throws -> (host: String, port: Int) {
-        guard let components = URLComponents(string: url), components.scheme == "https",
+        let components = URLComponents(string: url)
+        if components?.scheme?.lowercased() == "http" {
+            throw SigilInputError("https is required: Sigil talks to servers over TLS only; give https://host[:port]")
+        }
+        guard let components, components.scheme == "https",
             let host = components.host, !host.isEmpty
         else { throw SigilInputError("expected an https:// URL") }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host

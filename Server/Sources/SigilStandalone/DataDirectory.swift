@@ -165,7 +165,7 @@ public struct DataDirectory: Sendable {
     ///
     /// - Throws: ``SigilInputError`` when one exists already (it is never overwritten).
     public func createCertificateAuthority() throws -> String {
-        guard try read("ca-cert.pem") == nil else { throw SigilInputError("\(file("ca-cert.pem")) exists already") }
+        try SecureFile.refuseExisting(file("ca-cert.pem"))
         let made = try CertificateAuthority.create()
         try SecureFile.write(made.keyPEM, to: file("ca-key.pem"))
         try SecureFile.write(made.certificatePEM, to: file("ca-cert.pem"), mode: 0o644)

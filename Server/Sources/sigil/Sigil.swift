@@ -12,6 +12,7 @@ struct Sigil: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sigil",
         abstract: "Sign and verify HTTP requests; keys, pins, a protected server and benchmarks.",
+        version: Sigil.version,
         subcommands: [
             Keygen.self, Jwk.self, Sign.self, Verify.self, Base.self, Pin.self, Serve.self, Gateway.self, CA.self,
             Enroll.self,
@@ -19,6 +20,10 @@ struct Sigil: AsyncParsableCommand {
             Bench.self,
         ]
     )
+
+    /// This build's version, `sigil --version`: CHANGELOG.md's newest release heading (a test holds
+    /// them equal).
+    static let version = "0.9.0"
 
     /// Exit codes: 0 valid or done, 1 invalid (verify), 2 unusable input or arguments. One line, no traces.
     static func main() async {

@@ -115,6 +115,7 @@ struct Enroll: AsyncParsableCommand {
     }
 
     func run() async throws {
+        _ = try Enrollment.endpoint(url)  // an http:// URL is refused before anything else is asked for
         guard !pin.isEmpty else {
             throw SigilInputError("pin the server: --pin sha256/… (sigil serve prints its pins)")
         }

@@ -1,12 +1,16 @@
 import ArgumentParser
 import Foundation
 @_spi(Sigil) import SigilCore
+import SigilFiles
 import SigilRSA
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a new key; prints {\"alg\":…,\"keyId\":…,\"publicKey\":…}.",
-        discussion: "Without --out the private key is written to standard output and the JSON line to standard error."
+        discussion: """
+            Without --out the private key is written to standard output and the JSON line to standard error. \
+            A file that exists (--out, --public-out) is kept: choose another path, or replace it with --force.
+            """
     )
 
     @Option(
@@ -25,7 +29,17 @@ struct Keygen: ParsableCommand {
     @Flag(help: "Print the public key as a JWK (kid: its RFC 7638 thumbprint) instead of the JSON line.")
     var jwk = false
 
+    @Flag(name: .long, help: "Replace --out and --public-out if they exist.")
+    var force = false
+
     func run() throws {
+        if !force {
+            // Before anything is written: a key someone relies on is never replaced by accident.
+            for path in [out, publicOut].compactMap({ $0 }) {
+                try SecureFile.refuseExisting(
+                    path, advice: "it is kept; choose another path, or replace it with --force")
+            }
+        }
         if alg == Sealing.kemName {
             try sealingKey()
             return

@@ -359,6 +359,13 @@ struct ServerOptions: ParsableArguments {
     var auditRetention: Int64 = 400
 
     func validate() throws {
+        // One port cannot take both listeners (unless each is on an address of its own).
+        let everywhere = ["0.0.0.0", "::"]
+        if let adminPort, adminPort == port, port != 0,
+            adminHost == host || everywhere.contains(adminHost) || everywhere.contains(host)
+        {
+            throw ValidationError("--admin-port and --port must differ (both are \(port))")
+        }
         if adminPort != nil && adminTokenFile == nil && adminClientCA == nil {
             throw ValidationError("--admin-port needs --admin-token-file or --admin-client-ca")
         }
