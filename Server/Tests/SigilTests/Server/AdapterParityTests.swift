@@ -32,6 +32,8 @@ struct ParitySetup: Sendable {
     var dpop: DPoPVerifier?
     /// The public origin requests are checked against, when a test sets it.
     var origin: String?
+    /// Monitored path prefixes, when a test sets them.
+    var monitor: [String] = []
 
     static let bodyLimit = 4096
 
@@ -65,7 +67,7 @@ struct ParitySetup: Sendable {
     var exchange: Exchange {
         Exchange(
             verifier: verifier, responseSigner: responseSigner, sealing: sealedBodies, bodyTimeout: .seconds(10),
-            dpop: dpop, origin: origin)
+            dpop: dpop, origin: origin, monitor: monitor)
     }
 
     /// A session of the device against `transport`, answers required signed by the response key.
@@ -128,7 +130,8 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                 body: .init(
                     byteBuffer: ByteBuffer(
                         bytes: ParitySetup.echo(
-                            keyID: try Self.same(context.requireSigilIdentity(), context.requireIdentity()).keyID
+                            keyID: try context.sigilOutcome.map { "unverified:\($0.rawValue)" }
+                                ?? Self.same(context.requireSigilIdentity(), context.requireIdentity()).keyID
                                 ?? "none",
                             body: Array(buffer: bytes),
                             coding: request.headers[.contentEncoding]))))
@@ -163,9 +166,10 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                     body: .init(
                         buffer: ByteBuffer(
                             bytes: ParitySetup.echo(
-                                keyID: try Self.same(
-                                    request.sigil.requireIdentity(), request.auth.require(SigilIdentity.self)
-                                ).keyID ?? "none",
+                                keyID: try request.sigil.outcome.map { "unverified:\($0.rawValue)" }
+                                    ?? Self.same(
+                                        request.sigil.requireIdentity(), request.auth.require(SigilIdentity.self)
+                                    ).keyID ?? "none",
                                 body: request.body.data.map { Array(buffer: $0) } ?? [],
                                 coding: request.headers.first(name: .contentEncoding)))))
             }
@@ -211,7 +215,8 @@ enum Adapter: String, CaseIterable, CustomStringConvertible, Sendable {
                     response,
                     HTTPBody(
                         ParitySetup.echo(
-                            keyID: try SigilServerMiddleware.requireIdentity().keyID ?? "none", body: bytes,
+                            keyID: try SigilServerMiddleware.outcome.map { "unverified:\($0.rawValue)" }
+                                ?? SigilServerMiddleware.requireIdentity().keyID ?? "none", body: bytes,
                             coding: request.headerFields[.contentEncoding]))
                 )
             },
@@ -379,6 +384,38 @@ struct AdapterParityTests {
                 clock: setup.clock)
             try verifier.verifySigilV1(replayHead, body: replayBody, answering: answered)
             #expect(String(decoding: replayBody, as: UTF8.self).contains("replayed-nonce"), "\(adapter)")
+        }
+    }
+
+    @Test(
+        "monitor mode: an unsigned or forged request reaches the route unverified with its code through every adapter, a verified one with its identity, an unmonitored one is refused",
+        arguments: Adapter.allCases)
+    func monitorMode(_ adapter: Adapter) async throws {
+        var configured = try await ParitySetup()
+        configured.monitor = ["/api/echo"]
+        let setup = configured
+        try await adapter.withTransport(setup) { transport in
+            let body = Array(#"{"n":1}"#.utf8)
+            func keyID(of answer: [UInt8]) -> String? {
+                ((try? JSONSerialization.jsonObject(with: Data(answer))) as? [String: Any])?["keyId"] as? String
+            }
+            let (unsigned, unsignedBody) = try await transport.send(Self.echo(), body: body)
+            #expect(unsigned.status == .ok && keyID(of: unsignedBody) == "unverified:missing-signature", "\(adapter)")
+
+            for profile in SignatureProfile.allCases {
+                var forged = Self.echo()
+                try RequestSigner(key: setup.device, keyID: setup.deviceKeyID, profile: profile, clock: setup.clock)
+                    .sign(&forged, body: body)
+                let (tampered, tamperedBody) = try await transport.send(forged, body: Array(#"{"n":2}"#.utf8))
+                #expect(tampered.status == .ok, "\(adapter) \(profile)")
+                #expect(
+                    keyID(of: tamperedBody) == "unverified:digest-mismatch"
+                        || keyID(of: tamperedBody) == "unverified:invalid-signature", "\(adapter) \(profile)")
+                let (verified, verifiedBody) = try await transport.send(forged, body: body)
+                #expect(verified.status == .ok && keyID(of: verifiedBody) == setup.deviceKeyID, "\(adapter) \(profile)")
+            }
+            let (refused, _) = try await transport.send(Self.echo("/api/forbidden"), body: body)
+            #expect(refused.status.code == 401, "\(adapter): /api/forbidden is not monitored")
         }
     }
 
