@@ -122,7 +122,8 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
         }
     }
 
-    /// One line for people: ID, user, state, then each key with its algorithm, state and last use.
+    /// One line for people: ID, user, state, then each key with its algorithm, state, creation and
+    /// last use (ISO 8601, UTC).
     /// What devices and users supplied is escaped (``OperatorText``): the line stays one line.
     public var line: String {
         let text = { OperatorText.escaped($0) }
@@ -132,7 +133,7 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
         if let sealingKeyID { fields.append("sealing=\(text(sealingKeyID))") }
         for key in keys {
             fields.append(
-                "key=\(text(key.keyID))(\(text(key.alg)),\(key.state.rawValue),created \(key.created),last used \(key.lastUsed.map(String.init) ?? "never")\(key.thumbprint.map { ",jkt " + text($0) } ?? ""))"
+                "key=\(text(key.keyID))(\(text(key.alg)),\(key.state.rawValue),created \(OperatorText.time(key.created)),last used \(key.lastUsed.map(OperatorText.time) ?? "never")\(key.thumbprint.map { ",jkt " + text($0) } ?? ""))"
             )
         }
         if !certificates.isEmpty {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text that users and devices supply (user IDs, device and key IDs, reasons, actors, client
 /// addresses, attestation words), made safe to print where an operator reads it: `sigil admin`'s
 /// lines, the server's log lines.
@@ -14,6 +16,14 @@ public enum OperatorText {
         /// Never (text inside a sentence).
         case never
     }
+
+    /// A Unix time as operators read it everywhere (`sigil admin devices`, `audit`, `keys`): ISO 8601
+    /// in UTC, to the second (`2026-11-25T10:00:00Z`).
+    public static func time(_ unixSeconds: Int64) -> String {
+        iso8601.format(Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
+    }
+
+    private static let iso8601 = Date.ISO8601FormatStyle()
 
     /// `text` with everything a terminal would act on, or a reader could mistake, made visible:
     /// `\n`, `\r`, `\t`, `\"`, `\\`, and `\u{…}` (hex) for every other control character and every

@@ -93,6 +93,13 @@ struct Admin: AsyncParsableCommand {
 
         func run() async throws {
             let devices = try await store.with { try await $0.devices(user: user, state: state) }
+            if let user, devices.isEmpty {
+                // As `revoke --user` does, the store cannot tell a user it never saw from one known by
+                // access tokens alone: said, not an error.
+                let name = OperatorText.escaped(user, quoting: .never)
+                let which = state.map { "\($0.rawValue) " } ?? ""
+                FileHandle.standardError.write(Data("sigil: no \(which)device of user \(name)\n".utf8))
+            }
             try Admin.print(devices, json: json, line: \.line)
         }
     }
@@ -208,7 +215,7 @@ struct Admin: AsyncParsableCommand {
             try Admin.print(keys, json: json) { key in
                 "\(key.kind.rawValue) \(OperatorText.escaped(key.keyID)) \(OperatorText.escaped(key.alg)) \(key.state.rawValue) "
                     + (key.activatesAt == 0
-                        ? "(since the first start)" : "(current from \(Admin.iso(key.activatesAt)))")
+                        ? "(since the first start)" : "(current from \(OperatorText.time(key.activatesAt)))")
             }
         }
     }
@@ -227,7 +234,7 @@ struct Admin: AsyncParsableCommand {
     /// (``OperatorText``), so a row prints as one line whatever its fields hold.
     static func line(_ row: AuditEntry) -> String {
         let text = { OperatorText.escaped($0) }
-        var fields = [Admin.iso(row.time), row.action.rawValue, "actor=\(text(row.actor))"]
+        var fields = [OperatorText.time(row.time), row.action.rawValue, "actor=\(text(row.actor))"]
         if let device = row.deviceID { fields.append("device=\(text(device))") }
         if let key = row.keyID { fields.append("key=\(text(key))") }
         if let user = row.userID { fields.append("user=\(text(user))") }
@@ -236,9 +243,6 @@ struct Admin: AsyncParsableCommand {
         return fields.joined(separator: " ")
     }
 
-    static func iso(_ time: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(time)))
-    }
 }
 
 extension DeviceRecord.State: ExpressibleByArgument {}

@@ -25,12 +25,16 @@ struct Serve: AsyncParsableCommand {
         try await Self.run(try server.options(), name: "sigil serve")
     }
 
-    /// Runs the server `options` describe until SIGTERM or SIGINT, printing the banner once it listens.
+    /// Runs the server `options` describe until SIGTERM or SIGINT (SIGHUP does not stop it), printing
+    /// the banner once it listens.
     static func run(_ options: SigilStandalone.Options, name: String) async throws {
         var logger = Logger(label: name.replacingOccurrences(of: " ", with: "."))
         logger.logLevel =
             ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        // Log rotation's SIGHUP never ends the server (before it listens too); the access log, when
+        // there is one, reopens on it (AccessLog.reopenOnHangup).
+        signal(SIGHUP, SIG_IGN)
         let banner = Banner()
         let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
             await banner.print(port: port)

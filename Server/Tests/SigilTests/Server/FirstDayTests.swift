@@ -103,4 +103,71 @@ struct FirstDayTests {
         }
         #expect(!FileManager.default.fileExists(atPath: data))
     }
+
+    @Test("SIGHUP (log rotation) leaves sigil serve running and answering; SIGTERM still stops it")
+    func hangupKeepsServing() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        let server = try await ServeProcess.start(["serve", "--data-dir", data, "--port", "0"])
+        defer { server.stop() }
+        for _ in 0..<2 {
+            #expect(kill(server.process.processIdentifier, SIGHUP) == 0)
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        #expect(server.process.isRunning)
+        let pin = try await SigilCommand.run(["pin", "127.0.0.1:\(server.port)"])
+        #expect(pin.status == 0, "\(pin.error)")
+        server.stop()
+        #expect(server.process.terminationReason == .exit)
+    }
+
+    @Test(
+        "sigil admin: devices prints ISO 8601 times as audit does; a user with no device is said on stderr, with revoke --user's status"
+    )
+    func adminTextOutputs() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        // The server's first start puts its keys in the store, which `sigil admin` needs.
+        let server = try ServerProcess(dataDirectory: data)
+        server.stop()
+        let store = try await SQLiteKeyDirectory.open(
+            path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
+        let key = try TestDevice(.ed25519)
+        try await store.apply(
+            DirectoryChange(
+                added: [
+                    RegisteredKey(
+                        keyID: key.keyID, key: try key.key.verificationKey, deviceID: "dev-1", userID: "alice")
+                ],
+                audit: [
+                    AuditEntry(
+                        time: SystemUnixClock().now(), action: .registered, deviceID: "dev-1", keyID: key.keyID,
+                        userID: "alice", actor: key.keyID)
+                ]))
+        try await store.close()
+
+        let devices = try await SigilCommand.run(["admin", "devices", "--data-dir", data])
+        #expect(devices.status == 0, "\(devices.error)")
+        #expect(
+            devices.text.range(
+                of: "\\(ed25519,active,created \(Self.isoTime),last used never,jkt ", options: .regularExpression)
+                != nil, "\(devices.text)")
+        let audit = try await SigilCommand.run(["admin", "audit", "--data-dir", data])
+        #expect(audit.text.range(of: "^\(Self.isoTime) registered ", options: .regularExpression) != nil)
+
+        let revoke = try await SigilCommand.run(
+            ["admin", "revoke", "--user", "nobody", "--as", "ops", "--data-dir", data])
+        for (arguments, said) in [
+            (["--user", "nobody"], "no device of user nobody"),
+            (["--user", "alice", "--state", "revoked"], "no revoked device of user alice"),
+            (["--user", "nobody", "--json"], "no device of user nobody"),
+        ] {
+            let unknown = try await SigilCommand.run(["admin", "devices", "--data-dir", data] + arguments)
+            #expect(unknown.status == revoke.status)
+            #expect(unknown.error == "sigil: \(said)\n", "\(arguments): \(unknown.error)")
+            #expect(unknown.output.isEmpty)
+        }
+    }
 }
