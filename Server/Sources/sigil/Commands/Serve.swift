@@ -285,6 +285,13 @@ struct ServerOptions: ParsableArguments {
     )
     var monitor: [String] = []
 
+    @Option(
+        name: .customLong("access-log"),
+        help:
+            "Write one JSON line per request, accepted or refused, to this file (- for standard output); reopened on SIGHUP."
+    )
+    var accessLog: String?
+
     @Flag(name: .long, help: "Serve GET /metrics (Prometheus text) with verification counters by outcome.")
     var metrics = false
 
@@ -443,6 +450,7 @@ struct ServerOptions: ParsableArguments {
         options.includeSignatureBase = debugSignatureBase
         options.sealedPaths = requireSealed
         options.monitor = monitor
+        options.accessLog = accessLog
         options.appAttest.appIDs = appID
         options.appAttest.debugTokenFiles = appAttestDebugToken
         if !appAttestDebugToken.isEmpty && appID.isEmpty {

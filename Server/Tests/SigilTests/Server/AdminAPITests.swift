@@ -129,6 +129,7 @@ struct AdminAPITests {
                     $0.action == .adminCall
                 }
                 #expect(calls.count >= 5)
+                #expect(!calls.contains { $0.reason == "GET /metrics" }, "a scrape writes no audit row")
                 #expect(calls.allSatisfy { $0.actor == "operator:token:alice-ops" })
             }
         }
