@@ -21,13 +21,15 @@ import Synchronization
 /// request was refused after it), `client`, `requestId`, `durationMs`, `bodyBytes`. Never a secret, a
 /// token, a signature or a body; every value is a JSON string or number, so what a client sends
 /// cannot start a line of its own. A file is opened for appending (owner-only when created) and
-/// reopened on SIGHUP, for log rotation.
+/// reopened on SIGHUP, for log rotation. Lines are written in batches, within 200 ms.
 public final class AccessLog: Sendable {
     /// The file, or `nil` for standard output.
     public let path: String?
     let descriptor: Mutex<Int32>
     /// The SIGHUP source, set once by ``reopenOnHangup()`` before the server runs, cancelled by ``close()``.
     nonisolated(unsafe) var hangups: (any DispatchSourceSignal)?
+    /// Writes what is pending every ``flushInterval``, until ``close()``.
+    nonisolated(unsafe) var flusher: (any DispatchSourceTimer)?
 
     /// Opens `path` (`-` for standard output).
     ///
@@ -35,6 +37,11 @@ public final class AccessLog: Sendable {
     public init(path: String) throws {
         self.path = path == "-" ? nil : path
         descriptor = Mutex(try Self.open(self.path))
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval)
+        timer.setEventHandler { [weak self] in self?.flush() }
+        timer.resume()
+        flusher = timer
     }
 
     static func open(_ path: String?) throws -> Int32 {
@@ -49,6 +56,7 @@ public final class AccessLog: Sendable {
     /// Reopens the file (after a rotation moved it away); on failure the old one stays in use.
     public func reopen() throws {
         guard path != nil else { return }
+        flush()
         let reopened = try Self.open(path)
         let old = descriptor.withLock { descriptor in
             defer { descriptor = reopened }
@@ -66,11 +74,51 @@ public final class AccessLog: Sendable {
         hangups = source
     }
 
-    /// Writes one line.
-    func write(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+    /// Lines not yet written, and the time last formatted (a second's text is made once).
+    struct Pending {
+        var bytes: [UInt8] = []
+        var second: Int64 = .min
+        var secondText = ""
+    }
+    let pending = Mutex(Pending())
+    /// Writes what is pending at least this often.
+    static let flushInterval = DispatchTimeInterval.milliseconds(200)
+    /// Writes at once past this many bytes pending.
+    static let flushSize = 32 << 10
+
+    /// Queues one line; it is written within ``flushInterval``, or at once past ``flushSize`` bytes.
+    func write(_ entry: Entry) {
+        let time = pending.withLock { pending in
+            if pending.second != entry.time {
+                pending.second = entry.time
+                pending.secondText = Date(timeIntervalSince1970: TimeInterval(entry.time)).formatted(.iso8601)
+            }
+            return pending.secondText
+        }
+        var line = Array(entry.line(time: time).utf8)
+        line.append(UInt8(ascii: "\n"))
+        let full = pending.withLock { pending -> [UInt8]? in
+            pending.bytes += line
+            guard pending.bytes.count >= Self.flushSize else { return nil }
+            defer { pending.bytes.removeAll(keepingCapacity: true) }
+            return pending.bytes
+        }
+        if let full { writeOut(full) }
+    }
+
+    /// Writes what is pending.
+    public func flush() {
+        let bytes = pending.withLock { pending in
+            defer { pending.bytes.removeAll(keepingCapacity: true) }
+            return pending.bytes
+        }
+        if !bytes.isEmpty { writeOut(bytes) }
+    }
+
+    /// Writes `bytes` whole (a write interrupted by a signal is resumed; a failing one drops the rest).
+    func writeOut(_ bytes: [UInt8]) {
         descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
             var written = 0
             while written < bytes.count {
                 let result = bytes.withUnsafeBytes { buffer in
@@ -85,9 +133,15 @@ public final class AccessLog: Sendable {
 
     /// Closes the file.
     public func close() {
+        flusher?.cancel()
         hangups?.cancel()
+        flush()
         guard path != nil else { return }
-        descriptor.withLock { _ = Glibc.close($0) }
+        // Never again written to: the number may name another file once it is closed.
+        descriptor.withLock { descriptor in
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
     }
 
     /// One request's line.
@@ -101,9 +155,9 @@ public final class AccessLog: Sendable {
         var requestID: String?
         var duration: Duration
 
-        var line: String {
-            var json =
-                "{\"time\":" + Problem.quoted(Date(timeIntervalSince1970: TimeInterval(time)).formatted(.iso8601))
+        /// The line, without its newline; `time` is ``time`` as text.
+        func line(time: String) -> String {
+            var json = "{\"time\":\"" + time + "\""
             json += ",\"method\":" + Problem.quoted(method)
             json += ",\"path\":" + Problem.quoted(AccessLog.withoutQueryValues(path))
             json += ",\"status\":\(status)"
@@ -114,21 +168,38 @@ public final class AccessLog: Sendable {
             for (name, value) in strings {
                 if let value { json += ",\"\(name)\":" + Problem.quoted(value) }
             }
+            // Milliseconds with three decimals, from whole microseconds.
             let (seconds, attoseconds) = duration.components
-            json += ",\"durationMs\":" + String(format: "%.3f", Double(seconds) * 1e3 + Double(attoseconds) / 1e15)
+            let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+            let fraction = String(micros % 1_000)
+            json += ",\"durationMs\":\(micros / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
             if let bytes = facts.bodyBytes { json += ",\"bodyBytes\":\(bytes)" }
             return json + "}"
         }
     }
 
-    /// `path` with every query parameter's value dropped (`/a?x=1&y` → `/a?x&y`): values may carry
-    /// tokens or personal data; the names say what was asked.
+    /// `path` with the value of every query parameter and path parameter dropped (`/a;s=1?x=1&y` →
+    /// `/a;s?x&y`): values may carry tokens or personal data; the names say what was asked. A name that
+    /// holds an encoded `=` is cut there too.
     static func withoutQueryValues(_ path: String) -> String {
-        guard let mark = path.firstIndex(of: "?") else { return path }
-        let names = path[path.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map {
-            $0.prefix { $0 != "=" }
+        func names(_ text: Substring, separator: Character) -> String {
+            text.split(separator: separator, omittingEmptySubsequences: false).map { parameter in
+                var name = parameter.prefix { $0 != "=" }
+                if let encoded = name.range(of: "%3d", options: .caseInsensitive) {
+                    name = name[..<encoded.lowerBound]
+                }
+                return String(name)
+            }.joined(separator: String(separator))
         }
-        return String(path[..<mark]) + "?" + names.joined(separator: "&")
+        let mark = path.firstIndex(of: "?") ?? path.endIndex
+        let segments = path[..<mark].split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
+            return String(segment[..<semicolon]) + ";"
+                + names(segment[segment.index(after: semicolon)...], separator: ";")
+        }
+        let target = segments.joined(separator: "/")
+        guard mark < path.endIndex else { return target }
+        return target + "?" + names(path[path.index(after: mark)...], separator: "&")
     }
 }
 
@@ -152,14 +223,14 @@ struct AccessLogMiddleware: RouterMiddleware {
         }
         do {
             let response = try await RequestRecord.$current.withValue(record) { try await next(request, context) }
-            log.write(entry(Int(response.status.code)).line)
+            log.write(entry(Int(response.status.code)))
             return response
         } catch {
             if let refusal = error as? SigilHTTPError {
                 // A route's refusal of an admitted request names its own code.
                 record.update { $0.outcome = refusal.error.code.rawValue }
             }
-            log.write(entry(Int((error as? any HTTPResponseError)?.status.code ?? 500)).line)
+            log.write(entry(Int((error as? any HTTPResponseError)?.status.code ?? 500)))
             throw error
         }
     }

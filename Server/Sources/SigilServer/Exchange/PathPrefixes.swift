@@ -15,11 +15,19 @@ public struct PathPrefixes: Sendable, Hashable {
     public let prefixes: [String]
     /// Each prefix in its comparable form.
     let comparable: [[UInt8]]
+    /// Each prefix as configured, without a trailing `/`: what a router that routes on the raw segments
+    /// (Hummingbird's, Vapor's: no dot segment removed, no letter lowercased) matches.
+    let raw: [[UInt8]]
 
     /// Prefixes as configured (`/api/account`).
     public init(_ prefixes: [String]) {
         self.prefixes = prefixes
         self.comparable = prefixes.map { Self.readings(of: $0).last ?? [UInt8(ascii: "/")] }
+        self.raw = prefixes.map { prefix in
+            var bytes = Array(prefix.utf8)
+            while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+            return bytes
+        }
     }
 
     /// Whether no prefix is configured.
@@ -29,20 +37,24 @@ public struct PathPrefixes: Sendable, Hashable {
     public func anyReading(of path: String) -> String? {
         guard !prefixes.isEmpty else { return nil }
         let readings = Self.readings(of: path)
-        return longest { prefix in readings.contains { Self.falls($0, under: prefix) } }
+        return longest { index in readings.contains { Self.falls($0, under: comparable[index]) } }
     }
 
-    /// The configured prefix (the longest) every reading of `path` falls under, or `nil`.
+    /// The configured prefix (the longest) every reading of `path` falls under, the raw path as sent
+    /// among them (segments as a router matches them, `..`, `;` parameters and case kept), or `nil`.
     public func everyReading(of path: String) -> String? {
         guard !prefixes.isEmpty else { return nil }
         let readings = Self.readings(of: path)
-        return longest { prefix in readings.allSatisfy { Self.falls($0, under: prefix) } }
+        let sent = Array(path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        return longest { index in
+            Self.falls(sent, under: raw[index]) && readings.allSatisfy { Self.falls($0, under: comparable[index]) }
+        }
     }
 
-    func longest(where matches: ([UInt8]) -> Bool) -> String? {
+    func longest(where matches: (Int) -> Bool) -> String? {
         var found: (prefix: String, length: Int)?
-        for (prefix, form) in zip(prefixes, comparable) where matches(form) && form.count > (found?.length ?? -1) {
-            found = (prefix, form.count)
+        for index in prefixes.indices where matches(index) && comparable[index].count > (found?.length ?? -1) {
+            found = (prefixes[index], comparable[index].count)
         }
         return found?.prefix
     }

@@ -102,7 +102,7 @@ struct MonitorTests {
     func everyReading() {
         let monitor = PathPrefixes(["/public", "/public/v2"])
         #expect(monitor.everyReading(of: "/public") == "/public")
-        #expect(monitor.everyReading(of: "/PUBLIC/x/?q=1") == "/public")
+        #expect(monitor.everyReading(of: "/public/x/?q=1") == "/public")
         #expect(monitor.everyReading(of: "/public/v2/x") == "/public/v2")
         #expect(monitor.everyReading(of: "/publicity") == nil)
         // Read decoded, these leave the prefix: the safe side is to enforce.
@@ -110,6 +110,15 @@ struct MonitorTests {
         #expect(monitor.everyReading(of: "/public/%2e%2e/admin") == nil)
         #expect(monitor.anyReading(of: "/x/..%2Fpublic/y") == "/public")
         #expect(monitor.everyReading(of: "/x/..%2Fpublic/y") == nil)
+        // Routers that route on the raw segments (Hummingbird's, Vapor's) keep `..`, `;` parameters,
+        // empty segments and case: a path whose raw form leaves the prefix is enforced.
+        #expect(monitor.everyReading(of: "/admin/../public") == nil)
+        #expect(monitor.everyReading(of: "/admin/%2e%2e/public") == nil)
+        #expect(monitor.everyReading(of: "/x/y/../../public/z") == nil)
+        #expect(monitor.everyReading(of: "/public;x") == nil)
+        #expect(monitor.everyReading(of: "//public") == nil)
+        #expect(monitor.everyReading(of: "/PUBLIC/x") == nil)
+        #expect(monitor.everyReading(of: "/public/x;y") == "/public")
     }
 
     @Test(
