@@ -6,19 +6,6 @@ import SigilClient
 import SigilServer
 import Testing
 
-/// A body of one chunk.
-struct OneChunk: AsyncSequence, Sendable {
-    let bytes: [UInt8]
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var bytes: [UInt8]?
-        mutating func next() async -> [UInt8]? {
-            defer { bytes = nil }
-            return bytes
-        }
-    }
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes) }
-}
-
 /// The attacks a review tried on the authenticators asked in turn, each asserting what the exchange does.
 @Suite("Authenticator attack review")
 struct AuthenticatorAttackReviewTests {
@@ -67,7 +54,7 @@ struct AuthenticatorAttackReviewTests {
         let refused = await Self.refusal { _ = try await exchange.admit(forged, body: tampered) }
         #expect(refused?.code == .invalidSignature && refused?.requestVerified == false)
         let streamed = await Self.refusal {
-            _ = try await exchange.admit(forged, bodyChunks: OneChunk(bytes: tampered))
+            _ = try await exchange.admit(forged, bodyChunks: BodyReaderTests.OneChunk(bytes: tampered))
         }
         #expect(streamed?.code == .invalidSignature && streamed?.requestVerified == false)
         if !mode {
@@ -138,7 +125,9 @@ struct AuthenticatorAttackReviewTests {
         var sealed = request
         sealed.headerFields[.contentEncoding] = "sigil-hpke"
         try AuthenticatorTests.addDPoP(prover, to: &sealed)
-        let s = await Self.refusal { _ = try await exchange.admit(sealed, bodyChunks: OneChunk(bytes: body)) }
+        let s = await Self.refusal {
+            _ = try await exchange.admit(sealed, bodyChunks: BodyReaderTests.OneChunk(bytes: body))
+        }
         #expect(s?.code == .sealedBodyInvalid && s?.requestVerified == false)
 
         var proofOnly = request
