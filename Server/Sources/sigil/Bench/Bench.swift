@@ -51,15 +51,61 @@ struct CoreBench: AsyncParsableCommand {
             try algorithms.map { list in
                 try list.split(separator: ",").map { try SignatureAlgorithm.named(String($0)) }
             } ?? SignatureAlgorithm.allCases
+        // Each table is printed as soon as its figures are measured; with --json, a progress line on
+        // standard error stands in for it, and the one document comes at the end.
+        if !json {
+            BenchOutput.line("| algorithm | profile | raw verify/s | full verify/s | full/raw | sign/s |")
+            BenchOutput.line("|---|---|---:|---:|---:|---:|")
+        }
         var rows: [AlgorithmFigures] = []
-        for algorithm in selected {
-            rows.append(try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run())
+        for (index, algorithm) in selected.enumerated() {
+            let row = try await AlgorithmBench(algorithm: algorithm, seconds: seconds).run()
+            rows.append(row)
+            guard !json else {
+                BenchOutput.progress("\(algorithm) measured (\(index + 1) of \(selected.count) algorithms)")
+                continue
+            }
+            for profile in SignatureProfile.allCases {
+                BenchOutput.line(
+                    "| \(row.algorithm) | \(profile) | \(Self.format(row.rawVerify[profile] ?? 0)) | "
+                        + "\(Self.format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
+                        + "\(Self.format(row.sign)) |"
+                )
+            }
         }
         let nonces = NonceStoreBench.run(count: 1_000_000)
         let canonicalization = CanonicalizationBench.run(seconds: seconds)
+        if json {
+            BenchOutput.progress("nonce store and canonicalization measured")
+        } else {
+            BenchOutput.line(
+                """
+
+                | measure | value |
+                |---|---:|
+                | MemoryNonceStore inserts/s (1,000,000 nonces) | \(Self.format(nonces.insertsPerSecond)) |
+                | MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |
+                | JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |
+                """)
+        }
         let sealing = try await SealingBench.run(seconds: seconds)
+        if json {
+            BenchOutput.progress("sealing measured")
+        } else {
+            var table = """
+
+                | sealing (HPKE X-Wing, AES-256-GCM) | Sigil /s | swift-crypto HPKE /s | Sigil / swift-crypto |
+                |---|---:|---:|---:|
+                """
+            for row in sealing {
+                table +=
+                    "\n| \(row.name) | \(Self.format(row.sigil)) | \(Self.format(row.raw)) | \(String(format: "%.2f", row.sigil / row.raw)) |"
+            }
+            BenchOutput.line(table)
+        }
         let dpop = try await DPoPBench.run(seconds: seconds)
         if json {
+            BenchOutput.progress("DPoP measured")
             let object: [String: Any] = [
                 "algorithms": rows.map(\.dictionary),
                 "nonceStore": ["insertsPerSecond": nonces.insertsPerSecond, "bytesPerNonce": nonces.bytesPerNonce],
@@ -74,44 +120,22 @@ struct CoreBench: AsyncParsableCommand {
                 ],
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            BenchOutput.line(String(decoding: data, as: UTF8.self))
             return
         }
-        print("| algorithm | profile | raw verify/s | full verify/s | full/raw | sign/s |")
-        print("|---|---|---:|---:|---:|---:|")
-        for row in rows {
-            for profile in SignatureProfile.allCases {
-                print(
-                    "| \(row.algorithm) | \(profile) | \(Self.format(row.rawVerify[profile] ?? 0)) | "
-                        + "\(Self.format(row.fullVerify[profile] ?? 0)) | \(String(format: "%.2f", row.ratio(profile))) | "
-                        + "\(Self.format(row.sign)) |"
-                )
-            }
-        }
-        print()
-        print("| measure | value |")
-        print("|---|---:|")
-        print("| MemoryNonceStore inserts/s (1,000,000 nonces) | \(Self.format(nonces.insertsPerSecond)) |")
-        print("| MemoryNonceStore bytes per live nonce | \(String(format: "%.1f", nonces.bytesPerNonce)) |")
-        print("| JSON canonicalization, 1 MiB document | \(String(format: "%.0f", canonicalization)) MB/s |")
-        print()
-        print("| sealing (HPKE X-Wing, AES-256-GCM) | Sigil /s | swift-crypto HPKE /s | Sigil / swift-crypto |")
-        print("|---|---:|---:|---:|")
-        for row in sealing {
-            print(
-                "| \(row.name) | \(Self.format(row.sigil)) | \(Self.format(row.raw)) | \(String(format: "%.2f", row.sigil / row.raw)) |"
-            )
-        }
-        print()
-        print("| DPoP (RFC 9449; ES256 proof, ES256 JWT access token) | verifies/s | vs raw ES256 |")
-        print("|---|---:|---:|")
-        print("| raw ES256 verification | \(Self.format(dpop.raw)) | 1.00 |")
+        var table = """
+
+            | DPoP (RFC 9449; ES256 proof, ES256 JWT access token) | verifies/s | vs raw ES256 |
+            |---|---:|---:|
+            | raw ES256 verification | \(Self.format(dpop.raw)) | 1.00 |
+            """
         for (name, value, ratio) in [
             ("DPoP request, token verified before", dpop.remembered, dpop.rememberedRatio),
             ("DPoP request, fresh token", dpop.fresh, dpop.freshRatio),
         ] {
-            print("| \(name) | \(Self.format(value)) | \(String(format: "%.2f", ratio)) |")
+            table += "\n| \(name) | \(Self.format(value)) | \(String(format: "%.2f", ratio)) |"
         }
+        BenchOutput.line(table)
     }
 
     static func format(_ value: Double) -> String {
@@ -142,6 +166,21 @@ struct AlgorithmFigures {
             ]
         }
         return result
+    }
+}
+
+/// What the benches print: tables on standard output as each is measured (flushed, so a pipe or a
+/// file shows them too), progress on standard error.
+enum BenchOutput {
+    /// `text` and a newline on standard output, at once.
+    static func line(_ text: String) {
+        print(text)
+        fflush(nil)
+    }
+
+    /// A progress line on standard error, for output that comes only at the end (JSON, ratios).
+    static func progress(_ text: String) {
+        FileHandle.standardError.write(Data("sigil bench: \(text)\n".utf8))
     }
 }
 

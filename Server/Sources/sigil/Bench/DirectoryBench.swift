@@ -62,10 +62,10 @@ struct DirectoryBench: AsyncParsableCommand {
             RegisteredKey(
                 keyID: "bench-\(run)-\(index)", key: try key.verificationKey, deviceID: "dev-bench-\(run)-\(index)")
         }
-        print(
+        BenchOutput.line(
             "| store | devices | cache size | one hot device, req/s | at random, req/s | random / hot | cache entries |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        BenchOutput.line("|---|---:|---:|---:|---:|---:|---:|")
         if measures("sqlite") {
             let path = NSTemporaryDirectory() + "sigil-bench-\(UUID().uuidString).sqlite"
             defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
@@ -106,7 +106,7 @@ struct DirectoryBench: AsyncParsableCommand {
         }
         let hotRate = try await Self.rate(verifier, hot, seconds: seconds)
         let randomRate = try await Self.rate(verifier, random, seconds: seconds)
-        print(
+        BenchOutput.line(
             "| \(name) | \(StoreBench.format(Double(keys.count))) | \(StoreBench.format(Double(cache.capacity))) "
                 + "| \(StoreBench.format(hotRate)) | \(StoreBench.format(randomRate)) "
                 + "| \(String(format: "%.2f", randomRate / hotRate)) | \(StoreBench.format(Double(cache.count))) |")

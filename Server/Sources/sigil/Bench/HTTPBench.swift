@@ -145,11 +145,15 @@ struct HTTPBench: AsyncParsableCommand {
         for mode in modes { _ = try await run(mode, port: ports[mode.server], body: body, client: client, for: 0.2) }
         var totals = [Double](repeating: 0, count: modes.count)
         let slices = 5
-        for _ in 0..<slices {
+        BenchOutput.progress(
+            "\(modes.count) modes, \(slices) slices of \(String(format: "%g", load.seconds / Double(slices))) s each; "
+                + "the table comes once all are measured (each is read against the first)")
+        for slice in 0..<slices {
             for (index, mode) in modes.enumerated() {
                 totals[index] += try await run(
                     mode, port: ports[mode.server], body: body, client: client, for: load.seconds / Double(slices))
             }
+            BenchOutput.progress("slice \(slice + 1) of \(slices) measured")
         }
         return zip(modes, totals).map { ($0.name, $1 / load.seconds) }
     }

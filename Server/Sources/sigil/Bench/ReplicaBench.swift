@@ -77,11 +77,12 @@ extension HTTPBench {
         for spread in spreads { _ = try await run(mode, ports: spread, body: body, client: client, for: 0.2) }
         var totals = [0.0, 0.0]
         let slices = 5
-        for _ in 0..<slices {
+        for slice in 0..<slices {
             for (index, spread) in spreads.enumerated() {
                 totals[index] += try await run(
                     mode, ports: spread, body: body, client: client, for: load.seconds / Double(slices))
             }
+            BenchOutput.progress("throughput: slice \(slice + 1) of \(slices) measured")
         }
         return totals.map { $0 / load.seconds }
     }
@@ -118,6 +119,7 @@ extension HTTPBench {
             }
             let elapsed = ContinuousClock.now - start
             times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            BenchOutput.progress("revocation: trial \(trial + 1) of \(trials) measured")
         }
         return times
     }

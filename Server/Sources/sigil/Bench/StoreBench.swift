@@ -44,11 +44,21 @@ struct StoreBench: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        var rows: [Row] = []
         var defaultRedisBenchmark: Double?
+        // Each row is printed as soon as its store is measured.
+        BenchOutput.line(
+            "| store | inserts/s, 1 in flight | inserts/s, 64 in flight | server's own rate | 64 in flight / own rate |"
+        )
+        BenchOutput.line("|---|---:|---:|---:|---:|")
+        func printRow(_ row: Row) {
+            let limit = row.limit.map { "\(Self.format($0.1)) (\($0.0))" } ?? "—"
+            let ratio = row.limit.map { String(format: "%.2f", row.many / $0.1) } ?? "—"
+            BenchOutput.line(
+                "| \(row.store) | \(Self.format(row.one)) | \(Self.format(row.many)) | \(limit) | \(ratio) |")
+        }
         if measures("memory") {
             let memory = MemoryNonceStore()
-            rows.append(
+            printRow(
                 Row(
                     store: "memory", one: try await Self.rate(memory, 1, seconds),
                     many: try await Self.rate(memory, 64, seconds)))
@@ -56,7 +66,7 @@ struct StoreBench: AsyncParsableCommand {
         if measures("sqlite") {
             let path = NSTemporaryDirectory() + "sigil-bench-\(UUID().uuidString).sqlite"
             let sqlite = try await SQLiteNonceStore.open(path: path)
-            rows.append(
+            printRow(
                 Row(
                     store: "SQLite", one: try await Self.rate(sqlite, 1, seconds),
                     many: try await Self.rate(sqlite, 64, seconds)))
@@ -73,7 +83,7 @@ struct StoreBench: AsyncParsableCommand {
             row.limit = try? Self.pgbench(location, url: postgres, seconds: seconds).map {
                 ("pgbench, 64 clients, same insert", $0)
             }
-            rows.append(row)
+            printRow(row)
             store.close()
         }
         if let redis, measures("redis") {
@@ -87,23 +97,13 @@ struct StoreBench: AsyncParsableCommand {
             row.limit = try? Self.redisBenchmark(location, clients: 4).map {
                 ("redis-benchmark -t set -P 16 -c 4: 64 in flight", $0)
             }
-            rows.append(row)
+            printRow(row)
             defaultRedisBenchmark = try? Self.redisBenchmark(location, clients: 50)
             nonces.client.close()
         }
-        print(
-            "| store | inserts/s, 1 in flight | inserts/s, 64 in flight | server's own rate | 64 in flight / own rate |"
-        )
-        print("|---|---:|---:|---:|---:|")
-        for row in rows {
-            let limit = row.limit.map { "\(Self.format($0.1)) (\($0.0))" } ?? "—"
-            let ratio = row.limit.map { String(format: "%.2f", row.many / $0.1) } ?? "—"
-            print("| \(row.store) | \(Self.format(row.one)) | \(Self.format(row.many)) | \(limit) | \(ratio) |")
-        }
         if let defaultRedisBenchmark {
-            print()
-            print(
-                "redis-benchmark -t set -P 16 with its default 50 connections (800 in flight): \(Self.format(defaultRedisBenchmark))/s"
+            BenchOutput.line(
+                "\nredis-benchmark -t set -P 16 with its default 50 connections (800 in flight): \(Self.format(defaultRedisBenchmark))/s"
             )
         }
     }

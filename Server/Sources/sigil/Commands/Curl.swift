@@ -113,7 +113,29 @@ struct Curl: AsyncParsableCommand {
         else { throw SigilInputError("expected an https:// URL") }
         if !pin.isEmpty { try Pins.check(pin, allowSinglePin: allowSinglePin) }
         let body = try readBody()
-        let stored = try storedIdentity(for: Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority))
+        let origin = Origin(scheme: "https", authority: HTTPRequest(url: parsed).authority)
+        if let route = PublicRoute(path: path) {
+            guard !seal, !dpop else {
+                throw SigilInputError(
+                    "\(route.path) is a public route, answered unsigned to anyone: --seal and --dpop do not apply")
+            }
+            // The default identity lends its pins and the server's key only to its own server.
+            var stored = try storedIdentity(for: origin)
+            if identity == nil, let held = stored, Origin(url: held.identity.server) != origin { stored = nil }
+            let connection = try await connect(
+                host: host, port: port, stored: stored, clientIdentity: try clientIdentity(stored))
+            do {
+                try await readPublic(
+                    route, body: body, authority: components.port.map { "\(host):\($0)" } ?? host, path: path,
+                    stored: stored, connection: connection)
+                try await connection.shutdown()
+            } catch {
+                try? await connection.shutdown()
+                throw error
+            }
+            return
+        }
+        let stored = try storedIdentity(for: origin)
         if identity == nil, key == nil, let stored {
             // An identity whose server does not read as an origin signs for none.
             guard let enrolled = Origin(url: stored.identity.server) else {
@@ -135,13 +157,8 @@ struct Curl: AsyncParsableCommand {
             token.hasPrefix("@")
                 ? String(decoding: try SecureFile.readSecret(String(token.dropFirst())), as: UTF8.self) : token
         }
-        var options = SigilHTTPClient.Options()
-        options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
-        options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
-        options.pqOnly = pqOnly
-        options.anchors = try cacert.map(Anchors.load)
-        options.identity = try clientIdentity(stored)
-        let connection = try await SigilHTTPClient.connect(host: host, port: port, options: options)
+        let connection = try await connect(
+            host: host, port: port, stored: stored, clientIdentity: try clientIdentity(stored))
         let clock = ServerClock()
         do {
             try await send(
@@ -152,6 +169,115 @@ struct Curl: AsyncParsableCommand {
         } catch {
             try? await connection.shutdown()
             throw error
+        }
+    }
+
+    /// A pinned (or, with no pin, `--cacert` or system-rooted) post-quantum TLS connection to the server.
+    func connect(
+        host: String, port: Int, stored: (identity: DeviceIdentity, store: FileDeviceStore)?,
+        clientIdentity: TLSIdentity?
+    ) async throws -> SigilHTTPClient {
+        var options = SigilHTTPClient.Options()
+        options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
+        options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
+        options.pqOnly = pqOnly
+        options.anchors = try cacert.map(Anchors.load)
+        options.identity = clientIdentity
+        return try await SigilHTTPClient.connect(host: host, port: port, options: options)
+    }
+
+    /// `-v`: the TLS groups offered and the pins.
+    func noteConnection(_ connection: SigilHTTPClient) {
+        guard verbose else { return }
+        note("TLS 1.3, groups " + (pqOnly ? "X25519MLKEM768 only" : "X25519MLKEM768 first, X25519"))
+        if let report = connection.pinReport {
+            note("pins " + (report.matched ? "matched: " : "MISMATCH: ") + "\(report)")
+        }
+    }
+
+    /// Reads one of the server's public routes, sent unsigned as anyone may (no key needed). Discovery
+    /// and the key directory carry signatures of their own (PROTOCOL.md sections 8.1 and 12): when an
+    /// identity holds the server's response key they are checked, and an answer they do not sign is
+    /// refused as any unsigned answer of that server is; the attestation challenge is never signed.
+    func readPublic(
+        _ route: PublicRoute, body: [UInt8], authority: String, path: String,
+        stored: (identity: DeviceIdentity, store: FileDeviceStore)?, connection: SigilHTTPClient
+    ) async throws {
+        noteConnection(connection)
+        var request = HTTPRequest(
+            method: try method.map { name in
+                guard let method = HTTPRequest.Method(name) else { throw SigilInputError("no method '\(name)'") }
+                return method
+            } ?? (body.isEmpty ? route.method : .post),
+            scheme: "https", authority: authority, path: path)
+        if json != nil {
+            request.headerFields[.contentType] = "application/json"
+            request.headerFields[.accept] = "application/json"
+        }
+        try appendHeaders(to: &request)
+        if verbose { note("\(route.path): a public route, sent unsigned") }
+        let (head, answer) = try await connection.transport.send(request, body: body)
+        let statusLine = "HTTP \(head.status.code) \(head.status.reasonPhrase)"
+        // Whether the answer carries a signature by the key the identity holds; nil: none to check.
+        var verified: Bool?
+        if let stored, route != .attestChallenge, head.status == .ok {
+            let key = try KeyFile.load(Array(stored.identity.responseKey.utf8), formats: .withRSA).verificationKey
+            switch route {
+            case .discovery:
+                let field = HTTPField.Name(Registration.DiscoverySignature.field)
+                verified =
+                    !Registration.DiscoverySignature.verifiedSigners(
+                        field.flatMap { head.headerFields[$0] }, body: answer,
+                        trusted: [stored.identity.responseKeyID: key]
+                    ).isEmpty
+            default:
+                // Taken only when a key the identity trusts signed the list (each listed key signing too).
+                let trusted = TrustedResponseKeys([stored.identity.responseKeyID: key], keyFormats: .withRSA)
+                trusted.learn(directory: answer, response: head, request: request, now: ServerClock().now())
+                verified = trusted.current != nil
+            }
+        }
+        if verbose {
+            let said =
+                switch verified {
+                case true?: "signature verified (\(route == .discovery ? "Sigil-Discovery-Signature" : "RFC 9421"))"
+                case false?: "NOT signed by the server's key"
+                case nil:
+                    route == .attestChallenge || head.status != .ok
+                        ? "unsigned, as this route answers"
+                        : "signature not checked (no server key: sigil enroll, or name an --identity)"
+                }
+            note("response: HTTP \(head.status.code), \(said)")
+        }
+        if verified == false {
+            // Not the enrolled server's word: nothing of it is printed as if it were.
+            warn(
+                "the answer is not signed by the server's key: \(statusLine); "
+                    + "this server signs its \(route == .discovery ? "discovery" : "key directory"): a proxy or another server answered?"
+            )
+            throw ExitStatus(code: 1)
+        }
+        if include {
+            var lines = statusLine + "\r\n"
+            for field in head.headerFields { lines += "\(field.name.rawName): \(field.value)\r\n" }
+            FileHandle.standardOutput.write(Data((lines + "\r\n").utf8))
+        }
+        FileHandle.standardOutput.write(Data(answer))
+        if head.status.code >= 400 {
+            let hint = request.method == route.method ? "" : " (\(route.path) is \(route.method.rawValue))"
+            warn("\(statusLine), unsigned\(hint)")
+            throw ExitStatus(code: 1)
+        }
+    }
+
+    /// The `-H` headers, added to `request`.
+    func appendHeaders(to request: inout HTTPRequest) throws {
+        for header in headers {
+            let parts = header.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let name = HTTPField.Name(String(parts[0])) else {
+                throw SigilInputError("a header is 'Name: value'")
+            }
+            request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
         }
     }
 
@@ -167,12 +293,7 @@ struct Curl: AsyncParsableCommand {
         clock: ServerClock,
         connection: SigilHTTPClient
     ) async throws {
-        if verbose {
-            note("TLS 1.3, groups " + (pqOnly ? "X25519MLKEM768 only" : "X25519MLKEM768 first, X25519"))
-            if let report = connection.pinReport {
-                note("pins " + (report.matched ? "matched: " : "MISMATCH: ") + "\(report)")
-            }
-        }
+        noteConnection(connection)
 
         // Whenever an identity holds the server's response key, answers are checked with it.
         var responses: ResponseVerifier?
@@ -190,13 +311,7 @@ struct Curl: AsyncParsableCommand {
             request.headerFields[.contentType] = "application/json"
             request.headerFields[.accept] = "application/json"
         }
-        for header in headers {
-            let parts = header.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, let name = HTTPField.Name(String(parts[0])) else {
-                throw SigilInputError("a header is 'Name: value'")
-            }
-            request.headerFields.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
-        }
+        try appendHeaders(to: &request)
         let enrolledOrigin = stored.flatMap { Origin(url: $0.identity.server) }
         let answersFromEnrolled = enrolledOrigin != nil && enrolledOrigin == Origin(request)
         // The enrolled server's answers are signed with the key the identity holds: an unsigned one is
@@ -421,4 +536,36 @@ struct Curl: AsyncParsableCommand {
 
     /// One line on standard error that is not a `-v` note: what the answer was when it is not a success.
     func warn(_ text: String) { FileHandle.standardError.write(Data("sigil: \(text)\n".utf8)) }
+}
+
+/// The server's own public routes, which it answers unsigned to anyone (PROTOCOL.md sections 8 and
+/// 12): everything else a Sigil server answers is signed.
+enum PublicRoute: Equatable {
+    /// `GET /.well-known/sigil`, signed by its own `Sigil-Discovery-Signature`.
+    case discovery
+    /// `GET /.well-known/http-message-signatures-directory`, signed by its own RFC 9421 signatures.
+    case keyDirectory
+    /// `POST /v1/attest/challenge`, never signed.
+    case attestChallenge
+
+    /// The route `path` (with or without its query) names, if public.
+    init?(path: String) {
+        switch path.prefix { $0 != "?" } {
+        case Registration.Path.discovery: self = .discovery
+        case Registration.Path.keyDirectory: self = .keyDirectory
+        case Registration.Path.attestChallenge: self = .attestChallenge
+        default: return nil
+        }
+    }
+
+    var path: String {
+        switch self {
+        case .discovery: Registration.Path.discovery
+        case .keyDirectory: Registration.Path.keyDirectory
+        case .attestChallenge: Registration.Path.attestChallenge
+        }
+    }
+
+    /// The method the server answers it for.
+    var method: HTTPRequest.Method { self == .attestChallenge ? .post : .get }
 }

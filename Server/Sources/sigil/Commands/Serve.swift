@@ -78,6 +78,7 @@ struct Serve: AsyncParsableCommand {
         if let backup = prepared.backupPin {
             banner.append("  backup pin (tls-backup-key.pem, not in use yet): \(backup)")
         }
+        banner.append(features(options))
         let clientCertificates = options.clientCAFile != nil
         banner.append(
             "  key exchange: X25519MLKEM768\(options.allowClassical ? ", X25519" : " only")"
@@ -132,6 +133,29 @@ struct Serve: AsyncParsableCommand {
             "  enroll this machine: sigil enroll \(reachable) --token \(token) \(pins.joined(separator: " "))"
                 + clientFlags)
         return banner.joined(separator: "\n") + "\n"
+    }
+}
+
+extension Serve {
+    /// The banner's one line of the features `options` turn on or leave off, named as their flags are.
+    static func features(_ options: SigilStandalone.Options) -> String {
+        func list(_ values: [String]) -> String? { values.isEmpty ? nil : values.joined(separator: ",") }
+        let dpop: String
+        switch options.dpop.mode {
+        case nil: dpop = "off"
+        case .alone?: dpop = "alone"
+        case .withSignature?: dpop = "with-signature"
+        }
+        let features = [
+            "DPoP " + dpop + (options.dpop.mode != nil && options.dpop.nonces ? " (nonces required)" : ""),
+            "App Attest " + (list(options.appAttest.appIDs) ?? "off"),
+            "Android " + (list(options.android.policy?.apps.map(\.package) ?? []) ?? "off"),
+            "monitor " + (list(options.monitor) ?? "off"),
+            "access log " + (options.accessLog ?? "off"),
+            "sealed paths " + (list(options.sealedPaths) ?? "off"),
+            "metrics " + (options.metrics ? "on" : "off"),
+        ]
+        return "  features: " + features.joined(separator: "; ")
     }
 }
 

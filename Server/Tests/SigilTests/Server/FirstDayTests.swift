@@ -171,3 +171,104 @@ struct FirstDayTests {
         }
     }
 }
+
+/// Issue 30: `sigil curl` reads the server's public routes, which it answers unsigned (checking the
+/// signatures of their own that discovery and the key directory carry), and still refuses an unsigned
+/// answer anywhere else; the start banner names the features that are on.
+@Suite("The first day of an operator: public routes and the banner")
+struct FirstDayPublicRouteTests {
+    @Test("sigil curl reads discovery, the key directory and the challenge with no key; signed ones are checked")
+    func curlReadsPublicRoutes() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let home = ["HOME": directory.appendingPathComponent("home").path]
+        let server = try await ServeProcess.start(
+            ["serve", "--data-dir", directory.appendingPathComponent("data").path, "--port", "0"])
+        defer { server.stop() }
+        let pins = try server.pins.flatMap { ["--pin", $0] }
+        let origin = "https://127.0.0.1:\(server.port)"
+
+        // No key, no identity: the pins alone, as on a post-quantum-only server nothing else reads it.
+        let discovery = try await SigilCommand.run(
+            ["curl", "-v"] + pins + [origin + "/.well-known/sigil"], environment: home)
+        #expect(discovery.status == 0, "\(discovery.error)")
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(discovery.output)) as? [String: Any])
+        #expect(document["responseKeys"] != nil, "\(discovery.text)")
+        #expect(discovery.error.contains("a public route, sent unsigned"), "\(discovery.error)")
+        #expect(discovery.error.contains("signature not checked"), "\(discovery.error)")
+        let keys = try await SigilCommand.run(
+            ["curl"] + pins + [origin + "/.well-known/http-message-signatures-directory"], environment: home)
+        #expect(keys.status == 0, "\(keys.error)")
+        #expect(keys.text.contains("\"keys\""), "\(keys.text)")
+        // The challenge is a POST, taken as one; App Attest is off here: the refusal, said with its status.
+        let challenge = try await SigilCommand.run(
+            ["curl"] + pins + [origin + "/v1/attest/challenge"], environment: home)
+        #expect(challenge.status == 1)
+        #expect(challenge.error.contains("HTTP 403 Forbidden, unsigned"), "\(challenge.error)")
+        #expect(!challenge.error.contains("proxy"), "\(challenge.error)")
+        let sealed = try await SigilCommand.run(["curl", "--seal"] + pins + [origin + "/.well-known/sigil"])
+        #expect(sealed.status == 2)
+
+        // An identity holds the server's key: discovery and the directory are checked by their signatures.
+        let enroll = try await PastedLine.run(try server.line(after: "enroll this machine: "), environment: home)
+        #expect(enroll.status == 0, "\(enroll.error)")
+        for (path, said) in [
+            ("/.well-known/sigil?x=1", "signature verified (Sigil-Discovery-Signature)"),
+            ("/.well-known/http-message-signatures-directory", "signature verified (RFC 9421)"),
+        ] {
+            let checked = try await SigilCommand.run(["curl", "-v", origin + path], environment: home)
+            #expect(checked.status == 0, "\(path): \(checked.error)")
+            #expect(checked.error.contains(said), "\(path): \(checked.error)")
+            #expect(!checked.output.isEmpty)
+        }
+        // Anywhere else an unsigned answer is still refused, a path beside a public one too.
+        let beside = try await SigilCommand.run(["curl", origin + "/.well-known/sigil/more"], environment: home)
+        #expect(beside.status == 1)
+        #expect(beside.text.isEmpty)
+        #expect(beside.error.contains("the answer is not signed: HTTP 404 Not Found"), "\(beside.error)")
+
+        // Another server's discovery, not signed by the key the identity holds: refused, nothing printed.
+        let other = try await ServeProcess.start(
+            ["serve", "--data-dir", directory.appendingPathComponent("other").path, "--port", "0"])
+        defer { other.stop() }
+        let stranger = try await SigilCommand.run(
+            ["curl", "--identity", "default"] + (try other.pins.flatMap { ["--pin", $0] })
+                + ["https://127.0.0.1:\(other.port)/.well-known/sigil"],
+            environment: home)
+        #expect(stranger.status == 1)
+        #expect(stranger.output.isEmpty)
+        #expect(stranger.error.contains("not signed by the server's key"), "\(stranger.error)")
+    }
+
+    @Test("the start banner names the features on in one line: --dpop alone, --monitor /v1, the access log")
+    func bannerNamesFeatures() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = directory.appendingPathComponent("issuer.pem").path
+        let publicKey = directory.appendingPathComponent("issuer.pub").path
+        let made = try await SigilCommand.run(
+            ["keygen", "--alg", "ecdsa-p256-sha256", "--out", key, "--public-out", publicKey])
+        #expect(made.status == 0, "\(made.error)")
+        let data = directory.appendingPathComponent("data").path
+        let plain = try await ServeProcess.start(["serve", "--data-dir", data, "--port", "0"])
+        plain.stop()
+        #expect(
+            try plain.line(after: "  features: ")
+                == "DPoP off; App Attest off; Android off; monitor off; access log off; sealed paths off; metrics off")
+
+        let log = directory.appendingPathComponent("access.log").path
+        let server = try await ServeProcess.start([
+            "serve", "--data-dir", data, "--port", "0", "--dpop", "alone", "--jwt-key", publicKey,
+            "--jwt-audience", "api", "--jwt-issuer", "https://issuer.example", "--monitor", "/v1", "--monitor",
+            "/v2/legacy", "--access-log", log, "--require-sealed", "/v3/pay",
+        ])
+        server.stop()
+        let features = try server.line(after: "  features: ")
+        for said in [
+            "DPoP alone", "monitor /v1,/v2/legacy", "access log \(log)", "sealed paths /v3/pay", "App Attest off",
+        ] {
+            #expect(features.contains(said), "\(features)")
+        }
+    }
+}
