@@ -38,6 +38,8 @@ public final class PostgresKeyDirectory: KeyRegistry {
     ///
     /// - Parameters:
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
+    ///     `nil` opens the directory for reading and revoking alone (an operator's tool): sealing or
+    ///     opening a secret (an HMAC key's, a server key's) then throws.
     ///   - cacheLifetime: the most a lookup is cached, in seconds; 0 reads every time.
     ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
     ///   - listensForChanges: keep one pooled connection listening for other replicas' changes, so
@@ -45,7 +47,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
     ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
     public init(
         store: PostgresStore,
-        masterKey: SymmetricKey,
+        masterKey: SymmetricKey?,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 300,
         cacheCapacity: Int = 100_000,

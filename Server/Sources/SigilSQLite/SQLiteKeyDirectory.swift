@@ -74,7 +74,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// Opens (creating if needed) the directory in the file at `path`, created with mode 0600.
     ///
     /// - Parameters:
-    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest.
+    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest. `nil` opens the directory for
+    ///     reading and revoking alone (an operator's tool): sealing or opening a secret (an HMAC
+    ///     key's, a server key's) then throws.
     ///   - cacheLifetime: the most a lookup is cached, in seconds.
     ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
     ///   - changeCheckInterval: the least time between two checks for another process's writes
@@ -86,7 +88,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// - Throws: when the file cannot be opened or its schema created.
     public static func open(
         path: String,
-        masterKey: SymmetricKey,
+        masterKey: SymmetricKey?,
         clock: any UnixClock = SystemUnixClock(),
         cacheLifetime: Int64 = 300,
         cacheCapacity: Int = 100_000,

@@ -221,14 +221,43 @@ extension Service {
 
 extension SigilStandalone {
     /// The operators' service on the store `options` names (the data directory's SQLite file, or
-    /// PostgreSQL), opened beside any server running on it; call `close` when done.
-    public static func openAdministration(_ options: Options, logger: Logger = Logger(label: "sigil.admin"))
-        async throws -> (administration: Administration, close: @Sendable () async -> Void)
-    {
+    /// PostgreSQL), opened beside any server running on it; call `close` when done. It creates
+    /// nothing: no data directory, no master key, no store.
+    ///
+    /// - Parameter serverKeys: open the server's keys too (to list, rotate or promote them), which
+    ///   needs the master key the servers share: `master.key` in the data directory (a replica's, or
+    ///   any directory holding a copy of it). Without, the store alone: devices, revocation, the audit
+    ///   trail.
+    /// - Throws: ``SigilInputError`` when the data directory holds no SQLite store (with
+    ///   ``KeyStore/dataDirectory``), or no master key when `serverKeys` is set.
+    public static func openAdministration(
+        _ options: Options, serverKeys: Bool = true, logger: Logger = Logger(label: "sigil.admin")
+    ) async throws -> (administration: Administration, close: @Sendable () async -> Void) {
         var options = options
         options.nonceStorage = .memory  // operators touch no nonce
-        let data = try DataDirectory(path: options.dataDirectory)
-        let stores = try await openStores(options, data: data, logger: logger)
+        let data = DataDirectory(existing: options.dataDirectory)
+        if options.keyStore == .dataDirectory, !data.holdsStore {
+            throw SigilInputError(
+                "\(data.path) holds no Sigil store (no directory.sqlite): give --data-dir a server's data directory, "
+                    + "or --store postgres://… for PostgreSQL")
+        }
+        var masterKey: SymmetricKey?
+        if serverKeys {
+            guard let key = try data.existingMasterKey() else {
+                throw SigilInputError(
+                    "the server's keys are sealed under the servers' master key, and \(data.path) holds none: "
+                        + "give --data-dir a replica's data directory (or a directory holding a copy of its master.key)"
+                )
+            }
+            masterKey = key
+        }
+        let stores = try await openStores(options, data: data, masterKey: masterKey, logger: logger)
+        guard serverKeys else {
+            return (
+                Administration(directory: stores.directory, serverKeys: nil, clock: options.clock),
+                { try? await stores.close() }
+            )
+        }
         do {
             // Only a server puts its keys in a store: an operator's tool never makes or imports one.
             let none = SigilInputError("this store holds no server keys yet: start `sigil serve` on it once")

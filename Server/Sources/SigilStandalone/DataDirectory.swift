@@ -26,6 +26,15 @@ public struct DataDirectory: Sendable {
         try SecureFile.createDirectory(path)
     }
 
+    /// Names the directory, creating nothing: for a tool that works on a server's directory and
+    /// must not make one (`sigil admin`).
+    public init(existing path: String) {
+        self.path = path
+    }
+
+    /// Whether the directory holds a key directory (`directory.sqlite`), as a server's does.
+    public var holdsStore: Bool { FileManager.default.fileExists(atPath: databasePath) }
+
     /// `~/.sigil`.
     public static var defaultPath: String {
         (ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()) + "/.sigil"
@@ -50,6 +59,12 @@ public struct DataDirectory: Sendable {
     /// The master key with the keys derived from it, as `sigil serve` uses them: `master.key`, read or
     /// made by ``MasterKey/loadOrCreate(file:)``.
     public func master() throws -> MasterKey { try MasterKey.loadOrCreate(file: file("master.key")) }
+
+    /// The master key if `master.key` exists, else `nil` (none is made).
+    public func existingMasterKey() throws -> SymmetricKey? {
+        guard FileManager.default.fileExists(atPath: file("master.key")) else { return nil }
+        return try MasterKey(contentsOfFile: file("master.key")).symmetricKey
+    }
 
     /// The bootstrap enrollment token: `given` if set (and stored), else the stored one, else a new one.
     ///

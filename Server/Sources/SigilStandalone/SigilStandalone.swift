@@ -184,7 +184,7 @@ public enum SigilStandalone {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Prepared {
         let data = try DataDirectory(path: options.dataDirectory)
-        let stores = try await openStores(options, data: data, logger: logger)
+        let stores = try await openStores(options, data: data, masterKey: try data.masterKey(), logger: logger)
         do {
             return try await prepare(options, data: data, stores: stores, logger: logger, onListening: onListening)
         } catch {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -49,12 +50,15 @@ extension SigilStandalone {
         public let description: String
     }
 
-    /// Opens the stores `options` name.
+    /// Opens the stores `options` name, HMAC secrets sealed under `masterKey` (`nil`: the key
+    /// directory reads and revokes, and seals or opens no secret).
     ///
     /// Passwords come from `SIGIL_STORE_PASSWORD` and `SIGIL_NONCES_PASSWORD`, or from the files
     /// ``Options/storePasswordFile`` and ``Options/noncesPasswordFile``, so they need not be on the
     /// command line; they are never logged or put in an error.
-    static func openStores(_ options: Options, data: DataDirectory, logger: Logger) async throws -> Stores {
+    static func openStores(_ options: Options, data: DataDirectory, masterKey: SymmetricKey?, logger: Logger)
+        async throws -> Stores
+    {
         let clock = options.clock
         let environment = ProcessInfo.processInfo.environment
         func password(file: String?, variable: String) throws -> String? {
@@ -73,7 +77,7 @@ extension SigilStandalone {
             switch options.keyStore {
             case .dataDirectory:
                 let sqlite = try await SQLiteKeyDirectory.open(
-                    path: data.databasePath, masterKey: try data.masterKey(), clock: clock,
+                    path: data.databasePath, masterKey: masterKey, clock: clock,
                     cacheCapacity: options.cacheSize, keyFormats: .withRSA, logger: logger)
                 directory = sqlite
                 services.append(sqlite)
@@ -87,7 +91,7 @@ extension SigilStandalone {
                 services.append(store)
                 closers.append { store.close() }
                 let postgresDirectory = try PostgresKeyDirectory(
-                    store: store, masterKey: try data.masterKey(), clock: clock, cacheCapacity: options.cacheSize,
+                    store: store, masterKey: masterKey, clock: clock, cacheCapacity: options.cacheSize,
                     keyFormats: .withRSA)
                 try await postgresDirectory.backfillThumbprints()
                 directory = postgresDirectory

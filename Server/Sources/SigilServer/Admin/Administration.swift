@@ -74,12 +74,15 @@ public struct Administration: Sendable {
             try await directory.apply(DirectoryChange(revokedDevices: [id], audit: [entry]))
             return try await directory.devices(DeviceQuery(deviceID: id))
         case .key(let id):
-            guard let key = try await directory.key(for: id), let deviceID = key.deviceID else {
+            // Found through its device, so the key's material (an HMAC key's sealed secret) is never
+            // opened: an operator's tool revokes on the store alone, without the master key.
+            guard let record = try await directory.devices(DeviceQuery(keyID: id)).first else {
                 throw DirectoryChange.unknownTarget("key \(id.prefix(128))")
             }
+            let deviceID = record.deviceID
             entry.keyID = id
             entry.deviceID = deviceID
-            entry.userID = key.userID
+            entry.userID = record.userID
             try await directory.apply(DirectoryChange(revokedKeys: [id], audit: [entry]))
             return try await directory.devices(DeviceQuery(deviceID: deviceID))
         case .user(let user):

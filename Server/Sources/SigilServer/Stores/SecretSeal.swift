@@ -4,16 +4,31 @@ import Crypto
 /// HMAC secrets at rest: sealed with AES-GCM under the server's master key, with the key ID as
 /// associated data, so a copied database reveals no secret and a sealed secret cannot be moved to
 /// another key ID. Shared by the SQLite and PostgreSQL registries.
+///
+/// Without a master key (an operator's tool that lists and revokes on the store alone) every seal
+/// and open throws.
 package struct SecretSeal: Sendable {
-    let masterKey: SymmetricKey
+    let key: SymmetricKey?
 
     /// - Throws: when the master key is not 256 bits.
-    package init(masterKey: SymmetricKey) throws {
-        guard masterKey.bitCount == 256 else { throw SigilInputError("the master key must be 32 bytes") }
-        self.masterKey = masterKey
+    package init(masterKey: SymmetricKey?) throws {
+        guard masterKey.map({ $0.bitCount == 256 }) ?? true else {
+            throw SigilInputError("the master key must be 32 bytes")
+        }
+        self.key = masterKey
+    }
+
+    var masterKey: SymmetricKey {
+        get throws {
+            guard let key else {
+                throw SigilInputError("the directory was opened without the master key: it cannot seal or open secrets")
+            }
+            return key
+        }
     }
 
     package func seal(_ secret: SymmetricKey, keyID: String) throws -> [UInt8] {
+        let masterKey = try self.masterKey
         let sealed = try secret.withUnsafeBytes { bytes in
             try AES.GCM.seal(bytes, using: masterKey, authenticating: Array(keyID.utf8))
         }
@@ -22,6 +37,7 @@ package struct SecretSeal: Sendable {
     }
 
     package func open(_ sealed: [UInt8], keyID: String) throws -> [UInt8] {
+        let masterKey = try self.masterKey
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
             return Array(try AES.GCM.open(box, using: masterKey, authenticating: Array(keyID.utf8)))

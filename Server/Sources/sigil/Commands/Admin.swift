@@ -11,14 +11,18 @@ struct Admin: AsyncParsableCommand {
         abstract: "Devices, revocation, the audit trail and the server's keys, on the store a server uses.",
         discussion: """
             Works on the data directory's SQLite file (--data-dir) or on PostgreSQL (--store postgres://…) \
-            while servers run on it: a revocation is refused by every running server within a second.
+            while servers run on it: a revocation is refused by every running server within a second. \
+            Creates nothing. `keys` also needs the servers' master key: the master.key of --data-dir (a \
+            replica's data directory, or a directory holding a copy of it).
             """,
         subcommands: [Devices.self, Device.self, Revoke.self, Audit.self, Keys.self]
     )
 
     /// Where the store is.
     struct StoreOptions: ParsableArguments {
-        @Option(name: .customLong("data-dir"), help: "The data directory (default: ~/.sigil).")
+        @Option(
+            name: .customLong("data-dir"),
+            help: "A server's data directory (default: ~/.sigil): its directory.sqlite, and its master.key for keys.")
         var dataDirectory: String?
 
         @Option(
@@ -35,7 +39,11 @@ struct Admin: AsyncParsableCommand {
         var keyOverlap: Int64 = 7 * 86_400
 
         /// Runs `body` on the opened administration, closing it after.
-        func with<Result>(_ body: (Administration) async throws -> Result) async throws -> Result {
+        ///
+        /// - Parameter serverKeys: open the server's keys, which needs the master key.
+        func with<Result>(serverKeys: Bool = false, _ body: (Administration) async throws -> Result) async throws
+            -> Result
+        {
             var options = SigilStandalone.Options()
             options.dataDirectory = dataDirectory ?? DataDirectory.defaultPath
             options.keyStore = try ServerOptions.keyStore(store)
@@ -43,7 +51,8 @@ struct Admin: AsyncParsableCommand {
             options.keyOverlap = keyOverlap
             var logger = Logger(label: "sigil.admin")
             logger.logLevel = .critical
-            let (administration, close) = try await SigilStandalone.openAdministration(options, logger: logger)
+            let (administration, close) = try await SigilStandalone.openAdministration(
+                options, serverKeys: serverKeys, logger: logger)
             do {
                 let result = try await body(administration)
                 await close()
@@ -203,7 +212,7 @@ struct Admin: AsyncParsableCommand {
 
         func run() async throws {
             let name = try Admin.operatorName(operatorName)
-            let keys = try await store.with { administration -> [ServerKeyInfo] in
+            let keys = try await store.with(serverKeys: true) { administration -> [ServerKeyInfo] in
                 if let step, let kind {
                     _ =
                         step == "rotate"
