@@ -200,7 +200,7 @@ struct GatewayRoutes: Sendable {
     /// the verified identity (`Sigil-Verified: ?1`), or for a request monitor mode let through
     /// `Sigil-Verified: ?0` and `Sigil-Outcome`, the forwarding fields and the gateway's secret.
     func forwardedHeaders(
-        _ request: Request, identity: SigilIdentity?, outcome: SigilError.Code? = nil, client: String?
+        _ request: Request, identity: SigilIdentity?, outcome: SigilError.Code?, client: String?
     )
         -> HTTPHeaders
     {
