@@ -226,6 +226,11 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            // The operators' console, served by the admin port, compiled into the binary.
+            resources: [
+                .embedInCode("Console/console.html"), .embedInCode("Console/console.js"),
+                .embedInCode("Console/console.css"),
             ]
         ),
         .executableTarget(

@@ -378,7 +378,7 @@ public enum SigilStandalone {
         }
 
         let origin = try publicOrigin(options)
-        let outcomes = RequestOutcomes(clock: clock, metricsFactory: metricsFactory)
+        let outcomes = RequestOutcomes(clock: clock, metricsFactory: metricsFactory, monitored: options.monitor)
         func middleware(dpop: DPoPVerifier?, protected: Bool) -> SigilMiddleware<SigilBasicRequestContext> {
             let exchange = Exchange(
                 verifier: verifier,
@@ -461,7 +461,8 @@ public enum SigilStandalone {
             background.append(
                 try adminApplication(
                     options.admin,
-                    administration: Administration(directory: directory, serverKeys: serverKeys, clock: clock),
+                    administration: Administration(
+                        directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes),
                     identity: identity,
                     deviceCAs: (clientCA ?? [])
                         + (try data.certificateAuthority().map {

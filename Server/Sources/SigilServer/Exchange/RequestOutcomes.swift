@@ -40,11 +40,18 @@ public final class RequestOutcomes: Sendable {
     let clock: any UnixClock
     let factory: any MetricsFactory
     let state = Mutex(State())
+    /// The monitored prefixes, as configured: the routes counted besides ``other``.
+    public let monitored: [String]
 
-    /// Creates the counts; the counters go to `factory`.
-    public init(clock: any UnixClock = SystemUnixClock(), metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+    /// Creates the counts of a server monitoring `monitored` (``Exchange/monitor``); the counters go to
+    /// `factory`.
+    public init(
+        clock: any UnixClock = SystemUnixClock(), metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        monitored: [String] = []
+    ) {
         self.clock = clock
         self.factory = metricsFactory
+        self.monitored = monitored
     }
 
     /// Counts one request under `route` (a monitored prefix, or `nil` for ``other``) with `outcome`
@@ -77,6 +84,61 @@ public final class RequestOutcomes: Sendable {
                 return Minute(minute: minute, counts: counts)
             }
         }
+    }
+}
+
+extension RequestOutcomes {
+    /// The console's view of a window: each route (the monitored prefixes, then ``other``, enforced)
+    /// with its totals by outcome and its counts in equal steps, oldest first, every step present.
+    public struct Rollout: Sendable, Codable, Hashable {
+        /// One route's counts.
+        public struct Route: Sendable, Codable, Hashable {
+            /// The monitored prefix, or `other`.
+            public var route: String
+            /// `monitor` for a monitored prefix, `enforce` for ``other``.
+            public var mode: String
+            /// Requests by outcome over the window.
+            public var totals: [String: Int]
+            /// Requests by outcome in each step (``Rollout/step`` seconds from ``Rollout/start``).
+            public var steps: [[String: Int]]
+        }
+
+        /// The server's time (Unix seconds).
+        public var serverTime: Int64
+        /// The first step's start (Unix seconds).
+        public var start: Int64
+        /// Each step's length in seconds.
+        public var step: Int64
+        /// The routes.
+        public var routes: [Route]
+    }
+
+    /// The last hour in one-minute steps (`day` false), or the last day in fifteen-minute steps.
+    public func rollout(day: Bool) -> Rollout {
+        let now = clock.now()
+        let stepMinutes: Int64 = day ? 15 : 1
+        let stepCount = Int64(day ? 96 : 60)
+        // Steps aligned to the step length, the last one holding the current minute.
+        let lastStep = (now / 60) / stepMinutes
+        let firstMinute = (lastStep - stepCount + 1) * stepMinutes
+        let names = monitored + [Self.other]
+        var routes = names.map { name in
+            Rollout.Route(
+                route: name, mode: name == Self.other ? "enforce" : "monitor", totals: [:],
+                steps: Array(repeating: [:], count: Int(stepCount)))
+        }
+        let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        for minute in recent(minutes: Int(now / 60 - firstMinute + 1)) where minute.minute >= firstMinute {
+            let step = Int((minute.minute - firstMinute) / stepMinutes)
+            for (route, outcomes) in minute.counts {
+                guard let at = index[route], step < Int(stepCount) else { continue }
+                for (outcome, count) in outcomes {
+                    routes[at].totals[outcome, default: 0] += count
+                    routes[at].steps[step][outcome, default: 0] += count
+                }
+            }
+        }
+        return Rollout(serverTime: now, start: firstMinute * 60, step: stepMinutes * 60, routes: routes)
     }
 }
 
