@@ -34,46 +34,59 @@ extension PostgresKeyDirectory: AdministeredDirectory {
 
     public func devices(_ query: DeviceQuery) async throws -> [DeviceRecord] {
         let logger = store.logger
-        // One statement per table, each with the same filter (bound, never spliced).
-        let filter: @Sendable (String) -> PostgresQuery = { select in
-            var text = select
-            var bindings = PostgresBindings()
-            var conditions: [String] = []
-            func bind(_ value: String) -> String {
-                bindings.append(value)
-                return "$\(bindings.count)"
-            }
-            if let deviceID = query.deviceID { conditions.append("d.device_id = \(bind(deviceID))") }
-            if let keyID = query.keyID {
-                conditions.append("d.device_id IN (SELECT device_id FROM sigil_keys WHERE key_id = \(bind(keyID)))")
-            }
-            if let userID = query.userID { conditions.append("d.user_id = \(bind(userID))") }
-            if let state = query.state {
-                conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
-            }
-            if !conditions.isEmpty { text += " WHERE " + conditions.joined(separator: " AND ") }
-            return PostgresQuery(unsafeSQL: text, binds: bindings)
+        // Devices by ID in byte order (`COLLATE "C"`, whatever the database's collation: the order of
+        // every store, read from the index made for it), the filter bound, never spliced.
+        var conditions: [String] = []
+        var bindings = PostgresBindings()
+        func bind(_ value: String) -> String {
+            bindings.append(value)
+            return "$\(bindings.count)"
         }
-        let (devices, keys, certificates) = try await store.run("the key directory could not be read") { client in
-            let devices = try await client.query(
-                filter(
-                    "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d"
-                ),
-                logger: logger
-            ).collect()
+        if let deviceID = query.deviceID { conditions.append("d.device_id = \(bind(deviceID))") }
+        if let keyID = query.keyID {
+            conditions.append("d.device_id IN (SELECT device_id FROM sigil_keys WHERE key_id = \(bind(keyID)))")
+        }
+        if let userID = query.userID { conditions.append("d.user_id = \(bind(userID))") }
+        if let state = query.state {
+            conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
+        }
+        if let after = query.after { conditions.append("d.device_id COLLATE \"C\" > \(bind(after))") }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let limit = query.limit.map { " LIMIT \(max($0, 0))" } ?? ""
+        let selectDevices = PostgresQuery(
+            unsafeSQL: """
+                SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation
+                FROM sigil_devices d\(filter) ORDER BY d.device_id COLLATE "C"\(limit)
+                """, binds: bindings)
+        let filterBindings = bindings
+        let paged = query.limit != nil
+        let (devices, keys, certificates) = try await store.run("the key directory could not be read") {
+            client -> ([PostgresRow], [PostgresRow], [PostgresRow]) in
+            let devices = try await client.query(selectDevices, logger: logger).collect()
+            // A page's keys and certificates are read for its devices alone; every selected device's,
+            // by the same filter, when nothing limits the list.
+            let (of, binds): (String, PostgresBindings)
+            if paged {
+                var ids = PostgresBindings()
+                ids.append(try devices.map { try $0.decode(String.self) })
+                (of, binds) = (" WHERE d.device_id = ANY($1)", ids)
+            } else {
+                (of, binds) = (filter, filterBindings)
+            }
+            if paged && devices.isEmpty { return (devices, [], []) }
             let keys = try await client.query(
-                filter(
-                    """
-                    SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
-                    FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
-                    """), logger: logger
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
+                        FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id\(of)
+                        """, binds: binds), logger: logger
             ).collect()
             let certificates = try await client.query(
-                filter(
-                    """
-                    SELECT c.serial, c.key_id, c.device_id, c.not_after
-                    FROM sigil_certificates c JOIN sigil_devices d ON d.device_id = c.device_id
-                    """), logger: logger
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT c.serial, c.key_id, c.device_id, c.not_after
+                        FROM sigil_certificates c JOIN sigil_devices d ON d.device_id = c.device_id\(of)
+                        """, binds: binds), logger: logger
             ).collect()
             return (devices, keys, certificates)
         }
@@ -100,19 +113,20 @@ extension PostgresKeyDirectory: AdministeredDirectory {
                 deviceID: device, userID: user, created: created, revoked: revoked, keys: keysOf[device] ?? [],
                 sealingKeyID: try? SealingPublicKey(storedBase64: sealingKey, keyID: device)?.keyID,
                 certificates: certificatesOf[device] ?? [], attestation: attestation)
-        }.sorted { $0.deviceID < $1.deviceID }
+        }
     }
 
-    public func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry] {
+    public func auditRows(_ query: AuditQuery) async throws -> [AuditRow] {
         let logger = store.logger
         let rows = try await store.run("the audit trail could not be read") { client in
             try await client.query(
                 """
-                SELECT at, action, device_id, key_id, user_id, actor, client, reason FROM (
+                SELECT id, at, action, device_id, key_id, user_id, actor, client, reason FROM (
                     SELECT * FROM sigil_audit
                     WHERE (\(query.deviceID)::TEXT IS NULL OR device_id = \(query.deviceID))
                       AND (\(query.userID)::TEXT IS NULL OR user_id = \(query.userID))
                       AND at >= \(query.since ?? Int64.min)
+                      AND id < \(query.before ?? Int64.max)
                     ORDER BY id DESC LIMIT \(query.limit)
                 ) newest ORDER BY id
                 """,
@@ -120,12 +134,14 @@ extension PostgresKeyDirectory: AdministeredDirectory {
             ).collect()
         }
         return try rows.compactMap { row in
-            let (time, action, device, key, user, actor, client, reason) = try row.decode(
-                (Int64, String, String?, String?, String?, String, String?, String?).self)
+            let (sequence, time, action, device, key, user, actor, client, reason) = try row.decode(
+                (Int64, Int64, String, String?, String?, String?, String, String?, String?).self)
             guard let action = AuditEntry.Action(rawValue: action) else { return nil }
-            return AuditEntry(
-                time: time, action: action, deviceID: device, keyID: key, userID: user, actor: actor,
-                clientAddress: client, reason: reason)
+            return AuditRow(
+                sequence: sequence,
+                entry: AuditEntry(
+                    time: time, action: action, deviceID: device, keyID: key, userID: user, actor: actor,
+                    clientAddress: client, reason: reason))
         }
     }
 

@@ -502,6 +502,14 @@ public final class PostgresStore: Sendable {
             FOR EACH STATEMENT EXECUTE FUNCTION sigil_count_change()
             """,
         ],
+        [
+            // Operators' lists page through devices by ID in byte order, whatever the database's
+            // collation (PageRule): a page reads its rows from these indexes, and its certificates
+            // by device, instead of sorting or scanning the whole directory.
+            #"CREATE INDEX sigil_devices_page ON sigil_devices (device_id COLLATE "C")"#,
+            #"CREATE INDEX sigil_devices_user_page ON sigil_devices (user_id, device_id COLLATE "C")"#,
+            "CREATE INDEX sigil_certificates_device ON sigil_certificates (device_id)",
+        ],
     ]
 }
 

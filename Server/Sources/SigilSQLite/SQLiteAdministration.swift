@@ -62,10 +62,24 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
         if let state = query.state {
             conditions.append(state == .revoked ? "d.revoked_at IS NOT NULL" : "d.revoked_at IS NULL")
         }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        if let after = query.after {
+            // TEXT compares by bytes here (BINARY collation): the page order of every store.
+            conditions.append("d.device_id > ?")
+            binds.append(.text(after))
+        }
+        var filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let limit = query.limit.map { " LIMIT \(max($0, 0))" } ?? ""
         let devices = try await read(
-            "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d\(filter) ORDER BY d.device_id",
+            "SELECT d.device_id, d.user_id, d.created_at, d.revoked_at, d.sealing_key, d.attestation FROM sigil_devices d\(filter) ORDER BY d.device_id\(limit)",
             binds)
+        if query.limit != nil {
+            // A page's keys and certificates are read for its devices alone (at most a page of IDs,
+            // bound); every selected device's, by the same filter, when nothing limits the list.
+            let ids = devices.compactMap { $0.column("device_id")?.string }
+            guard !ids.isEmpty else { return [] }
+            filter = " WHERE d.device_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+            binds = ids.map(SQLiteData.text)
+        }
         let keys = try await read(
             """
             SELECT k.key_id, k.device_id, k.alg, k.state, k.created_at, k.valid_until, k.last_used_at, k.jwk_thumbprint
@@ -111,7 +125,7 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
         }
     }
 
-    public func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry] {
+    public func auditRows(_ query: AuditQuery) async throws -> [AuditRow] {
         var conditions: [String] = []
         var binds: [SQLiteData] = []
         if let deviceID = query.deviceID {
@@ -126,6 +140,10 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
             conditions.append("at >= ?")
             binds.append(.integer(Int(since)))
         }
+        if let before = query.before {
+            conditions.append("id < ?")
+            binds.append(.integer(Int(before)))
+        }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let rows = try await read(
             """
@@ -133,14 +151,16 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
             ORDER BY id DESC LIMIT ?) ORDER BY id
             """, binds + [.integer(query.limit)])
         return rows.compactMap { row in
-            guard let time = row.column("at")?.integer,
+            guard let sequence = row.column("id")?.integer, let time = row.column("at")?.integer,
                 let action = row.column("action")?.string.flatMap(AuditEntry.Action.init(rawValue:)),
                 let actor = row.column("actor")?.string
             else { return nil }
-            return AuditEntry(
-                time: Int64(time), action: action, deviceID: row.column("device_id")?.string,
-                keyID: row.column("key_id")?.string, userID: row.column("user_id")?.string, actor: actor,
-                clientAddress: row.column("client")?.string, reason: row.column("reason")?.string)
+            return AuditRow(
+                sequence: Int64(sequence),
+                entry: AuditEntry(
+                    time: Int64(time), action: action, deviceID: row.column("device_id")?.string,
+                    keyID: row.column("key_id")?.string, userID: row.column("user_id")?.string, actor: actor,
+                    clientAddress: row.column("client")?.string, reason: row.column("reason")?.string))
         }
     }
 

@@ -241,6 +241,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             created_at INTEGER NOT NULL
         )
         """,
+        // Operators' lists page through devices by ID (PageRule): a user's page reads its rows from an
+        // index, and a page's certificates are found by device.
+        "CREATE INDEX IF NOT EXISTS sigil_devices_user ON sigil_devices(user_id, device_id)",
+        "CREATE INDEX IF NOT EXISTS sigil_certificates_device ON sigil_certificates(device_id)",
     ]
 
     /// Adds the columns later releases brought (`sigil_devices.sealing_key` and `.attestation`,

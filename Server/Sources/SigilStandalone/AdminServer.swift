@@ -105,7 +105,8 @@ extension SigilStandalone {
     }
 
     /// The admin API's application: every route needs the operator's credential (401 and nothing
-    /// more without it) and is audited; `/metrics` too when `metrics` is given.
+    /// more without it) and is audited; `/metrics` too when `metrics` is given. `GET /` is the
+    /// operators' console (``ConsoleAssets``), which holds no data and is served to anyone.
     ///
     /// - Parameter deviceCAs: the CAs device certificates come from (the data directory's CA,
     ///   `--client-ca`); an admin CA among them is refused, since every enrolled device could get a
@@ -141,7 +142,10 @@ extension SigilStandalone {
             tls.sendCANameList = true
         }
         let router = Router(context: SigilBasicRequestContext.self)
-        let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
+        let answer: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
+            // The console's page, script and style: no data, so no credential (a browser sends none
+            // when it loads a page); everything else needs one.
+            if request.method == .get, let asset = ConsoleAssets.response(for: request.uri.path) { return asset }
             guard let actor = await credentials.actor(of: request, channel: context.channel) else {
                 logger.warning(
                     "admin call refused: no valid credential",
@@ -169,12 +173,20 @@ extension SigilStandalone {
             let answer = await AuditContext.$clientAddress.withValue(context.channel?.remoteAddress?.ipAddress) {
                 await administration.handle(request.method, path: request.uri.path, query: query, actor: actor)
             }
+            var headers: HTTPFields = [.contentType: answer.status == .ok ? "application/json" : Problem.contentType]
+            headers.append(contentsOf: answer.headers)
             return Response(
-                status: answer.status,
-                headers: [.contentType: answer.status == .ok ? "application/json" : Problem.contentType],
-                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+                status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
-        // Every method reaches the credential check first: nothing is said to a caller without one.
+        let handle: @Sendable (Request, SigilBasicRequestContext) async throws -> Response = { request, context in
+            var response = try await answer(request, context)
+            for field in ConsoleAssets.commonHeaders where response.headers[field.name] == nil {
+                response.headers.append(field)
+            }
+            return response
+        }
+        // Every method but the console's GETs reaches the credential check first: nothing is said to a
+        // caller without one.
         for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch, .head, .options] {
             router.on("/**", method: method, use: handle)
             router.on("/", method: method, use: handle)

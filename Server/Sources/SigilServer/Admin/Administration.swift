@@ -22,17 +22,39 @@ public struct Administration: Sendable {
     public let serverKeys: ServerKeyRing?
     /// The clock changes are dated by.
     public let clock: any UnixClock
+    /// The outcomes of the running server's requests (the console's rollout charts), when there is one.
+    public let outcomes: RequestOutcomes?
 
     /// Creates the service.
-    public init(directory: any AdministeredDirectory, serverKeys: ServerKeyRing?, clock: any UnixClock) {
+    public init(
+        directory: any AdministeredDirectory, serverKeys: ServerKeyRing?, clock: any UnixClock,
+        outcomes: RequestOutcomes? = nil
+    ) {
         self.directory = directory
         self.serverKeys = serverKeys
         self.clock = clock
+        self.outcomes = outcomes
     }
 
     /// Devices, by device ID.
     public func devices(user: String? = nil, state: DeviceRecord.State? = nil) async throws -> [DeviceRecord] {
         try await directory.devices(DeviceQuery(userID: user, state: state))
+    }
+
+    /// A page of devices, by device ID (``PageRule``): at most `limit` (``PageRule/defaultLimit``
+    /// when `nil`), after the cursor `after` a page before gave.
+    ///
+    /// - Throws: `invalid-registration` for a limit outside 1...1000 or a malformed cursor.
+    public func devices(
+        user: String? = nil, state: DeviceRecord.State? = nil, limit: Int?, after cursor: String? = nil
+    ) async throws -> Page<DeviceRecord> {
+        let limit = try PageRule.limit(limit)
+        let after = try cursor.map(PageRule.deviceCursor)
+        // One more than the page, to know whether another follows.
+        let found = try await directory.devices(
+            DeviceQuery(userID: user, state: state, limit: limit + 1, after: after))
+        let (page, more) = PageRule.cut(found, limit: limit)
+        return Page(items: page, next: more ? page.last?.deviceID : nil)
     }
 
     /// The device `id` names: a device ID, else any of its key IDs.
@@ -97,6 +119,26 @@ public struct Administration: Sendable {
         try await directory.auditTrail(query)
     }
 
+    /// A page of the audit trail `query` selects (``PageRule``): the newest `limit` rows
+    /// (``PageRule/defaultLimit`` when `nil`) written before the cursor `before` a page gave, oldest
+    /// first; the next page goes back in time. `query`'s own limit and `before` are not read.
+    ///
+    /// - Throws: `invalid-registration` for a limit outside 1...1000 or a malformed cursor.
+    public func audit(
+        _ query: AuditQuery, limit: Int?, before cursor: String? = nil
+    ) async throws -> Page<AuditEntry> {
+        var query = query
+        let limit = try PageRule.limit(limit)
+        query.limit = limit + 1
+        query.before = try cursor.map(PageRule.auditCursor)
+        // Oldest first: the row before the page, if any, comes first.
+        let rows = try await directory.auditRows(query)
+        let more = rows.count > limit
+        let page = more ? Array(rows.dropFirst(rows.count - limit)) : rows
+        return Page(
+            items: page.map(\.entry), next: more ? page.first.map { PageRule.auditCursor(before: $0.sequence) } : nil)
+    }
+
     /// The server's keys and their states.
     public func keys() throws -> [ServerKeyInfo] {
         guard let serverKeys else { throw SigilError(.forbidden, "this store holds no server keys") }
@@ -117,19 +159,26 @@ public struct Administration: Sendable {
 
     // MARK: The admin API
 
-    /// An admin API answer: a status and a JSON body.
+    /// An admin API answer: a status, a JSON body and header fields of its own.
     public struct Answer: Sendable {
         /// The status.
         public var status: HTTPResponse.Status
         /// The JSON body.
         public var body: [UInt8]
+        /// Fields the answer carries besides its content type: `Link: <…>; rel="next"` on a page that
+        /// has a next one (RFC 8288).
+        public var headers: HTTPFields = [:]
     }
 
-    /// Answers an admin API call (PROTOCOL.md, "Admin API"): `GET /admin/v1/devices?user=…&state=…`,
+    /// The `Link` field (RFC 8288).
+    public static let linkField = HTTPField.Name("Link")!
+
+    /// Answers an admin API call (PROTOCOL.md, "Admin API"):
+    /// `GET /admin/v1/devices?user=…&state=…&limit=…&after=…`,
     /// `GET /admin/v1/devices/{id}`, `POST /admin/v1/devices/{id}/revoke`,
     /// `POST /admin/v1/keys/{id}/revoke`, `POST /admin/v1/users/{user}/revoke` (each with
-    /// `?reason=…`), `GET /admin/v1/audit?device=…&user=…&since=…`, `GET /admin/v1/keys`,
-    /// `POST /admin/v1/keys/{response|sealing}/rotate` and `…/promote`.
+    /// `?reason=…`), `GET /admin/v1/audit?device=…&user=…&since=…&limit=…&before=…`, `GET /admin/v1/keys`,
+    /// `GET /admin/v1/rollout?window=hour|day`, `POST /admin/v1/keys/{response|sealing}/rotate` and `…/promote`.
     ///
     /// The caller has authenticated the operator (`actor`); the call is audited before it runs, so a
     /// call whose audit row cannot be written does nothing (503).
@@ -187,16 +236,41 @@ public struct Administration: Sendable {
                 }
                 return state
             }
-            return try Self.json(try await devices(user: query["user"], state: state))
+            let limit = try PageRule.limit(parsing: query["limit"])
+            let page = try await devices(user: query["user"], state: state, limit: limit, after: query["after"])
+            return try Self.json(page.items).linking(
+                next: page.next.map { cursor in
+                    PageRule.link(
+                        "/admin/v1/devices",
+                        ["user": query["user"], "state": state?.rawValue, "limit": String(limit), "after": cursor])
+                })
         case 1 where get && path[0] == "audit":
             let since = try query["since"].map { text in
                 guard let since = Int64(text) else { throw SigilError(.invalidRegistration, "since is Unix seconds") }
                 return since
             }
-            return try Self.json(
-                try await audit(AuditQuery(deviceID: query["device"], userID: query["user"], since: since)))
+            let limit = try PageRule.limit(parsing: query["limit"])
+            let page = try await audit(
+                AuditQuery(deviceID: query["device"], userID: query["user"], since: since), limit: limit,
+                before: query["before"])
+            return try Self.json(page.items).linking(
+                next: page.next.map { cursor in
+                    PageRule.link(
+                        "/admin/v1/audit",
+                        [
+                            "device": query["device"], "user": query["user"], "since": since.map(String.init),
+                            "limit": String(limit), "before": cursor,
+                        ])
+                })
         case 1 where get && path[0] == "keys":
             return try Self.json(try keys())
+        case 1 where get && path[0] == "rollout":
+            guard let outcomes else { throw SigilError(.forbidden, "no server is counting requests here") }
+            let window = query["window"] ?? "hour"
+            guard window == "hour" || window == "day" else {
+                throw SigilError(.invalidRegistration, "window is hour or day")
+            }
+            return try Self.json(outcomes.rollout(day: window == "day"))
         case 2 where get && path[0] == "devices":
             return try Self.json(try await device(path[1]))
         case 3 where post && path[2] == "revoke":
@@ -219,5 +293,15 @@ public struct Administration: Sendable {
 
     static func json(_ value: some Encodable) throws -> Answer {
         Answer(status: .ok, body: try Registration.json(value))
+    }
+}
+
+extension Administration.Answer {
+    /// The answer with `Link: <next>; rel="next"` (RFC 8288) when there is a next page.
+    func linking(next: String?) -> Self {
+        guard let next else { return self }
+        var answer = self
+        answer.headers[Administration.linkField] = "<\(next)>; rel=\"next\""
+        return answer
     }
 }

@@ -88,19 +88,42 @@ public struct AuditQuery: Sendable, Hashable {
     public var since: Int64?
     /// At most this many rows, the newest.
     public var limit: Int
+    /// Only rows written before the row of this sequence (``AuditRow/sequence``): the cursor of the
+    /// page before, going back in time.
+    public var before: Int64?
 
     /// Creates a query.
-    public init(deviceID: String? = nil, userID: String? = nil, since: Int64? = nil, limit: Int = 10_000) {
+    public init(
+        deviceID: String? = nil, userID: String? = nil, since: Int64? = nil, limit: Int = 10_000,
+        before: Int64? = nil
+    ) {
         self.deviceID = deviceID
         self.userID = userID
         self.since = since
         self.limit = limit
+        self.before = before
     }
 
     /// Whether `entry` matches (for stores that filter in memory).
     public func matches(_ entry: AuditEntry) -> Bool {
         (deviceID == nil || entry.deviceID == deviceID) && (userID == nil || entry.userID == userID)
             && (since.map { entry.time >= $0 } ?? true)
+    }
+}
+
+/// An audit row as the store keeps it: the row, and its place in the trail.
+public struct AuditRow: Sendable, Hashable {
+    /// Its place: a number the store assigns as it writes, greater for every row written after it,
+    /// never reused (SQLite's `AUTOINCREMENT` row ID, PostgreSQL's `BIGSERIAL`). Rows that share a
+    /// second are told apart by it: the audit trail's page cursor (``PageRule``).
+    public var sequence: Int64
+    /// The row.
+    public var entry: AuditEntry
+
+    /// Creates a row.
+    public init(sequence: Int64, entry: AuditEntry) {
+        self.sequence = sequence
+        self.entry = entry
     }
 }
 

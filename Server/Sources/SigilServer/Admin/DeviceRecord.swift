@@ -153,25 +153,35 @@ public struct DeviceQuery: Sendable, Hashable {
     public var userID: String?
     /// Devices in this state.
     public var state: DeviceRecord.State?
+    /// At most this many devices, the first by device ID (`nil`: every one selected). The store
+    /// limits in its query, so a page costs the page, not the directory.
+    public var limit: Int?
+    /// Only devices whose ID comes after this one in byte order (the last ID of the page before).
+    public var after: String?
 
     /// Creates a query; with no field set, every device.
     public init(
-        deviceID: String? = nil, keyID: String? = nil, userID: String? = nil, state: DeviceRecord.State? = nil
+        deviceID: String? = nil, keyID: String? = nil, userID: String? = nil, state: DeviceRecord.State? = nil,
+        limit: Int? = nil, after: String? = nil
     ) {
         self.deviceID = deviceID
         self.keyID = keyID
         self.userID = userID
         self.state = state
+        self.limit = limit
+        self.after = after
     }
 }
 
 /// A ``KeyRegistry`` operators can run: list devices, read the audit trail, record keys' last use.
 public protocol AdministeredDirectory: KeyRegistry {
-    /// The devices `query` selects, by device ID.
+    /// The devices `query` selects, by device ID in byte order (the order of SQL's `"C"` collation),
+    /// at most ``DeviceQuery/limit`` of them, after ``DeviceQuery/after``.
     func devices(_ query: DeviceQuery) async throws -> [DeviceRecord]
 
-    /// The audit rows `query` selects, oldest first.
-    func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry]
+    /// The newest ``AuditQuery/limit`` audit rows `query` selects (written before
+    /// ``AuditQuery/before``), oldest first, each with its place in the trail.
+    func auditRows(_ query: AuditQuery) async throws -> [AuditRow]
 
     /// Appends rows that go with no directory change (admin calls).
     ///
@@ -185,11 +195,21 @@ public protocol AdministeredDirectory: KeyRegistry {
     func pruneAudit(before time: Int64) async throws -> Int
 }
 
+extension AdministeredDirectory {
+    /// The audit rows `query` selects, oldest first (``auditRows(_:)`` without their places).
+    public func auditTrail(_ query: AuditQuery) async throws -> [AuditEntry] {
+        try await auditRows(query).map(\.entry)
+    }
+}
+
 extension MemoryKeyDirectory: AdministeredDirectory {
     public func devices(_ query: DeviceQuery) -> [DeviceRecord] {
         var byDevice: [String: [RegisteredKey]] = [:]
         for key in keys.values { if let device = key.deviceID { byDevice[device, default: []].append(key) } }
-        return byDevice.keys.sorted().compactMap { deviceID -> DeviceRecord? in
+        var selected: [DeviceRecord] = []
+        for deviceID in byDevice.keys.sorted(by: { $0.precedesInBytes($1) }) {
+            if let limit = query.limit, selected.count >= limit { break }
+            if let after = query.after, !after.precedesInBytes(deviceID) { continue }
             let keys = byDevice[deviceID] ?? []
             let record = DeviceRecord(
                 deviceID: deviceID,
@@ -203,15 +223,23 @@ extension MemoryKeyDirectory: AdministeredDirectory {
                 },
                 sealingKeyID: sealingKeys[deviceID]?.keyID,
                 certificates: certificates(ofDevice: deviceID), attestation: deviceAttestations[deviceID])
-            return query.selects(record) ? record : nil
+            if query.selects(record) { selected.append(record) }
+        }
+        return selected
+    }
+
+    public func auditRows(_ query: AuditQuery) -> [AuditRow] {
+        Array(
+            auditTrail.filter { row in query.matches(row.entry) && query.before.map { row.sequence < $0 } ?? true }
+                .suffix(query.limit))
+    }
+
+    public func appendAudit(_ entries: [AuditEntry]) {
+        for entry in entries {
+            auditSequence += 1
+            auditTrail.append(AuditRow(sequence: auditSequence, entry: entry))
         }
     }
-
-    public func auditTrail(_ query: AuditQuery) -> [AuditEntry] {
-        Array(auditTrail.filter(query.matches).suffix(query.limit))
-    }
-
-    public func appendAudit(_ entries: [AuditEntry]) { auditTrail += entries }
 
     public func recordUses(_ uses: [String: Int64]) {
         for (keyID, time) in uses where keys[keyID] != nil { lastUsed[keyID] = max(lastUsed[keyID] ?? 0, time) }
@@ -219,7 +247,7 @@ extension MemoryKeyDirectory: AdministeredDirectory {
 
     public func pruneAudit(before time: Int64) -> Int {
         let count = auditTrail.count
-        auditTrail.removeAll { $0.time < time }
+        auditTrail.removeAll { $0.entry.time < time }
         return count - auditTrail.count
     }
 }

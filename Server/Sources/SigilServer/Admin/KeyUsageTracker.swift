@@ -5,12 +5,20 @@ import Synchronization
 /// once per ``interval`` (a minute by default), in batches, off the request's path.
 ///
 /// Set it as ``VerifierConfiguration/usage``; the verifier reports every request it accepts. A
-/// failed write is dropped (the next use after the interval writes again): last use is for
-/// operators' eyes, never a security decision.
+/// batch the store fails to write is kept, merged with later uses (the later time of a key wins),
+/// and written again after a pause that doubles from ``retryDelays`` `first` to its `most` while
+/// the store keeps failing (one write at a time, never a loop without a pause). A request never
+/// waits for any of it. What is kept is one time per key used since the last write, so it stays
+/// bounded by the keys in use. Last use is for operators' eyes, never a security decision; but a
+/// key used once, while the store was down, does not read "never" once it is back.
 public final class KeyUsageTracker: Sendable {
     let store: any AdministeredDirectory
     /// The least time between two writes of one key's last use, in seconds.
     public let interval: Int64
+    /// The pause before writing again a batch the store refused (`first`), doubled after each
+    /// failure in a row up to `most`.
+    public let retryDelays: (first: Duration, most: Duration)
+    let sleep: @Sendable (Duration) async throws -> Void
 
     /// Keys written in this minute and the one before (two maps swapped once a minute, so memory
     /// stays bounded by the keys active in two minutes, and no request scans them).
@@ -19,18 +27,33 @@ public final class KeyUsageTracker: Sendable {
         var writtenBefore: [String: Int64] = [:]
         var minute: Int64 = 0
         var pending: [String: Int64] = [:]
+        /// A flush runs, or waits to retry: `used` starts none.
         var flushing = false
+        /// Failed writes in a row (the next pause doubles with each).
+        var failures = 0
+        /// A retry waits to run.
+        var retryScheduled = false
     }
     let state = Mutex(State())
 
     /// Creates a tracker writing to `store`.
-    public init(store: any AdministeredDirectory, interval: Int64 = 60) {
+    ///
+    /// - Parameters:
+    ///   - retryDelays: the pause before the first retry of a failed write, and the most it grows to.
+    ///   - sleep: waits a pause (tests pass a clock of their own).
+    public init(
+        store: any AdministeredDirectory, interval: Int64 = 60,
+        retryDelays: (first: Duration, most: Duration) = (.seconds(1), .seconds(30)),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
         self.store = store
         self.interval = interval
+        self.retryDelays = retryDelays
+        self.sleep = sleep
     }
 
     /// Notes that `keyID` verified a request at `now`; starts a write when the key's last one is
-    /// older than ``interval`` and none is under way.
+    /// older than ``interval`` and none is under way (or waiting to retry).
     public func used(_ keyID: String, at now: Int64) {
         let start = state.withLock { state -> Bool in
             let minute = now / interval
@@ -45,7 +68,7 @@ public final class KeyUsageTracker: Sendable {
                 return false
             }
             state.written[keyID] = now
-            state.pending[keyID] = now
+            state.pending[keyID] = max(state.pending[keyID] ?? now, now)
             guard !state.flushing else { return false }
             state.flushing = true
             return true
@@ -53,17 +76,55 @@ public final class KeyUsageTracker: Sendable {
         if start { Task { await self.flush() } }
     }
 
-    /// Writes what is pending, until nothing is.
+    /// Writes what is pending, until nothing is. A batch the store refuses goes back to pending, and
+    /// a retry is scheduled after the pause (``retryDelays``); this call returns then.
     public func flush() async {
         while true {
             let batch = state.withLock { state -> [String: Int64] in
                 let batch = state.pending
                 state.pending = [:]
-                if batch.isEmpty { state.flushing = false }
+                if batch.isEmpty && !state.retryScheduled { state.flushing = false }
                 return batch
             }
             guard !batch.isEmpty else { return }
-            try? await store.recordUses(batch)
+            do {
+                try await store.recordUses(batch)
+                state.withLock { $0.failures = 0 }
+            } catch {
+                let delay = state.withLock { state -> Duration? in
+                    // Back with what came since, the later time of each key kept.
+                    state.pending.merge(batch) { max($0, $1) }
+                    state.failures += 1
+                    guard !state.retryScheduled else { return nil }
+                    state.retryScheduled = true
+                    return retryDelay(after: state.failures)
+                }
+                if let delay { scheduleRetry(after: delay) }
+                return
+            }
+        }
+    }
+
+    /// The pause after `failures` failed writes in a row: ``retryDelays`` `first`, doubled for each
+    /// failure after the first, at most `most`.
+    func retryDelay(after failures: Int) -> Duration {
+        var delay = retryDelays.first
+        for _ in 1..<max(failures, 1) {
+            guard delay < retryDelays.most else { break }
+            delay *= 2
+        }
+        return min(delay, retryDelays.most)
+    }
+
+    /// Writes again after `delay`, off any request. Holds the tracker weakly while it waits: a
+    /// tracker let go of stops retrying.
+    func scheduleRetry(after delay: Duration) {
+        let sleep = self.sleep
+        Task { [weak self] in
+            try? await sleep(delay)
+            guard let self else { return }
+            self.state.withLock { $0.retryScheduled = false }
+            await self.flush()
         }
     }
 }

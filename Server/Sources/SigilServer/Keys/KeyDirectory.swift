@@ -109,7 +109,9 @@ public actor MemoryKeyDirectory: KeyDirectory {
     var sealingKeys: [String: SealingPublicKey] = [:]
     var deviceAttestations: [String: String] = [:]
     var certificates: [IssuedCertificateRecord] = []
-    var auditTrail: [AuditEntry] = []
+    var auditTrail: [AuditRow] = []
+    /// The last audit row's sequence (``AuditRow/sequence``).
+    var auditSequence: Int64 = 0
     var lastUsed: [String: Int64] = [:]
     var revokedAt: [String: Int64] = [:]
     var usersRevokedAt: [String: Int64] = [:]

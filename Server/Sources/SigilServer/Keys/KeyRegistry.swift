@@ -192,7 +192,9 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
     var sealingKeys: [String: SealingPublicKey]
     var deviceAttestations: [String: String]
     var certificates: [IssuedCertificateRecord]
-    var auditTrail: [AuditEntry]
+    /// The audit rows this change writes, appended to the directory's trail when it applies (the trail
+    /// is never copied: rows another call appends meanwhile are kept).
+    var appendedAudit: [AuditEntry] = []
     var usersRevokedAt: [String: Int64]
     var thumbprints: [String: String]
     var spentCredentials: [String: Int64]
@@ -205,7 +207,6 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
         sealingKeys = directory.sealingKeys
         deviceAttestations = directory.deviceAttestations
         certificates = directory.certificates
-        auditTrail = directory.auditTrail
         usersRevokedAt = directory.usersRevokedAt
         thumbprints = directory.thumbprints
         spentCredentials = directory.spentCredentials
@@ -218,7 +219,7 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
         directory.sealingKeys = sealingKeys
         directory.deviceAttestations = deviceAttestations
         directory.certificates = certificates
-        directory.auditTrail = auditTrail
+        directory.appendAudit(appendedAudit)
         directory.usersRevokedAt = usersRevokedAt
         directory.thumbprints = thumbprints
         directory.spentCredentials = spentCredentials
@@ -296,5 +297,5 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
 
     func record(_ certificate: IssuedCertificateRecord, now: Int64) { certificates.append(certificate) }
 
-    func append(_ audit: [AuditEntry]) { auditTrail += audit }
+    func append(_ audit: [AuditEntry]) { appendedAudit += audit }
 }

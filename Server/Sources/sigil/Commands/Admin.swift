@@ -92,24 +92,92 @@ struct Admin: AsyncParsableCommand {
         }
     }
 
+    /// What every paged list takes (PageRule): the page's size and the cursor of the page before.
+    struct PageOptions: ParsableArguments {
+        @Option(help: "Items a page, 1 to \(PageRule.maximumLimit).") var limit = PageRule.defaultLimit
+
+        func validate() throws {
+            guard (try? PageRule.limit(limit)) != nil else {
+                throw ValidationError("--limit is a number from 1 to \(PageRule.maximumLimit)")
+            }
+        }
+    }
+
+    /// Says on standard error how to ask for the next page, when there is one: `more: sigil admin
+    /// <command> <the same filters> --after|--before <cursor>`, one line (standard output stays the
+    /// list alone, JSON Lines or not).
+    static func sayMore(
+        _ command: String, _ options: [(String, String?)], json: Bool, cursor name: String, next: String?
+    ) {
+        guard let next else { return }
+        var words = ["more: sigil admin", command]
+        for case (let option, let value?) in options { words += [option, shellQuoted(value)] }
+        if json { words.append("--json") }
+        words += [name, shellQuoted(next)]
+        FileHandle.standardError.write(Data((words.joined(separator: " ") + "\n").utf8))
+    }
+
+    /// `value` as one shell word on one line: as it is when it needs no quoting, else in single
+    /// quotes, else (control characters, non-ASCII) in `$'…'` with `\xHH` escapes.
+    static func shellQuoted(_ value: String) -> String {
+        // No `~`: a word starting with one is a home directory to the shell.
+        let plain = value.utf8.allSatisfy { byte in
+            (PercentEncoding.isUnreserved(byte) && byte != UInt8(ascii: "~")) || "@%+=:,/".utf8.contains(byte)
+        }
+        if plain && !value.isEmpty { return value }
+        if value.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+            return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        }
+        var quoted = "$'"
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\\"): quoted += "\\" + String(UnicodeScalar(byte))
+            case 0x20..<0x7F: quoted += String(UnicodeScalar(byte))
+            default: quoted += String(format: "\\x%02x", byte)
+            }
+        }
+        return quoted + "'"
+    }
+
     struct Devices: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List devices, one a line.")
+        static let configuration = CommandConfiguration(
+            abstract: "List devices, one a line, by device ID, a page at a time.",
+            discussion: """
+                Prints --limit devices (100); when more follow, says on standard error how to ask for \
+                them: more: sigil admin devices … --after <cursor>.
+                """)
 
         @OptionGroup var store: StoreOptions
         @Option(help: "Only this user's devices.") var user: String?
         @Option(help: "Only devices in this state: active or revoked.") var state: DeviceRecord.State?
+        @OptionGroup var page: PageOptions
+        @Option(help: "The cursor a `more:` line gave: the devices after it.") var after: String?
         @Flag(help: "JSON Lines.") var json = false
 
+        func validate() throws {
+            if let after, (try? PageRule.deviceCursor(after)) == nil {
+                throw ValidationError("--after is the cursor a `more:` line gave")
+            }
+        }
+
         func run() async throws {
-            let devices = try await store.with { try await $0.devices(user: user, state: state) }
-            if let user, devices.isEmpty {
+            let found = try await store.with {
+                try await $0.devices(user: user, state: state, limit: page.limit, after: after)
+            }
+            if let user, found.items.isEmpty, after == nil {
                 // As `revoke --user` does, the store cannot tell a user it never saw from one known by
                 // access tokens alone: said, not an error.
                 let name = OperatorText.escaped(user, quoting: .never)
                 let which = state.map { "\($0.rawValue) " } ?? ""
                 FileHandle.standardError.write(Data("sigil: no \(which)device of user \(name)\n".utf8))
             }
-            try Admin.print(devices, json: json, line: \.line)
+            try Admin.print(found.items, json: json, line: \.line)
+            Admin.sayMore(
+                "devices",
+                [
+                    ("--user", user), ("--state", state?.rawValue),
+                    ("--limit", page.limit == PageRule.defaultLimit ? nil : String(page.limit)),
+                ], json: json, cursor: "--after", next: found.next)
         }
     }
 
@@ -169,20 +237,40 @@ struct Admin: AsyncParsableCommand {
     }
 
     struct Audit: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The audit trail, oldest first.")
+        static let configuration = CommandConfiguration(
+            abstract: "The audit trail, oldest first, a page at a time from the newest.",
+            discussion: """
+                Prints the newest --limit rows (100), oldest first; when older rows remain, says on \
+                standard error how to ask for them: more: sigil admin audit … --before <cursor>.
+                """)
 
         @OptionGroup var store: StoreOptions
         @Option(help: "Only rows about this device.") var device: String?
         @Option(help: "Only rows about this user.") var user: String?
         @Option(help: "Only rows since this time: Unix seconds, or an ISO 8601 date or date-time.") var since: String?
+        @OptionGroup var page: PageOptions
+        @Option(help: "The cursor a `more:` line gave: the rows written before it.") var before: String?
         @Flag(help: "JSON Lines.") var json = false
+
+        func validate() throws {
+            if let before, (try? PageRule.auditCursor(before)) == nil {
+                throw ValidationError("--before is the cursor a `more:` line gave")
+            }
+        }
 
         func run() async throws {
             let since = try self.since.map(Admin.time)
-            let rows = try await store.with {
-                try await $0.audit(AuditQuery(deviceID: device, userID: user, since: since))
+            let found = try await store.with {
+                try await $0.audit(
+                    AuditQuery(deviceID: device, userID: user, since: since), limit: page.limit, before: before)
             }
-            try Admin.print(rows, json: json, line: Admin.line)
+            try Admin.print(found.items, json: json, line: Admin.line)
+            Admin.sayMore(
+                "audit",
+                [
+                    ("--device", device), ("--user", user), ("--since", self.since),
+                    ("--limit", page.limit == PageRule.defaultLimit ? nil : String(page.limit)),
+                ], json: json, cursor: "--before", next: found.next)
         }
     }
 

@@ -127,4 +127,127 @@ struct DirectoryContractTests {
             #expect(try await registry.key(for: key.keyID)?.sealingKey == second)
         }
     }
+
+    /// Every page of `list`, from the first: each page's items, and the cursor each page gave.
+    static func pages<Item>(
+        limit: Int, _ list: (_ cursor: String?) async throws -> Page<Item>
+    ) async throws -> [Page<Item>] {
+        var pages: [Page<Item>] = []
+        var cursor: String?
+        repeat {
+            let page = try await list(cursor)
+            pages.append(page)
+            cursor = page.next
+        } while cursor != nil && pages.count < 1_000
+        return pages
+    }
+
+    @Test(
+        "devices page by ID in byte order, each exactly once, with the user and state filters, keys and certificates as unpaged; the last page names no next",
+        arguments: Store.available)
+    func devicePaging(_ store: Store) async throws {
+        try await RevocationTests.withRegistry(store) { registry, clock, _ in
+            let directory = try #require(registry as? any AdministeredDirectory)
+            let admin = Administration(directory: directory, serverKeys: nil, clock: clock)
+            // Byte order is not a dictionary's: capitals before small letters, `-` and `.` before
+            // digits, `_` between, `~` last.
+            let ids =
+                [
+                    "dev-b", "dev-B", "dev-a", "dev-A0", "dev-_", "dev-~", "dev-0", "dev-9z", "dev-a-1", "dev-a.2",
+                    "dev-Z",
+                ]
+                + (0..<12).map { "dev-n\($0)" }
+            var users: [String: String] = [:]
+            var keys: [RegisteredKey] = []
+            for (index, id) in ids.enumerated() {
+                var key = try RevocationTests.key(id)
+                key.userID = index.isMultiple(of: 3) ? "alice" : "bob"
+                users[id] = key.userID
+                keys.append(key)
+            }
+            var second = try RevocationTests.key("dev-a")
+            second.userID = users["dev-a"]
+            try await registry.apply(DirectoryChange(added: keys + [second]))
+            try await registry.apply(
+                DirectoryChange(
+                    certificates: [
+                        IssuedCertificateRecord(
+                            serial: "0a", keyID: second.keyID, deviceID: "dev-a", notAfter: clock.now() + 86_400)
+                    ]))
+            let revoked: Set = ["dev-B", "dev-n3", "dev-~", "dev-n11"]
+            try await registry.apply(DirectoryChange(revokedDevices: Array(revoked)))
+
+            let sorted = ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (user, state) in [(nil, nil), ("alice", nil), (nil, .revoked), ("bob", .active)]
+                as [(String?, DeviceRecord.State?)]
+            {
+                let expected = sorted.filter { id in
+                    (user == nil || users[id] == user)
+                        && (state == nil || (state == .revoked) == revoked.contains(id))
+                }
+                let whole = try await admin.devices(user: user, state: state)
+                #expect(whole.map(\.deviceID) == expected, "\(store) \(user ?? "-") \(state?.rawValue ?? "-")")
+                for limit in [1, 4, 5, expected.count, PageRule.maximumLimit] {
+                    let pages = try await Self.pages(limit: limit) { cursor in
+                        try await admin.devices(user: user, state: state, limit: limit, after: cursor)
+                    }
+                    // The same records as unpaged (keys, certificates), each once, in order.
+                    #expect(pages.flatMap(\.items) == whole, "\(store) limit \(limit)")
+                    #expect(
+                        pages.dropLast().allSatisfy { $0.items.count == limit && $0.next == $0.items.last?.deviceID })
+                    #expect(pages.last?.next == nil)
+                    #expect(pages.count == max(1, (expected.count + limit - 1) / limit))
+                }
+            }
+            let withCertificate = try await admin.devices(limit: 1, after: "dev-_")
+            #expect(withCertificate.items.map(\.deviceID) == ["dev-a"])
+            #expect(withCertificate.items.first?.keys.count == 2)
+            #expect(withCertificate.items.first?.certificates.map(\.serial) == ["0a"])
+            // A cursor that names no device still pages from where it would sort.
+            #expect(try await admin.devices(limit: 2, after: "dev-m").items.map(\.deviceID) == ["dev-n0", "dev-n1"])
+            #expect(try await admin.devices(limit: 2, after: "dev-~").items.isEmpty)
+        }
+    }
+
+    @Test(
+        "the audit trail pages from the newest back, oldest first within a page, rows sharing a second neither skipped nor repeated, with the filters",
+        arguments: Store.available)
+    func auditPaging(_ store: Store) async throws {
+        try await RevocationTests.withRegistry(store) { registry, clock, _ in
+            let directory = try #require(registry as? any AdministeredDirectory)
+            let admin = Administration(directory: directory, serverKeys: nil, clock: clock)
+            let start = clock.now()
+            // 30 rows, five to a second, told apart by their reasons only.
+            let rows = (0..<30).map { index in
+                AuditEntry(
+                    time: start + Int64(index / 5), action: .adminCall,
+                    deviceID: index.isMultiple(of: 5) ? "dev-x" : nil, userID: index.isMultiple(of: 3) ? "alice" : nil,
+                    actor: "operator:ops", reason: "row-\(index)")
+            }
+            for first in stride(from: 0, to: rows.count, by: 7) {
+                try await directory.appendAudit(Array(rows[first..<min(first + 7, rows.count)]))
+            }
+            for query in [
+                AuditQuery(), AuditQuery(userID: "alice"), AuditQuery(deviceID: "dev-x"), AuditQuery(since: start + 2),
+                AuditQuery(userID: "alice", since: start + 3),
+            ] {
+                let whole = rows.filter(query.matches)
+                #expect(try await directory.auditTrail(query) == whole)
+                for limit in [1, 4, 5, whole.count, PageRule.maximumLimit] {
+                    let pages = try await Self.pages(limit: limit) { cursor in
+                        try await admin.audit(query, limit: limit, before: cursor)
+                    }
+                    #expect(pages.reversed().flatMap(\.items) == whole, "\(store) \(query) limit \(limit)")
+                    #expect(pages.first?.items == Array(whole.suffix(limit)))
+                    #expect(pages.dropLast().allSatisfy { $0.items.count == limit && $0.next != nil })
+                    #expect(pages.last?.next == nil)
+                }
+            }
+            // Rows written after a first page are not in the pages before it.
+            let first = try await admin.audit(AuditQuery(), limit: 10)
+            try await directory.appendAudit([AuditEntry(time: start + 9, action: .adminCall, actor: "operator:late")])
+            let second = try await admin.audit(AuditQuery(), limit: 10, before: first.next)
+            #expect(second.items == Array(rows[10..<20]))
+        }
+    }
 }

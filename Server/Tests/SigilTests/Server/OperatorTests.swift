@@ -5,6 +5,7 @@ import SQLiteNIO
 @_spi(Sigil) import SigilCore
 import SigilSQLite
 import SigilServer
+import Synchronization
 import Testing
 
 /// Operators' tools on the SQLite directory: revocation by device, key and user with its audit rows,
@@ -178,6 +179,60 @@ struct OperatorTests {
         tracker.used(key, at: start + 75)
         await tracker.flush()
         #expect(try await admin.device(key).keys.first?.lastUsed == start + 75)
+        try await directory.close()
+    }
+
+    /// The pauses a ``KeyUsageTracker`` asked for, each waited as a few milliseconds instead.
+    final class Pauses: Sendable {
+        let asked = Mutex<[Duration]>([])
+        var count: Int { asked.withLock { $0.count } }
+
+        func sleep(_ pause: Duration) async throws {
+            asked.withLock { $0.append(pause) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+
+        /// Waits until `condition` holds, for at most `seconds`; whether it does.
+        static func until(seconds: Int = 30, _ condition: () async -> Bool) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while ContinuousClock.now < deadline {
+                if await condition() { return true }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return await condition()
+        }
+    }
+
+    @Test(
+        "a last use the store refused to write is kept and written again after pauses doubling from 1 s to 30 s, the later use of a key winning, with no further use"
+    )
+    func lastUseRetried() async throws {
+        let (directory, admin, path, _) = try await Self.administration()
+        let start = SigningSetup.start
+        let first = try await Self.register(directory, device: "dev-1", user: "u", at: start)[0]
+        let second = try await Self.register(directory, device: "dev-2", user: "u", at: start)[0]
+        // Another connection makes every write of a last use fail, as a full disk or a lost store would.
+        let saboteur = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
+        _ = try await saboteur.query(
+            "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
+        let pauses = Pauses()
+        let tracker = KeyUsageTracker(store: directory, sleep: pauses.sleep)
+        tracker.used(first, at: start + 10)
+        #expect(try await Pauses.until { pauses.count >= 2 })
+        // Uses while the store refuses wait with the rest; a key's later use wins.
+        tracker.used(second, at: start + 20)
+        tracker.used(first, at: start + 90)
+        #expect(try await Pauses.until { pauses.count >= 8 })
+        #expect(try await admin.device(first).keys.first?.lastUsed == nil)
+        _ = try await saboteur.query("DROP TRIGGER no_use")
+        #expect(try await Pauses.until { (try? await admin.device(second).keys.first?.lastUsed) == start + 20 })
+        #expect(try await admin.device(first).keys.first?.lastUsed == start + 90)
+        // Written: no more retries, and no write was attempted without a pause before it.
+        let asked = pauses.asked.withLock { $0 }
+        #expect(Array(asked.prefix(8)) == [1, 2, 4, 8, 16, 30, 30, 30].map { Duration.seconds($0) })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(pauses.count == asked.count)
+        try await saboteur.close()
         try await directory.close()
     }
 

@@ -77,5 +77,35 @@ extension ExternalStoreSuites {
                 }
             }
         }
+
+        @Test(
+            "a key used once while PostgreSQL is down shows its last use once the server is back, without a further use"
+        )
+        func lastUseAfterOutage() async throws {
+            try await PostgresTestServer.with { server in
+                let clock = ManualUnixClock(SigningSetup.start)
+                // A short deadline: a write while the server is down fails within a second.
+                let store = try await PostgresStore.open(
+                    try PostgresStore.Location(url: server.url), timeout: .seconds(1))
+                defer { store.close() }
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
+                let admin = Administration(directory: directory, serverKeys: nil, clock: clock)
+                let start = SigningSetup.start
+                let key = try await OperatorTests.register(directory, device: "dev-1", user: "u", at: start)[0]
+                let pauses = OperatorTests.Pauses()
+                let tracker = KeyUsageTracker(store: directory, sleep: pauses.sleep)
+
+                await server.stop()
+                tracker.used(key, at: start + 5)
+                #expect(try await OperatorTests.Pauses.until { pauses.count >= 1 }, "the write failed and waits")
+                try await server.resume()
+                #expect(
+                    try await OperatorTests.Pauses.until {
+                        (try? await admin.device(key).keys.first?.lastUsed) == start + 5
+                    })
+                #expect(pauses.asked.withLock { $0.first } == .seconds(1))
+            }
+        }
     }
 }

@@ -225,6 +225,9 @@ struct SealedSecretTests {
             try await first.client.query("DROP TABLE sigil_spent")
             try await first.client.query("DROP TABLE sigil_changes")
             try await first.client.query("DROP FUNCTION sigil_count_change")
+            try await first.client.query("DROP INDEX sigil_devices_page")
+            try await first.client.query("DROP INDEX sigil_devices_user_page")
+            try await first.client.query("DROP INDEX sigil_certificates_device")
             try await first.client.query("UPDATE sigil_schema SET version = 1")
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
@@ -240,6 +243,21 @@ struct SealedSecretTests {
             attested.deviceAttestation = "android-key TrustedEnvironment"
             try await directory.apply(DirectoryChange(added: [attested]))
             #expect(try await directory.key(for: attested.keyID)?.deviceAttestation == "android-key TrustedEnvironment")
+            // The latest step: the indexes devices are paged by, and a page read through them.
+            var indexes: [String] = []
+            for try await name in try await store.client.query(
+                "SELECT indexname FROM pg_indexes WHERE tablename IN ('sigil_devices', 'sigil_certificates')"
+            ).decode(String.self) {
+                indexes.append(name)
+            }
+            #expect(
+                Set(indexes).isSuperset(of: [
+                    "sigil_devices_page", "sigil_devices_user_page", "sigil_certificates_device",
+                ]))
+            #expect(
+                try await directory.devices(DeviceQuery(limit: 1, after: "dev-pg")).map(\.deviceID) == [
+                    "dev-pg-android"
+                ])
             var version = 0
             for try await found in try await store.client.query("SELECT version FROM sigil_schema").decode(Int.self) {
                 version = found

@@ -80,7 +80,7 @@ struct VaporAdapterTests {
             }
             await app.server.shutdown()
             // Every change the routes made is audited with the client's address, as through Hummingbird.
-            let trail = await directory.auditTrail(AuditQuery())
+            let trail = try await directory.auditTrail(AuditQuery())
             let actions = Set(trail.map(\.action))
             #expect(actions.isSuperset(of: [.registered, .secretIssued, .certificateIssued, .rotated, .revoked]))
             #expect(trail.allSatisfy { $0.clientAddress == "127.0.0.1" })
