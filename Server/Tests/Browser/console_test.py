@@ -80,6 +80,11 @@ def main() -> int:
 def devices_page(page, shots, user, device, hostile, seen):
     table = page.locator("#devices-table")
     expect(table.get_by_role("link", name=device)).to_be_visible()
+    # A page of 50, then the next by the answer's Link.
+    expect(table.locator("tbody tr")).to_have_count(50)
+    page.get_by_role("button", name="More devices").click()
+    expect(table.locator("tbody tr")).to_have_count(58)
+    expect(page.get_by_role("button", name="More devices")).to_be_hidden()
     # A user ID holding HTML and a newline is shown as those characters, never as markup.
     cell = table.locator("td", has_text="onerror")
     expect(cell).to_have_count(1)

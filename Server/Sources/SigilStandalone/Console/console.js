@@ -139,8 +139,9 @@
     say("");
     if (!session.token) { show("sign-in"); return; }
     const [page, ...rest] = location.hash.replace(/^#/, "").split("/");
-    const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
     try {
+      // A link of someone else's making is only ever read as an ID (and a malformed one refused).
+      const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
       switch (page) {
         case "device": show("device"); await loadDevice(argument); break;
         case "audit": show("audit"); await loadAudit(); break;

@@ -66,14 +66,22 @@ struct ConsoleTests {
             let alice = try TestDevice(.ed25519)
             let other = try TestDevice(.ed25519)
             try await server.prepared.directory.apply(
-                DirectoryChange(added: [
-                    RegisteredKey(
-                        keyID: alice.keyID, key: try alice.key.verificationKey, deviceID: "dev-alice",
-                        userID: "alice@example.com"),
-                    RegisteredKey(
-                        keyID: other.keyID, key: try other.key.verificationKey, deviceID: "dev-other",
-                        userID: hostile),
-                ]))
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: alice.keyID, key: try alice.key.verificationKey, deviceID: "dev-alice",
+                            userID: "alice@example.com"),
+                        RegisteredKey(
+                            keyID: other.keyID, key: try other.key.verificationKey, deviceID: "dev-other",
+                            userID: hostile),
+                    ]
+                        // More than the console's page of 50, which it pages through by the answer's Link.
+                        + (0..<55).map { index in
+                            let key = try TestDevice(.ed25519)
+                            return RegisteredKey(
+                                keyID: key.keyID, key: try key.key.verificationKey,
+                                deviceID: "dev-bulk-" + String(format: "%02d", index))
+                        }))
             func signed(_ device: TestDevice, _ path: String) async throws -> TestResponse {
                 var request = TestRequest(.post, path, server: server, json: #"{"n":1}"#)
                 _ = try request.sign(with: device.signer(clock: server.clock))
