@@ -156,9 +156,29 @@
 
   window.addEventListener("hashchange", route);
 
-  // ---- Devices ----
+  /**
+   * A list read page by page: answers `show(items, next, append)`, which draws `items` with
+   * `draw(items, append)` and keeps `next` (the answer's Link) for the button `buttonId`.
+   */
+  function pager(buttonId, draw) {
+    const button = $(buttonId);
+    let next = null;
+    const show = (items, link, append) => {
+      next = link;
+      draw(items, append);
+      button.hidden = !next;
+    };
+    button.addEventListener("click", async () => {
+      if (!next) return;
+      try {
+        const page = await api("GET", next);
+        show(page.body, page.next, true);
+      } catch (error) { fail(error.message); }
+    });
+    return show;
+  }
 
-  let devicesNext = null;
+  // ---- Devices ----
 
   function lastUsed(device) {
     const uses = device.keys.map((key) => key.lastUsed).filter((use) => use !== undefined && use !== null);
@@ -177,15 +197,14 @@
     for (const device of devices) body.append(deviceRow(device));
   }
 
+  const showDevices = pager("devices-more", listDevices);
+
   async function loadDevices() {
     const search = $("search").value.trim();
-    devicesNext = null;
-    let devices;
     if (!search) {
       const page = await api("GET", "/admin/v1/devices" + query({ limit: 50 }));
-      devices = page.body;
-      devicesNext = page.next;
       $("devices-caption").textContent = "Devices, by device ID";
+      showDevices(page.body, page.next, false);
     } else {
       // A device or key ID, or a user: every match, once.
       const [one, ofUser] = await Promise.all([
@@ -195,28 +214,16 @@
         }),
         api("GET", "/admin/v1/devices" + query({ user: search, limit: 50 })),
       ]);
-      devices = (one.body ? [one.body] : []).concat(ofUser.body.filter((d) => !one.body || d.deviceId !== one.body.deviceId));
-      devicesNext = ofUser.next;
-      $("devices-caption").textContent = `Devices matching “${search}”: ${devices.length}${devicesNext ? "+" : ""}`;
+      const devices = (one.body ? [one.body] : []).concat(ofUser.body.filter((d) => !one.body || d.deviceId !== one.body.deviceId));
+      $("devices-caption").textContent = `Devices matching “${search}”: ${devices.length}${ofUser.next ? "+" : ""}`;
+      showDevices(devices, ofUser.next, false);
     }
-    listDevices(devices, false);
-    $("devices-more").hidden = !devicesNext;
   }
 
   $("search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     if (location.hash !== "#devices") location.hash = "#devices";
     else route();
-  });
-
-  $("devices-more").addEventListener("click", async () => {
-    if (!devicesNext) return;
-    try {
-      const page = await api("GET", devicesNext);
-      devicesNext = page.next;
-      listDevices(page.body, true);
-      $("devices-more").hidden = !devicesNext;
-    } catch (error) { fail(error.message); }
   });
 
   // ---- One device ----
@@ -292,8 +299,6 @@
 
   // ---- Audit ----
 
-  let auditNext = null;
-
   function auditRows(entries, append) {
     const body = $("audit-table").querySelector("tbody");
     if (!append) body.replaceChildren();
@@ -311,21 +316,12 @@
       device: $("audit-device").value.trim(), user: $("audit-user").value.trim(),
       since: Number.isFinite(sinceSeconds) ? sinceSeconds : null, limit: 100,
     }));
-    auditNext = page.next;
-    auditRows(page.body, false);
-    $("audit-more").hidden = !auditNext;
+    showAudit(page.body, page.next, false);
   }
 
+  const showAudit = pager("audit-more", auditRows);
+
   $("audit-form").addEventListener("submit", (event) => { event.preventDefault(); route(); });
-  $("audit-more").addEventListener("click", async () => {
-    if (!auditNext) return;
-    try {
-      const page = await api("GET", auditNext);
-      auditNext = page.next;
-      auditRows(page.body, true);
-      $("audit-more").hidden = !auditNext;
-    } catch (error) { fail(error.message); }
-  });
 
   // ---- Keys ----
 
