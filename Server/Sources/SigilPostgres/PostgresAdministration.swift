@@ -157,8 +157,15 @@ extension PostgresKeyDirectory: AdministeredDirectory {
     public func recordUses(_ uses: [String: Int64]) async throws {
         let logger = store.logger
         let sorted = uses.sorted { $0.key < $1.key }
+        // The database gives up when Sigil does: a write waiting on a lock past the deadline would
+        // otherwise keep its connection (the deadline abandons the call, not the statement), and the
+        // retries of an outage would take the pool the requests need.
+        let limit = "\(max(Int((store.timeout / .milliseconds(1)).rounded(.up)), 1))ms"
         try await store.run("keys' last use could not be recorded") { client in
             try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "SELECT set_config('lock_timeout', \(limit), true), set_config('statement_timeout', \(limit), true)",
+                    logger: logger)
                 for (keyID, time) in sorted {
                     try await connection.query(
                         """

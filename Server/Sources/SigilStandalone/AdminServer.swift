@@ -146,6 +146,16 @@ extension SigilStandalone {
             // The console's page, script and style: no data, so no credential (a browser sends none
             // when it loads a page); everything else needs one.
             if request.method == .get, let asset = ConsoleAssets.response(for: request.uri.path) { return asset }
+            // A browser sends a client certificate by itself, as it would a cookie: a call another site
+            // makes it send is refused, whatever credential comes with it.
+            if ConsoleAssets.isCrossSite(request) {
+                let error = SigilError(.forbidden, "an admin call from another site's page is refused")
+                return Response(
+                    status: .forbidden, headers: [.contentType: Problem.contentType],
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            bytes: Problem.body(for: error, serverTime: administration.clock.now(), status: 403))))
+            }
             guard let actor = await credentials.actor(of: request, channel: context.channel) else {
                 logger.warning(
                     "admin call refused: no valid credential",

@@ -6,9 +6,10 @@ steps around requests the Swift test makes on the public port:
   console_test.py devices URL TOKEN_FILE SCREENSHOTS USER DEVICE HOSTILE_USER
       sign in, list devices (the hostile user shows as text), find DEVICE by USER, open it, revoke it
       with a reason and a confirmation.
-  console_test.py pages URL TOKEN_FILE SCREENSHOTS DEVICE ROUTE EXPECTED_JSON
-      the audit trail filtered by DEVICE shows the revocation; the keys page rotates and promotes
-      the response key; the rollout page counts, under ROUTE, the outcomes EXPECTED_JSON gives.
+  console_test.py pages URL TOKEN_FILE SCREENSHOTS DEVICE KEY ROUTE EXPECTED_JSON
+      the audit trail filtered by DEVICE shows the revocation, and so does the device's page found
+      by its KEY; the keys page rotates and promotes the response key; the rollout page counts,
+      under ROUTE, the outcomes EXPECTED_JSON gives.
 
 Prints what it saw as one JSON line; exits non-zero (with the reason on stderr) on any failure, a
 Content-Security-Policy violation or a page error included. A screenshot of each page is saved in
@@ -67,8 +68,8 @@ def main() -> int:
             user, device, hostile = rest
             devices_page(page, shots, user, device, hostile, seen)
         else:
-            device, route, expected = rest
-            other_pages(page, shots, device, route, json.loads(expected), seen)
+            device, key, route, expected = rest
+            other_pages(page, shots, device, key, route, json.loads(expected), seen)
         browser.close()
     if problems:
         print("\n".join(problems), file=sys.stderr)
@@ -117,7 +118,7 @@ def devices_page(page, shots, user, device, hostile, seen):
     page.screenshot(path=os.path.join(shots, "devices-5-revoked.png"), full_page=True)
 
 
-def other_pages(page, shots, device, route, expected, seen):
+def other_pages(page, shots, device, key, route, expected, seen):
     page.get_by_role("link", name="Audit").click()
     page.locator("#audit-form").get_by_label("Device", exact=True).fill(device)
     page.get_by_role("button", name="Filter").click()
@@ -126,6 +127,11 @@ def other_pages(page, shots, device, route, expected, seen):
     expect(audit).to_contain_text("lost phone <b>not bold</b>")
     seen["auditRows"] = audit.locator("tbody tr").count()
     page.screenshot(path=os.path.join(shots, "pages-1-audit.png"), full_page=True)
+
+    # A link naming one of the device's keys opens the device, with the device's own trail.
+    page.evaluate("(key) => { location.hash = '#device/' + encodeURIComponent(key); }", key)
+    expect(page.get_by_role("heading", name=f"Device {device}")).to_be_visible()
+    expect(page.locator("#device-audit tbody tr", has_text="revoked")).to_have_count(1)
 
     page.get_by_role("link", name="Keys").click()
     response_keys = page.get_by_role("region", name="response keys")

@@ -195,6 +195,18 @@ public struct Administration: Sendable {
                     time: clock.now(), action: .adminCall, actor: AuditEntry.operatorActor(actor),
                     clientAddress: AuditContext.clientAddress, reason: "\(method.rawValue) \(path.prefix(512))")
             ])
+            // No ID, user or query value holds a control character (a NUL byte is refused by PostgreSQL
+            // as an outage would be): a bad request, said as such.
+            func holdsControl(_ text: String) -> Bool {
+                text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            }
+            if let (name, _) = query.first(where: { holdsControl($0.key) || holdsControl($0.value) }) {
+                let named = holdsControl(name) ? "a query parameter" : name
+                throw SigilError(.invalidRegistration, "\(named) is text without control characters")
+            }
+            guard !segments.contains(where: holdsControl) else {
+                throw SigilError(.invalidRegistration, "an ID is text without control characters")
+            }
             return try await route(method, Array(segments.dropFirst(2)), query: query, actor: actor) ?? Self.notFound
         } catch let error as SigilError {
             // An unknown ID is 404 here: 401 is kept for a missing or wrong credential.

@@ -39,7 +39,8 @@ public final class KeyUsageTracker: Sendable {
     /// Creates a tracker writing to `store`.
     ///
     /// - Parameters:
-    ///   - retryDelays: the pause before the first retry of a failed write, and the most it grows to.
+    ///   - retryDelays: the pause before the first retry of a failed write, and the most it grows to
+    ///     (each at least a millisecond, and `most` at least `first`: a retry never spins).
     ///   - sleep: waits a pause (tests pass a clock of their own).
     public init(
         store: any AdministeredDirectory, interval: Int64 = 60,
@@ -48,7 +49,8 @@ public final class KeyUsageTracker: Sendable {
     ) {
         self.store = store
         self.interval = interval
-        self.retryDelays = retryDelays
+        let first = max(retryDelays.first, .milliseconds(1))
+        self.retryDelays = (first, max(retryDelays.most, first))
         self.sleep = sleep
     }
 

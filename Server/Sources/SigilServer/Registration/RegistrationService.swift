@@ -150,6 +150,9 @@ public struct RegistrationService: Sendable {
         guard let keyID = key.derivedKeyID else { throw SigilError(.invalidRegistration, "not a public key") }
         var verifierConfiguration = configuration.verifier
         verifierConfiguration.bodyLimit = configuration.bodyLimit
+        // The proof's key is in no directory yet: its first use is the first request it signs once
+        // registered (noted now, it would be written to no row and then hold back that first use).
+        verifierConfiguration.usage = nil
         let proof = RequestVerifier(
             keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
             nonces: nonces,

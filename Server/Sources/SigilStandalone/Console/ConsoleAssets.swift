@@ -23,12 +23,25 @@ enum ConsoleAssets {
         HTTPField.Name("Cross-Origin-Opener-Policy")!: "same-origin",
     ]
 
+    /// Whether a browser says `request` comes from another site's page: `Sec-Fetch-Site` other than
+    /// `same-origin` or `none` (the operator's own navigation), or an `Origin` other than the admin
+    /// port's own (`https://` and the authority the request names). A client without either (curl, a
+    /// script) is no browser acting for someone else.
+    static func isCrossSite(_ request: Request) -> Bool {
+        if let site = request.headers[secFetchSite], site != "same-origin", site != "none" { return true }
+        guard let origin = request.headers[.origin] else { return false }
+        guard let authority = request.head.authority else { return true }
+        return origin.lowercased() != "https://" + authority.lowercased()
+    }
+
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
     /// The asset at `path` (`/`, `/console.js`, `/console.css`), if it is one.
     static func response(for path: String) -> Response? {
         let body: [UInt8]
         let type: String
         switch path {
-        case "/", "/index.html":
+        case "/":
             (body, type) = (PackageResources.console_html, "text/html; charset=utf-8")
         case "/console.js":
             (body, type) = (PackageResources.console_js, "text/javascript; charset=utf-8")

@@ -2,8 +2,9 @@
 // admin port itself under a strict Content-Security-Policy (this file is its only script; no
 // inline script, no eval, Trusted Types required, so no HTML sink can be used at all).
 //
-// Every value comes from the API and is put in the page as text (textContent, attribute values):
-// a user ID holding HTML or a newline shows as those characters. The admin token is held in this
+// Every value comes from the API and is put in the page as text (text nodes, attribute values),
+// with what a reader could not see or could mistake made visible as `sigil admin` prints it (`\n`,
+// `\u{202e}`): a user ID holding HTML, a newline or a right-to-left override shows as those characters. The admin token is held in this
 // page's memory only and sent as `Authorization: Bearer`; it is never stored, and never a cookie,
 // so no other site can make the browser act with it.
 "use strict";
@@ -16,6 +17,15 @@
 
   // ---- Building the page: text only ----
 
+  /**
+   * `text` with control, format (bidirectional overrides, zero-width characters) and separator
+   * characters written out (`\n`, `\u{200b}`): as `sigil admin` shows them (OperatorText).
+   */
+  function visible(text) {
+    const named = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+    return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => named[c] || `\\u{${c.codePointAt(0).toString(16)}}`);
+  }
+
   /** An element with attributes and children (strings become text nodes). */
   function el(tag, attributes, ...children) {
     const node = document.createElement(tag);
@@ -24,7 +34,7 @@
     }
     for (const child of children) {
       if (child === undefined || child === null) continue;
-      node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+      node.append(typeof child === "string" || typeof child === "number" ? visible(child) : child);
     }
     return node;
   }
@@ -46,8 +56,8 @@
     return el("tr", {}, ...cells.map((cell) => (cell instanceof Node ? el("td", {}, cell) : el("td", {}, cell ?? "—"))));
   }
 
-  function say(text) { $("status").textContent = text || ""; }
-  function fail(text) { $("error").textContent = text || ""; }
+  function say(text) { $("status").textContent = visible(text || ""); }
+  function fail(text) { $("error").textContent = visible(text || ""); }
 
   // ---- The admin API ----
 
@@ -215,7 +225,7 @@
         api("GET", "/admin/v1/devices" + query({ user: search, limit: 50 })),
       ]);
       const devices = (one.body ? [one.body] : []).concat(ofUser.body.filter((d) => !one.body || d.deviceId !== one.body.deviceId));
-      $("devices-caption").textContent = `Devices matching “${search}”: ${devices.length}${ofUser.next ? "+" : ""}`;
+      $("devices-caption").textContent = visible(`Devices matching “${search}”: ${devices.length}${ofUser.next ? "+" : ""}`);
       showDevices(devices, ofUser.next, false);
     }
   }
@@ -254,15 +264,14 @@
   }
 
   async function loadDevice(id) {
-    const [device, trail] = await Promise.all([
-      api("GET", "/admin/v1/devices/" + enc(id)),
-      api("GET", "/admin/v1/audit" + query({ device: id, limit: 100 })).catch(() => ({ body: [] })),
-    ]);
-    showDevice(device.body, trail.body);
+    // A device or any of its key IDs: the trail is read for the device found.
+    const device = (await api("GET", "/admin/v1/devices/" + enc(id))).body;
+    const trail = (await api("GET", "/admin/v1/audit" + query({ device: device.deviceId, limit: 100 }))).body;
+    showDevice(device, trail);
   }
 
   function showDevice(device, trail) {
-    $("device-title").textContent = "Device " + device.deviceId;
+    $("device-title").textContent = visible("Device " + device.deviceId);
     const facts = $("device-facts");
     facts.replaceChildren();
     const fact = (name, value) => facts.append(el("dt", {}, name), el("dd", {}, value ?? "—"));
@@ -273,7 +282,7 @@
     fact("Attestation", device.attestation);
     fact("Sealing key", device.sealingKeyId);
     fact("Certificates", device.certificates.length
-      ? device.certificates.map((c) => `${c.serial} (key ${c.keyId}, until ${time(c.notAfter)})`).join("\n") : "none");
+      ? device.certificates.map((c) => `${c.serial} (key ${c.keyId}, until ${time(c.notAfter)})`).join(", ") : "none");
 
     const revoke = $("device-revoke");
     revoke.replaceChildren();
@@ -365,12 +374,12 @@
     const most = Math.max(1, ...totals);
     const barWidth = plotWidth / route.steps.length;
     const image = svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
-      "aria-label": `Requests per ${rollout.step / 60} minute(s) under ${route.route}, by outcome` });
+      "aria-label": visible(`Requests per ${rollout.step / 60} minute(s) under ${route.route}, by outcome`) });
     image.append(svg("line", { class: "axis", x1: left, y1: top + plotHeight, x2: width - 10, y2: top + plotHeight }));
     image.append(svg("line", { class: "axis", x1: left, y1: top, x2: left, y2: top + plotHeight }));
     const label = (x, y, text, anchor) => {
       const node = svg("text", { x, y, "text-anchor": anchor });
-      node.textContent = text;
+      node.textContent = visible(text);
       image.append(node);
     };
     label(left - 4, top + 8, String(most), "end");
@@ -387,7 +396,7 @@
         const bar = svg("rect", { class: classes[outcome], x: left + index * barWidth + 0.5, y,
           width: Math.max(barWidth - 1, 0.5), height: h });
         const title = svg("title");
-        title.textContent = `${hhmm(rollout.start + rollout.step * index)} ${outcome}: ${count}`;
+        title.textContent = visible(`${hhmm(rollout.start + rollout.step * index)} ${outcome}: ${count}`);
         bar.append(title);
         image.append(bar);
       }

@@ -111,21 +111,27 @@ struct Admin: AsyncParsableCommand {
     ) {
         guard let next else { return }
         var words = ["more: sigil admin", command]
-        for case (let option, let value?) in options { words += [option, shellQuoted(value)] }
+        // `--option=value`: a value starting with `-` stays the option's, and one starting with `=`
+        // is no word zsh expands.
+        for case (let option, let value?) in options { words.append(option + "=" + shellQuoted(value)) }
         if json { words.append("--json") }
-        words += [name, shellQuoted(next)]
+        words.append(name + "=" + shellQuoted(next))
         FileHandle.standardError.write(Data((words.joined(separator: " ") + "\n").utf8))
     }
 
     /// `value` as one shell word on one line: as it is when it needs no quoting, else in single
-    /// quotes, else (control characters, non-ASCII) in `$'…'` with `\xHH` escapes.
+    /// quotes (every shell reads those alike, UTF-8 included), else (control or format characters,
+    /// which a terminal would act on or hide) in `$'…'` with `\xHH` escapes.
     static func shellQuoted(_ value: String) -> String {
         // No `~`: a word starting with one is a home directory to the shell.
         let plain = value.utf8.allSatisfy { byte in
             (PercentEncoding.isUnreserved(byte) && byte != UInt8(ascii: "~")) || "@%+=:,/".utf8.contains(byte)
         }
         if plain && !value.isEmpty { return value }
-        if value.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+        let hidden = value.unicodeScalars.contains {
+            [.control, .format, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory)
+        }
+        if !hidden {
             return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
         }
         var quoted = "$'"

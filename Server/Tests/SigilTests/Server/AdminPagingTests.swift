@@ -204,14 +204,14 @@ struct AdminPagingTests {
         let devices = try await follow(["devices", "--user", "alice", "--limit", "2"])
         #expect(
             devices.mores == [
-                "more: sigil admin devices --user alice --limit 2 --after dev-p01",
-                "more: sigil admin devices --user alice --limit 2 --after dev-p03",
+                "more: sigil admin devices --user=alice --limit=2 --after=dev-p01",
+                "more: sigil admin devices --user=alice --limit=2 --after=dev-p03",
             ])
         let lines = devices.outputs.flatMap { $0.split(separator: "\n") }
         #expect(lines.map { String($0.prefix(7)) } == alice)
 
         let json = try await follow(["devices", "--json", "--limit", "4"])
-        #expect(json.mores == ["more: sigil admin devices --limit 4 --json --after dev-p02"])
+        #expect(json.mores == ["more: sigil admin devices --limit=4 --json --after=dev-p02"])
         let records = try json.outputs.flatMap { $0.split(separator: "\n") }.map {
             try JSONDecoder().decode(DeviceRecord.self, from: Data($0.utf8))
         }
@@ -223,7 +223,7 @@ struct AdminPagingTests {
 
         let audit = try await follow(["audit", "--user", "alice", "--limit", "2"])
         #expect(audit.mores.count == 2)
-        #expect(audit.mores.allSatisfy { $0.hasPrefix("more: sigil admin audit --user alice --limit 2 --before ") })
+        #expect(audit.mores.allSatisfy { $0.hasPrefix("more: sigil admin audit --user=alice --limit=2 --before=") })
         let rows = audit.outputs.reversed().flatMap { $0.split(separator: "\n") }
         let named = rows.compactMap { $0.split(separator: " ").first { $0.hasPrefix("device=") }.map(String.init) }
         #expect(named == alice.map { "device=" + $0 })
@@ -231,7 +231,7 @@ struct AdminPagingTests {
         #expect(auditJSON.mores.count == 1)
         #expect(
             auditJSON.mores.first?.hasPrefix(
-                "more: sigil admin audit --since \(SigningSetup.start) --limit 5 --json --before ") == true)
+                "more: sigil admin audit --since=\(SigningSetup.start) --limit=5 --json --before=") == true)
 
         for arguments in [
             ["devices", "--limit", "0"], ["devices", "--limit", "1001"], ["audit", "--limit", "x"],

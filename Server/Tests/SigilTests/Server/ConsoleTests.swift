@@ -55,7 +55,9 @@ struct ConsoleTests {
             return
         }
         let tokenFile = try AdminAPITests.tokenFile()
-        let hostile = "<img src=x onerror=\"document.title='pwned'\">\nsecond line"
+        let hostile = "<img src=x onerror=\"document.title='pwned'\">\nsecond line\u{202E}txt.exe"
+        // As the console shows it: markup as text, what a reader could not see written out.
+        let shown = #"<img src=x onerror="document.title='pwned'">\nsecond line\u{202e}txt.exe"#
         try await GatewayTests.withGateway(configure: {
             $0.monitor = ["/legacy"]
             $0.admin.port = 0
@@ -99,9 +101,9 @@ struct ConsoleTests {
 
             let shots = Self.screenshots
             let first = try await Self.browse(
-                python, ["devices", url, tokenFile, shots, "alice@example.com", "dev-alice", hostile])
+                python, ["devices", url, tokenFile, shots, "alice@example.com", "dev-alice", shown])
             #expect(first["revoked"] as? String == "dev-alice")
-            #expect(first["hostileText"] as? String == hostile)
+            #expect(first["hostileText"] as? String == shown)
             #expect(first["cookies"] as? Int == 0 && first["stored"] as? Int == 0)
 
             // Revoked in the console: refused on the public port, enforced and monitored alike (the
@@ -114,7 +116,7 @@ struct ConsoleTests {
 
             let expected = #"{"verified":2,"missing-signature":3,"revoked-key":1}"#
             let second = try await Self.browse(
-                python, ["pages", url, tokenFile, shots, "dev-alice", "/legacy", expected])
+                python, ["pages", url, tokenFile, shots, "dev-alice", alice.keyID, "/legacy", expected])
             #expect((second["rollout"] as? [String: Int]) == ["verified": 2, "missing-signature": 3, "revoked-key": 1])
             #expect((second["bars"] as? Int ?? 0) > 0)
             #expect((second["keyStates"] as? [String])?.sorted() == ["current", "previous"])
@@ -162,7 +164,7 @@ struct ConsoleTests {
                 }
                 #expect(try await get("/console.css").status == .ok)
                 // Anything else still needs the credential, and says nothing without it.
-                for path in ["/console.map", "/admin/v1/devices", "/index.htm", "/metrics"] {
+                for path in ["/console.map", "/admin/v1/devices", "/index.html", "/metrics"] {
                     let refused = try await get(path)
                     #expect(refused.status == .unauthorized, "\(path)")
                     #expect(refused.headers.first(name: "Cache-Control") == "no-store")
@@ -170,6 +172,46 @@ struct ConsoleTests {
                 var post = HTTPClientRequest(url: "https://localhost:\(port)/")
                 post.method = .POST
                 #expect(try await client.execute(post, timeout: .seconds(30)).status == .unauthorized)
+
+                // A call another site's page makes the browser send is refused, credential or not (a
+                // browser sends a client certificate by itself); the operator's own page, and a
+                // client that is no browser, are not.
+                func call(_ path: String, _ fields: [(String, String)]) async throws -> HTTPClientResponse {
+                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
+                    for (name, value) in fields { request.headers.add(name: name, value: value) }
+                    return try await client.execute(request, timeout: .seconds(30))
+                }
+                let revoke = "/admin/v1/users/nobody/revoke?reason=csrf"
+                for fields in [
+                    [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")],
+                    [("Origin", "https://evil.example")], [("Origin", "null")],
+                    [("Origin", "https://localhost:\(port + 1)")],
+                    [("Sec-Fetch-Site", "same-origin"), ("Origin", "http://localhost:\(port)")],
+                ] {
+                    let refused = try await call(revoke, fields)
+                    #expect(refused.status == .forbidden, "\(fields)")
+                    let body = String(buffer: try await refused.body.collect(upTo: 1 << 16))
+                    #expect(body.contains(#""code":"forbidden""#), "\(fields)")
+                }
+                for fields in [
+                    [], [("Sec-Fetch-Site", "same-origin"), ("Origin", "https://localhost:\(port)")],
+                    [("Sec-Fetch-Site", "none")],
+                ] {
+                    #expect(try await call(revoke, fields).status == .ok, "\(fields)")
+                }
+                let audit = try await server.prepared.directory.auditTrail(AuditQuery(userID: "nobody"))
+                #expect(audit.count == 3, "only the three calls let through revoked")
+
+                // A control character in an ID or a query value is a bad request, on every store.
+                for path in ["/admin/v1/devices?user=a%00b", "/admin/v1/devices/dev%0A1", "/admin/v1/audit?device=%07"]
+                {
+                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                    request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
+                    let refused = try await client.execute(request, timeout: .seconds(30))
+                    #expect(refused.status == .badRequest, "\(path)")
+                }
             }
         }
     }

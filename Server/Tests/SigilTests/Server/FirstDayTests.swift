@@ -122,6 +122,25 @@ struct FirstDayTests {
         #expect(server.process.terminationReason == .exit)
     }
 
+    @Test("a key used once, in the minute it enrolled, shows that use: enrollment's proof notes no use of its own")
+    func firstUseAfterEnrolling() async throws {
+        try await TestServer.with { server in
+            try await server.client().using { client in
+                let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
+                let (echoed, _, _) = try await EndToEndTests.echo(
+                    "{}", signer: device.signer(clock: server.clock), server: server, client: client)
+                #expect(echoed.status == 200)
+                var lastUsed: Int64?
+                for _ in 0..<100 where lastUsed == nil {
+                    lastUsed = try await server.prepared.directory.devices(DeviceQuery(keyID: device.keyID)).first?
+                        .keys.first?.lastUsed
+                    if lastUsed == nil { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(lastUsed == server.clock.now())
+            }
+        }
+    }
+
     @Test(
         "sigil admin: devices prints ISO 8601 times as audit does; a user with no device is said on stderr, with revoke --user's status"
     )

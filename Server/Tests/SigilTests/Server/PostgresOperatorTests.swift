@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import NIOCore
 @_spi(Sigil) import SigilCore
 import SigilPostgres
@@ -105,6 +106,60 @@ extension ExternalStoreSuites {
                         (try? await admin.device(key).keys.first?.lastUsed) == start + 5
                     })
                 #expect(pauses.asked.withLock { $0.first } == .seconds(1))
+            }
+        }
+
+        @Test(
+            "a last-use write held by a lock gives up in the database when Sigil gives up: no abandoned statement keeps a connection"
+        )
+        func lastUseGivesUpUnderALock() async throws {
+            try await PostgresTestServer.with { server in
+                let location = try PostgresStore.Location(url: server.url)
+                let store = try await PostgresStore.open(location, timeout: .seconds(1))
+                let locker = try await PostgresStore.open(location, timeout: .seconds(10), connections: 1)
+                let watcher = try await PostgresStore.open(location, timeout: .seconds(10), connections: 1)
+                defer {
+                    store.close()
+                    locker.close()
+                    watcher.close()
+                }
+                let clock = ManualUnixClock(SigningSetup.start)
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
+                let key = try await OperatorTests.register(
+                    directory, device: "dev-1", user: "u", at: SigningSetup.start)[0]
+                let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+                // Reads pass an EXCLUSIVE lock (requests still verify); the write waits on it.
+                let holder = Task {
+                    try await locker.client.withTransaction(logger: Logger(label: "test.locker")) { connection in
+                        try await connection.query("LOCK TABLE sigil_keys IN EXCLUSIVE MODE")
+                        lockedSignal.yield()
+                        for await _ in release { break }
+                    }
+                }
+                for await _ in locked { break }
+                for attempt in 0..<3 {
+                    await #expect(throws: SigilError.self) {
+                        try await directory.recordUses([key: SigningSetup.start + Int64(attempt)])
+                    }
+                }
+                // Each write stopped in the database at its deadline, not only in Sigil.
+                var waiting = -1
+                for _ in 0..<50 {
+                    waiting = try await watcher.client.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE sigil_keys SET last_used_at%'"
+                    ).collect().count
+                    if waiting == 0 { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(waiting == 0)
+                releaseSignal.yield()
+                try await holder.value
+                try await directory.recordUses([key: SigningSetup.start + 9])
+                #expect(
+                    try await directory.devices(DeviceQuery(keyID: key)).first?.keys.first?.lastUsed == SigningSetup
+                        .start + 9)
             }
         }
     }
