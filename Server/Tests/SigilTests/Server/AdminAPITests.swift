@@ -28,6 +28,24 @@ struct AdminAPITests {
         return path
     }
 
+    /// A `sigil serve` with the admin API on a free port and the test token (and what `configure`
+    /// sets): `body` gets the server, the admin port and a client.
+    static func withAdmin(
+        configure more: (inout SigilStandalone.Options) -> Void = { _ in },
+        _ body: (TestServer, Int, HTTPClient) async throws -> Void
+    ) async throws {
+        let tokenFile = try Self.tokenFile()
+        try await TestServer.with(configure: {
+            $0.admin.port = 0
+            $0.admin.tokenFile = tokenFile
+            more(&$0)
+        }) { server in
+            try await server.client().using { client in
+                try await body(server, try #require(await server.prepared.adminPort?.value()), client)
+            }
+        }
+    }
+
     /// Sends an admin call with `token`.
     static func call(
         _ method: HTTPMethod, _ path: String, port: Int, token: String?, client: HTTPClient
@@ -64,74 +82,68 @@ struct AdminAPITests {
 
     @Test("admin routes answer on the admin port only, with the token only (401 and nothing more), and are audited")
     func adminAPI() async throws {
-        let tokenFile = try Self.tokenFile()
-        try await TestServer.with(configure: {
-            $0.admin.port = 0
-            $0.admin.tokenFile = tokenFile
+        try await Self.withAdmin(configure: {
             $0.metrics = true
-        }) { server in
-            try await server.client().using { client in
-                let port = try #require(await server.prepared.adminPort?.value())
-                let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
+        }) { server, port, client in
+            let device = try await MiddlewareTests.registeredDevice(on: server, client: client)
 
-                for token in [nil, "wrong-token-0123456789-abcdefghijklmnop", Self.adminToken + "x"] {
-                    let refused = try await Self.call(
-                        .GET, "/admin/v1/devices", port: port, token: token, client: client)
-                    #expect(refused.status == 401)
-                    #expect(!String(decoding: refused.body, as: UTF8.self).contains("devices"))
-                }
-                let unknownRoute = try await Self.call(
-                    .GET, "/admin/v1/nothing", port: port, token: nil, client: client)
-                #expect(unknownRoute.status == 401)  // nothing is said before the credential
-                // The public port has no admin route, and no /metrics when the admin port serves it.
-                var publicCall = TestRequest(.get, "/admin/v1/devices", server: server)
-                publicCall.head.headerFields[.authorization] = "Bearer \(Self.adminToken)"
-                #expect(try await publicCall.send(client).status != 200)
-                #expect(try await TestRequest(.get, "/metrics", server: server).send(client).status != 200)
-                #expect(
-                    try await Self.call(.GET, "/metrics", port: port, token: Self.adminToken, client: client).status
-                        == 200)
-
-                let listed = try await Self.call(
-                    .GET, "/admin/v1/devices", port: port, token: Self.adminToken, client: client)
-                #expect(listed.status == 200)
-                let devices = try JSONDecoder().decode([DeviceRecord].self, from: Data(listed.body))
-                let record = try #require(devices.first { $0.keys.contains { $0.keyID == device.keyID } })
-                let one = try await Self.call(
-                    .GET, "/admin/v1/devices/\(device.keyID)", port: port, token: Self.adminToken, client: client)
-                #expect(try JSONDecoder().decode(DeviceRecord.self, from: Data(one.body)).deviceID == record.deviceID)
-                let missing = try await Self.call(
-                    .GET, "/admin/v1/devices/dev-none", port: port, token: Self.adminToken, client: client)
-                #expect(missing.status == 404)
-
-                // Signed requests pass, then the device is revoked over the admin API and refused.
-                let signer = device.signer(clock: server.clock)
-                let (before, _, _) = try await EndToEndTests.echo("{}", signer: signer, server: server, client: client)
-                #expect(before.status == 200)
-                let revoked = try await Self.call(
-                    .POST, "/admin/v1/devices/\(record.deviceID)/revoke?reason=lost", port: port,
-                    token: Self.adminToken, client: client)
-                #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
-                let (after, _, _) = try await EndToEndTests.echo("{}", signer: signer, server: server, client: client)
-                #expect(after.status == 401)
-                #expect(after.code == "revoked-key")
-
-                let trail = try await Self.call(
-                    .GET, "/admin/v1/audit?device=\(record.deviceID)", port: port, token: Self.adminToken,
-                    client: client)
-                let rows = try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))
-                #expect(rows.map(\.action) == [.registered, .revoked])
-                #expect(rows.first?.clientAddress == "127.0.0.1")  // the registration, through Hummingbird
-                #expect(rows.last?.actor == "operator:token:alice-ops")
-                #expect(rows.last?.reason == "lost")
-                #expect(rows.last?.clientAddress == "127.0.0.1")
-                let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter {
-                    $0.action == .adminCall
-                }
-                #expect(calls.count >= 5)
-                #expect(!calls.contains { $0.reason == "GET /metrics" }, "a scrape writes no audit row")
-                #expect(calls.allSatisfy { $0.actor == "operator:token:alice-ops" })
+            for token in [nil, "wrong-token-0123456789-abcdefghijklmnop", Self.adminToken + "x"] {
+                let refused = try await Self.call(
+                    .GET, "/admin/v1/devices", port: port, token: token, client: client)
+                #expect(refused.status == 401)
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("devices"))
             }
+            let unknownRoute = try await Self.call(
+                .GET, "/admin/v1/nothing", port: port, token: nil, client: client)
+            #expect(unknownRoute.status == 401)  // nothing is said before the credential
+            // The public port has no admin route, and no /metrics when the admin port serves it.
+            var publicCall = TestRequest(.get, "/admin/v1/devices", server: server)
+            publicCall.head.headerFields[.authorization] = "Bearer \(Self.adminToken)"
+            #expect(try await publicCall.send(client).status != 200)
+            #expect(try await TestRequest(.get, "/metrics", server: server).send(client).status != 200)
+            #expect(
+                try await Self.call(.GET, "/metrics", port: port, token: Self.adminToken, client: client).status
+                    == 200)
+
+            let listed = try await Self.call(
+                .GET, "/admin/v1/devices", port: port, token: Self.adminToken, client: client)
+            #expect(listed.status == 200)
+            let devices = try JSONDecoder().decode([DeviceRecord].self, from: Data(listed.body))
+            let record = try #require(devices.first { $0.keys.contains { $0.keyID == device.keyID } })
+            let one = try await Self.call(
+                .GET, "/admin/v1/devices/\(device.keyID)", port: port, token: Self.adminToken, client: client)
+            #expect(try JSONDecoder().decode(DeviceRecord.self, from: Data(one.body)).deviceID == record.deviceID)
+            let missing = try await Self.call(
+                .GET, "/admin/v1/devices/dev-none", port: port, token: Self.adminToken, client: client)
+            #expect(missing.status == 404)
+
+            // Signed requests pass, then the device is revoked over the admin API and refused.
+            let signer = device.signer(clock: server.clock)
+            let (before, _, _) = try await EndToEndTests.echo("{}", signer: signer, server: server, client: client)
+            #expect(before.status == 200)
+            let revoked = try await Self.call(
+                .POST, "/admin/v1/devices/\(record.deviceID)/revoke?reason=lost", port: port,
+                token: Self.adminToken, client: client)
+            #expect(revoked.status == 200, "\(String(decoding: revoked.body, as: UTF8.self))")
+            let (after, _, _) = try await EndToEndTests.echo("{}", signer: signer, server: server, client: client)
+            #expect(after.status == 401)
+            #expect(after.code == "revoked-key")
+
+            let trail = try await Self.call(
+                .GET, "/admin/v1/audit?device=\(record.deviceID)", port: port, token: Self.adminToken,
+                client: client)
+            let rows = try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))
+            #expect(rows.map(\.action) == [.registered, .revoked])
+            #expect(rows.first?.clientAddress == "127.0.0.1")  // the registration, through Hummingbird
+            #expect(rows.last?.actor == "operator:token:alice-ops")
+            #expect(rows.last?.reason == "lost")
+            #expect(rows.last?.clientAddress == "127.0.0.1")
+            let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter {
+                $0.action == .adminCall
+            }
+            #expect(calls.count >= 5)
+            #expect(!calls.contains { $0.reason == "GET /metrics" }, "a scrape writes no audit row")
+            #expect(calls.allSatisfy { $0.actor == "operator:token:alice-ops" })
         }
     }
 
@@ -139,48 +151,41 @@ struct AdminAPITests {
         "a missing or wrong admin credential is 401 with WWW-Authenticate: Bearer and problem+json whose status is 401, on any path; an unknown ID is 404 with a body saying 404"
     )
     func unauthorizedAnswers() async throws {
-        let tokenFile = try Self.tokenFile()
-        try await TestServer.with(configure: {
-            $0.admin.port = 0
-            $0.admin.tokenFile = tokenFile
-        }) { server in
-            try await server.client().using { client in
-                let port = try #require(await server.prepared.adminPort?.value())
-                func send(_ method: HTTPMethod, _ path: String, token: String?) async throws -> (
-                    status: Int, headers: HTTPHeaders, problem: [String: Any]
-                ) {
-                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
-                    request.method = method
-                    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-                    let response = try await client.execute(request, timeout: .seconds(30))
-                    let body = Array(buffer: try await response.body.collect(upTo: 1 << 20))
-                    let problem = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
-                    return (Int(response.status.code), response.headers, problem)
-                }
-                let wrong = "wrong-token-0123456789-abcdefghijklmnop"
-                for (method, path) in [
-                    (HTTPMethod.GET, "/admin/v1/devices"), (.POST, "/admin/v1/users/alice/revoke"), (.GET, "/nothing"),
-                ] {
-                    for token in [nil, wrong] {
-                        let answer = try await send(method, path, token: token)
-                        #expect(answer.status == 401, "\(method) \(path)")
-                        #expect(
-                            answer.headers.first(name: "WWW-Authenticate")
-                                == (token == nil ? "Bearer" : #"Bearer error="invalid_token""#))
-                        #expect(answer.headers.first(name: "Content-Type") == "application/problem+json")
-                        #expect(answer.problem["status"] as? Int == 401)
-                        #expect(answer.problem["code"] as? String == "missing-signature")
-                        #expect((answer.problem["detail"] as? String)?.contains(Self.adminToken) == false)
-                    }
-                }
-                // With the token: an unknown ID is 404, and its problem says 404 too.
-                let unknown = try await send(.GET, "/admin/v1/devices/dev-none", token: Self.adminToken)
-                #expect(unknown.status == 404)
-                #expect(unknown.problem["status"] as? Int == 404)
-                #expect(unknown.problem["code"] as? String == "unknown-key")
-                #expect(
-                    try await send(.GET, "/admin/v1/nothing", token: Self.adminToken).problem["status"] as? Int == 404)
+        try await Self.withAdmin { server, port, client in
+            func send(_ method: HTTPMethod, _ path: String, token: String?) async throws -> (
+                status: Int, headers: HTTPHeaders, problem: [String: Any]
+            ) {
+                var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                request.method = method
+                if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let body = Array(buffer: try await response.body.collect(upTo: 1 << 20))
+                let problem = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+                return (Int(response.status.code), response.headers, problem)
             }
+            let wrong = "wrong-token-0123456789-abcdefghijklmnop"
+            for (method, path) in [
+                (HTTPMethod.GET, "/admin/v1/devices"), (.POST, "/admin/v1/users/alice/revoke"), (.GET, "/nothing"),
+            ] {
+                for token in [nil, wrong] {
+                    let answer = try await send(method, path, token: token)
+                    #expect(answer.status == 401, "\(method) \(path)")
+                    #expect(
+                        answer.headers.first(name: "WWW-Authenticate")
+                            == (token == nil ? "Bearer" : #"Bearer error="invalid_token""#))
+                    #expect(answer.headers.first(name: "Content-Type") == "application/problem+json")
+                    #expect(answer.problem["status"] as? Int == 401)
+                    #expect(answer.problem["code"] as? String == "missing-signature")
+                    #expect((answer.problem["detail"] as? String)?.contains(Self.adminToken) == false)
+                }
+            }
+            // With the token: an unknown ID is 404, and its problem says 404 too.
+            let unknown = try await send(.GET, "/admin/v1/devices/dev-none", token: Self.adminToken)
+            #expect(unknown.status == 404)
+            #expect(unknown.problem["status"] as? Int == 404)
+            #expect(unknown.problem["code"] as? String == "unknown-key")
+            #expect(
+                try await send(.GET, "/admin/v1/nothing", token: Self.adminToken).problem["status"] as? Int == 404)
         }
     }
 
@@ -276,48 +281,41 @@ struct AdminAPITests {
 
     @Test("every admin route, bad input included: keys, rotation and promotion, key and user revocation, wrong state")
     func adminRoutes() async throws {
-        let tokenFile = try Self.tokenFile()
-        try await TestServer.with(configure: {
-            $0.admin.port = 0
-            $0.admin.tokenFile = tokenFile
-        }) { server in
-            try await server.client().using { client in
-                let port = try #require(await server.prepared.adminPort?.value())
-                func call(_ method: HTTPMethod, _ path: String) async throws -> (status: Int, body: [UInt8]) {
-                    try await Self.call(method, path, port: port, token: Self.adminToken, client: client)
-                }
-                let first = try await MiddlewareTests.registeredDevice(on: server, client: client)
-                #expect(try await call(.GET, "/admin/v1/devices?state=lost").status == 400)
-                #expect(try await call(.GET, "/admin/v1/audit?since=yesterday").status == 400)
-                #expect(try await call(.DELETE, "/admin/v1/devices").status == 404)
-                #expect(try await call(.POST, "/admin/v1/keys/other/rotate").status == 404)
-                // A user with no device (an OAuth client's) is revoked all the same: its tokens stop.
-                #expect(try await call(.POST, "/admin/v1/users/nobody/revoke").status == 200)
-                #expect(try await call(.POST, "/admin/v1/keys/no-such-key/revoke").status == 404)
-
-                let keys = try JSONDecoder().decode(
-                    [ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
-                #expect(Set(keys.map(\.kind)) == [.response, .sealing])
-                #expect(keys.allSatisfy { $0.state == .current })
-                #expect(try await call(.POST, "/admin/v1/keys/response/promote").status == 403)
-                let rotated = try JSONDecoder().decode(
-                    [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/rotate").body))
-                #expect(rotated.first?.state == .next)
-                #expect(try await call(.POST, "/admin/v1/keys/response/rotate").status == 403)
-                let promoted = try JSONDecoder().decode(
-                    [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/promote").body))
-                #expect(promoted.first?.state == .current)
-                #expect(server.prepared.serverKeys.phase(.response)?.current.stored.keyID == promoted.first?.keyID)
-
-                let byKey = try await call(.POST, "/admin/v1/keys/\(first.keyID)/revoke")
-                #expect(byKey.status == 200)
-                let (refused, _, _) = try await EndToEndTests.echo(
-                    "{}", signer: first.signer(clock: server.clock), server: server, client: client)
-                #expect(refused.code == "revoked-key")
-                let trail = try await server.prepared.directory.auditTrail(AuditQuery())
-                #expect(trail.contains { $0.action == .serverKeyPromoted && $0.actor == "operator:token:alice-ops" })
-                #expect(trail.contains { $0.action == .revoked && $0.keyID == first.keyID })
+        try await Self.withAdmin { server, port, client in
+            func call(_ method: HTTPMethod, _ path: String) async throws -> (status: Int, body: [UInt8]) {
+                try await Self.call(method, path, port: port, token: Self.adminToken, client: client)
             }
+            let first = try await MiddlewareTests.registeredDevice(on: server, client: client)
+            #expect(try await call(.GET, "/admin/v1/devices?state=lost").status == 400)
+            #expect(try await call(.GET, "/admin/v1/audit?since=yesterday").status == 400)
+            #expect(try await call(.DELETE, "/admin/v1/devices").status == 404)
+            #expect(try await call(.POST, "/admin/v1/keys/other/rotate").status == 404)
+            // A user with no device (an OAuth client's) is revoked all the same: its tokens stop.
+            #expect(try await call(.POST, "/admin/v1/users/nobody/revoke").status == 200)
+            #expect(try await call(.POST, "/admin/v1/keys/no-such-key/revoke").status == 404)
+
+            let keys = try JSONDecoder().decode(
+                [ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
+            #expect(Set(keys.map(\.kind)) == [.response, .sealing])
+            #expect(keys.allSatisfy { $0.state == .current })
+            #expect(try await call(.POST, "/admin/v1/keys/response/promote").status == 403)
+            let rotated = try JSONDecoder().decode(
+                [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/rotate").body))
+            #expect(rotated.first?.state == .next)
+            #expect(try await call(.POST, "/admin/v1/keys/response/rotate").status == 403)
+            let promoted = try JSONDecoder().decode(
+                [ServerKeyInfo].self, from: Data(try await call(.POST, "/admin/v1/keys/response/promote").body))
+            #expect(promoted.first?.state == .current)
+            #expect(server.prepared.serverKeys.phase(.response)?.current.stored.keyID == promoted.first?.keyID)
+
+            let byKey = try await call(.POST, "/admin/v1/keys/\(first.keyID)/revoke")
+            #expect(byKey.status == 200)
+            let (refused, _, _) = try await EndToEndTests.echo(
+                "{}", signer: first.signer(clock: server.clock), server: server, client: client)
+            #expect(refused.code == "revoked-key")
+            let trail = try await server.prepared.directory.auditTrail(AuditQuery())
+            #expect(trail.contains { $0.action == .serverKeyPromoted && $0.actor == "operator:token:alice-ops" })
+            #expect(trail.contains { $0.action == .revoked && $0.keyID == first.keyID })
         }
     }
 

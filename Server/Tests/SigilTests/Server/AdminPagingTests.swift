@@ -97,69 +97,62 @@ struct AdminPagingTests {
         "the admin API over TLS: a page with a next one carries Link: <same filters, percent-encoded, &after= or &before=>; rel=\"next\"; following it lists everything once; the last page has none"
     )
     func linkHeader() async throws {
-        let tokenFile = try AdminAPITests.tokenFile()
-        try await TestServer.with(configure: {
-            $0.admin.port = 0
-            $0.admin.tokenFile = tokenFile
-        }) { server in
+        try await AdminAPITests.withAdmin { server, port, client in
             let user = "jo smith/ü&x=1"
             let start = server.clock.now()
             try await Self.addDevices(server.prepared.directory, count: 7, user: user, at: start)
             try await Self.addDevices(server.prepared.directory, count: 2, user: "other", prefix: "dev-o", at: start)
-            try await server.client().using { client in
-                let port = try #require(await server.prepared.adminPort?.value())
-                let encodedUser = "jo%20smith%2F%C3%BC%26x%3D1"
+            let encodedUser = "jo%20smith%2F%C3%BC%26x%3D1"
 
-                let first = try await Self.get(
-                    "/admin/v1/devices?user=\(encodedUser)&limit=3", port: port, client: client)
-                #expect(first.status == 200)
-                #expect(first.link == #"</admin/v1/devices?user=\#(encodedUser)&limit=3&after=dev-p02>; rel="next""#)
-                var listed = try JSONDecoder().decode([DeviceRecord].self, from: Data(first.body))
-                var target = Self.nextTarget(first.link)
-                var pages = 1
-                while let next = target, pages < 10 {
-                    let page = try await Self.get(next, port: port, client: client)
-                    #expect(page.status == 200)
-                    listed += try JSONDecoder().decode([DeviceRecord].self, from: Data(page.body))
-                    target = Self.nextTarget(page.link)
-                    pages += 1
-                }
-                #expect(pages == 3)
-                #expect(listed.map(\.deviceID) == (0..<7).map { "dev-p0\($0)" })
-                #expect(listed.allSatisfy { $0.userID == user })
+            let first = try await Self.get(
+                "/admin/v1/devices?user=\(encodedUser)&limit=3", port: port, client: client)
+            #expect(first.status == 200)
+            #expect(first.link == #"</admin/v1/devices?user=\#(encodedUser)&limit=3&after=dev-p02>; rel="next""#)
+            var listed = try JSONDecoder().decode([DeviceRecord].self, from: Data(first.body))
+            var target = Self.nextTarget(first.link)
+            var pages = 1
+            while let next = target, pages < 10 {
+                let page = try await Self.get(next, port: port, client: client)
+                #expect(page.status == 200)
+                listed += try JSONDecoder().decode([DeviceRecord].self, from: Data(page.body))
+                target = Self.nextTarget(page.link)
+                pages += 1
+            }
+            #expect(pages == 3)
+            #expect(listed.map(\.deviceID) == (0..<7).map { "dev-p0\($0)" })
+            #expect(listed.allSatisfy { $0.userID == user })
 
-                // No filter, the default limit: one page, no Link.
-                let all = try await Self.get("/admin/v1/devices", port: port, client: client)
-                #expect(all.link == nil)
-                #expect(try JSONDecoder().decode([DeviceRecord].self, from: Data(all.body)).count == 9)
-                let state = try await Self.get("/admin/v1/devices?state=active&limit=8", port: port, client: client)
-                #expect(state.link == #"</admin/v1/devices?state=active&limit=8&after=dev-p05>; rel="next""#)
+            // No filter, the default limit: one page, no Link.
+            let all = try await Self.get("/admin/v1/devices", port: port, client: client)
+            #expect(all.link == nil)
+            #expect(try JSONDecoder().decode([DeviceRecord].self, from: Data(all.body)).count == 9)
+            let state = try await Self.get("/admin/v1/devices?state=active&limit=8", port: port, client: client)
+            #expect(state.link == #"</admin/v1/devices?state=active&limit=8&after=dev-p05>; rel="next""#)
 
-                // The audit trail: newest first page, the cursor going back; the user's rows only (the
-                // admin calls themselves name no user), so the pages are stable while calls add rows.
-                let trail = try await Self.get(
-                    "/admin/v1/audit?user=\(encodedUser)&since=\(start)&limit=3", port: port, client: client)
-                #expect(trail.status == 200)
-                let link = try #require(trail.link)
-                #expect(link.hasPrefix("</admin/v1/audit?user=\(encodedUser)&since=\(start)&limit=3&before="))
-                #expect(link.hasSuffix(#">; rel="next""#))
-                var pagesOfRows = [try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))]
-                target = Self.nextTarget(trail.link)
-                while let next = target, pagesOfRows.count < 10 {
-                    let page = try await Self.get(next, port: port, client: client)
-                    pagesOfRows.append(try JSONDecoder().decode([AuditEntry].self, from: Data(page.body)))
-                    target = Self.nextTarget(page.link)
-                }
-                #expect(pagesOfRows.map(\.count) == [3, 3, 1])
-                #expect(pagesOfRows.reversed().flatMap { $0 }.map(\.deviceID) == (0..<7).map { "dev-p0\($0)" })
+            // The audit trail: newest first page, the cursor going back; the user's rows only (the
+            // admin calls themselves name no user), so the pages are stable while calls add rows.
+            let trail = try await Self.get(
+                "/admin/v1/audit?user=\(encodedUser)&since=\(start)&limit=3", port: port, client: client)
+            #expect(trail.status == 200)
+            let link = try #require(trail.link)
+            #expect(link.hasPrefix("</admin/v1/audit?user=\(encodedUser)&since=\(start)&limit=3&before="))
+            #expect(link.hasSuffix(#">; rel="next""#))
+            var pagesOfRows = [try JSONDecoder().decode([AuditEntry].self, from: Data(trail.body))]
+            target = Self.nextTarget(trail.link)
+            while let next = target, pagesOfRows.count < 10 {
+                let page = try await Self.get(next, port: port, client: client)
+                pagesOfRows.append(try JSONDecoder().decode([AuditEntry].self, from: Data(page.body)))
+                target = Self.nextTarget(page.link)
+            }
+            #expect(pagesOfRows.map(\.count) == [3, 3, 1])
+            #expect(pagesOfRows.reversed().flatMap { $0 }.map(\.deviceID) == (0..<7).map { "dev-p0\($0)" })
 
-                // Over TLS too: a bad limit or cursor is a problem+json 400.
-                for path in ["/admin/v1/devices?limit=0", "/admin/v1/audit?limit=1001", "/admin/v1/audit?before=x"] {
-                    let refused = try await Self.get(path, port: port, client: client)
-                    #expect(refused.status == 400, "\(path)")
-                    let problem = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any]
-                    #expect(problem?["code"] as? String == "invalid-registration")
-                }
+            // Over TLS too: a bad limit or cursor is a problem+json 400.
+            for path in ["/admin/v1/devices?limit=0", "/admin/v1/audit?limit=1001", "/admin/v1/audit?before=x"] {
+                let refused = try await Self.get(path, port: port, client: client)
+                #expect(refused.status == 400, "\(path)")
+                let problem = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any]
+                #expect(problem?["code"] as? String == "invalid-registration")
             }
         }
     }

@@ -126,92 +126,83 @@ struct ConsoleTests {
     @Test(
         "the console's page, script and style are served without a credential, under a strict policy; nothing else is")
     func consoleAssets() async throws {
-        let tokenFile = try AdminAPITests.tokenFile()
-        try await TestServer.with(configure: {
-            $0.admin.port = 0
-            $0.admin.tokenFile = tokenFile
-        }) { server in
-            try await server.client().using { client in
-                let port = try #require(await server.prepared.adminPort?.value())
-                func get(_ path: String) async throws -> HTTPClientResponse {
-                    try await client.execute(
-                        HTTPClientRequest(url: "https://localhost:\(port)\(path)"), timeout: .seconds(30))
-                }
-                let page = try await get("/")
-                #expect(page.status == .ok)
-                #expect(page.headers.first(name: "Content-Type") == "text/html; charset=utf-8")
-                let policy = try #require(page.headers.first(name: "Content-Security-Policy"))
-                for directive in [
-                    "default-src 'none'", "script-src 'self'", "frame-ancestors 'none'",
-                    "require-trusted-types-for 'script'",
-                ] {
-                    #expect(policy.contains(directive))
-                }
-                #expect(!policy.contains("unsafe"))
-                #expect(page.headers.first(name: "Cache-Control") == "no-store")
-                #expect(page.headers.first(name: "X-Content-Type-Options") == "nosniff")
-                let html = String(buffer: try await page.body.collect(upTo: 1 << 20))
-                #expect(html.contains(#"<label for="token">Admin token</label>"#))
-                // No inline script or style: every script is the console's own file.
-                #expect(!html.contains("<script>") && !html.contains("style=") && !html.contains("<style"))
-                #expect(html.contains(#"<script src="/console.js" defer></script>"#))
-                let script = try await get("/console.js")
-                #expect(script.headers.first(name: "Content-Type") == "text/javascript; charset=utf-8")
-                let code = String(buffer: try await script.body.collect(upTo: 1 << 20))
-                for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "localStorage"]
-                {
-                    #expect(!code.contains(sink), "the console's script uses \(sink)")
-                }
-                #expect(try await get("/console.css").status == .ok)
-                // Anything else still needs the credential, and says nothing without it.
-                for path in ["/console.map", "/admin/v1/devices", "/index.html", "/metrics"] {
-                    let refused = try await get(path)
-                    #expect(refused.status == .unauthorized, "\(path)")
-                    #expect(refused.headers.first(name: "Cache-Control") == "no-store")
-                }
-                var post = HTTPClientRequest(url: "https://localhost:\(port)/")
-                post.method = .POST
-                #expect(try await client.execute(post, timeout: .seconds(30)).status == .unauthorized)
+        try await AdminAPITests.withAdmin { server, port, client in
+            func get(_ path: String) async throws -> HTTPClientResponse {
+                try await client.execute(
+                    HTTPClientRequest(url: "https://localhost:\(port)\(path)"), timeout: .seconds(30))
+            }
+            let page = try await get("/")
+            #expect(page.status == .ok)
+            #expect(page.headers.first(name: "Content-Type") == "text/html; charset=utf-8")
+            let policy = try #require(page.headers.first(name: "Content-Security-Policy"))
+            for directive in [
+                "default-src 'none'", "script-src 'self'", "frame-ancestors 'none'",
+                "require-trusted-types-for 'script'",
+            ] {
+                #expect(policy.contains(directive))
+            }
+            #expect(!policy.contains("unsafe"))
+            #expect(page.headers.first(name: "Cache-Control") == "no-store")
+            #expect(page.headers.first(name: "X-Content-Type-Options") == "nosniff")
+            let html = String(buffer: try await page.body.collect(upTo: 1 << 20))
+            #expect(html.contains(#"<label for="token">Admin token</label>"#))
+            // No inline script or style: every script is the console's own file.
+            #expect(!html.contains("<script>") && !html.contains("style=") && !html.contains("<style"))
+            #expect(html.contains(#"<script src="/console.js" defer></script>"#))
+            let script = try await get("/console.js")
+            #expect(script.headers.first(name: "Content-Type") == "text/javascript; charset=utf-8")
+            let code = String(buffer: try await script.body.collect(upTo: 1 << 20))
+            for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "localStorage"] {
+                #expect(!code.contains(sink), "the console's script uses \(sink)")
+            }
+            #expect(try await get("/console.css").status == .ok)
+            // Anything else still needs the credential, and says nothing without it.
+            for path in ["/console.map", "/admin/v1/devices", "/index.html", "/metrics"] {
+                let refused = try await get(path)
+                #expect(refused.status == .unauthorized, "\(path)")
+                #expect(refused.headers.first(name: "Cache-Control") == "no-store")
+            }
+            var post = HTTPClientRequest(url: "https://localhost:\(port)/")
+            post.method = .POST
+            #expect(try await client.execute(post, timeout: .seconds(30)).status == .unauthorized)
 
-                // A call another site's page makes the browser send is refused, credential or not (a
-                // browser sends a client certificate by itself); the operator's own page, and a
-                // client that is no browser, are not.
-                func call(_ path: String, _ fields: [(String, String)]) async throws -> HTTPClientResponse {
-                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
-                    request.method = .POST
-                    request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
-                    for (name, value) in fields { request.headers.add(name: name, value: value) }
-                    return try await client.execute(request, timeout: .seconds(30))
-                }
-                let revoke = "/admin/v1/users/nobody/revoke?reason=csrf"
-                for fields in [
-                    [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")],
-                    [("Origin", "https://evil.example")], [("Origin", "null")],
-                    [("Origin", "https://localhost:\(port + 1)")],
-                    [("Sec-Fetch-Site", "same-origin"), ("Origin", "http://localhost:\(port)")],
-                ] {
-                    let refused = try await call(revoke, fields)
-                    #expect(refused.status == .forbidden, "\(fields)")
-                    let body = String(buffer: try await refused.body.collect(upTo: 1 << 16))
-                    #expect(body.contains(#""code":"forbidden""#), "\(fields)")
-                }
-                for fields in [
-                    [], [("Sec-Fetch-Site", "same-origin"), ("Origin", "https://localhost:\(port)")],
-                    [("Sec-Fetch-Site", "none")],
-                ] {
-                    #expect(try await call(revoke, fields).status == .ok, "\(fields)")
-                }
-                let audit = try await server.prepared.directory.auditTrail(AuditQuery(userID: "nobody"))
-                #expect(audit.count == 3, "only the three calls let through revoked")
+            // A call another site's page makes the browser send is refused, credential or not (a
+            // browser sends a client certificate by itself); the operator's own page, and a
+            // client that is no browser, are not.
+            func call(_ path: String, _ fields: [(String, String)]) async throws -> HTTPClientResponse {
+                var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
+                for (name, value) in fields { request.headers.add(name: name, value: value) }
+                return try await client.execute(request, timeout: .seconds(30))
+            }
+            let revoke = "/admin/v1/users/nobody/revoke?reason=csrf"
+            for fields in [
+                [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")],
+                [("Origin", "https://evil.example")], [("Origin", "null")],
+                [("Origin", "https://localhost:\(port + 1)")],
+                [("Sec-Fetch-Site", "same-origin"), ("Origin", "http://localhost:\(port)")],
+            ] {
+                let refused = try await call(revoke, fields)
+                #expect(refused.status == .forbidden, "\(fields)")
+                let body = String(buffer: try await refused.body.collect(upTo: 1 << 16))
+                #expect(body.contains(#""code":"forbidden""#), "\(fields)")
+            }
+            for fields in [
+                [], [("Sec-Fetch-Site", "same-origin"), ("Origin", "https://localhost:\(port)")],
+                [("Sec-Fetch-Site", "none")],
+            ] {
+                #expect(try await call(revoke, fields).status == .ok, "\(fields)")
+            }
+            let audit = try await server.prepared.directory.auditTrail(AuditQuery(userID: "nobody"))
+            #expect(audit.count == 3, "only the three calls let through revoked")
 
-                // A control character in an ID or a query value is a bad request, on every store.
-                for path in ["/admin/v1/devices?user=a%00b", "/admin/v1/devices/dev%0A1", "/admin/v1/audit?device=%07"]
-                {
-                    var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
-                    request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
-                    let refused = try await client.execute(request, timeout: .seconds(30))
-                    #expect(refused.status == .badRequest, "\(path)")
-                }
+            // A control character in an ID or a query value is a bad request, on every store.
+            for path in ["/admin/v1/devices?user=a%00b", "/admin/v1/devices/dev%0A1", "/admin/v1/audit?device=%07"] {
+                var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+                request.headers.add(name: "Authorization", value: "Bearer \(AdminAPITests.adminToken)")
+                let refused = try await client.execute(request, timeout: .seconds(30))
+                #expect(refused.status == .badRequest, "\(path)")
             }
         }
     }

@@ -128,34 +128,24 @@ extension ExternalStoreSuites {
                     store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
                 let key = try await OperatorTests.register(
                     directory, device: "dev-1", user: "u", at: SigningSetup.start)[0]
-                let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
                 // Reads pass an EXCLUSIVE lock (requests still verify); the write waits on it.
-                let holder = Task {
-                    try await locker.client.withTransaction(logger: Logger(label: "test.locker")) { connection in
-                        try await connection.query("LOCK TABLE sigil_keys IN EXCLUSIVE MODE")
-                        lockedSignal.yield()
-                        for await _ in release { break }
+                try await locker.whileLocked("LOCK TABLE sigil_keys IN EXCLUSIVE MODE") {
+                    for attempt in 0..<3 {
+                        await #expect(throws: SigilError.self) {
+                            try await directory.recordUses([key: SigningSetup.start + Int64(attempt)])
+                        }
                     }
-                }
-                for await _ in locked { break }
-                for attempt in 0..<3 {
-                    await #expect(throws: SigilError.self) {
-                        try await directory.recordUses([key: SigningSetup.start + Int64(attempt)])
+                    // Each write stopped in the database at its deadline, not only in Sigil.
+                    var waiting = -1
+                    for _ in 0..<50 {
+                        waiting = try await watcher.client.query(
+                            "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE sigil_keys SET last_used_at%'"
+                        ).collect().count
+                        if waiting == 0 { break }
+                        try await Task.sleep(for: .milliseconds(100))
                     }
+                    #expect(waiting == 0)
                 }
-                // Each write stopped in the database at its deadline, not only in Sigil.
-                var waiting = -1
-                for _ in 0..<50 {
-                    waiting = try await watcher.client.query(
-                        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'UPDATE sigil_keys SET last_used_at%'"
-                    ).collect().count
-                    if waiting == 0 { break }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                #expect(waiting == 0)
-                releaseSignal.yield()
-                try await holder.value
                 try await directory.recordUses([key: SigningSetup.start + 9])
                 #expect(
                     try await directory.devices(DeviceQuery(keyID: key)).first?.keys.first?.lastUsed == SigningSetup

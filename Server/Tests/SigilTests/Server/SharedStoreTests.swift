@@ -178,23 +178,13 @@ extension ExternalStoreSuites {
                 }
                 try await store.client.query("SET lock_timeout = '200ms'")
                 let nonces = PostgresNonceStore(store: store)
-                let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-                let holder = Task {
-                    try await locker.client.withTransaction(logger: Logger(label: "test.locker")) { connection in
-                        try await connection.query("LOCK TABLE sigil_nonces IN ACCESS EXCLUSIVE MODE")
-                        lockedSignal.yield()
-                        for await _ in release { break }
+                try await locker.whileLocked("LOCK TABLE sigil_nonces IN ACCESS EXCLUSIVE MODE") {
+                    await #expect(throws: SigilError(.storeUnavailable, "")) {
+                        _ = try await nonces.insert(
+                            keyID: "k", nonce: "while-locked-00001", timestamp: Self.now, expiresAt: Self.now + 360,
+                            now: Self.now)
                     }
                 }
-                for await _ in locked { break }
-                await #expect(throws: SigilError(.storeUnavailable, "")) {
-                    _ = try await nonces.insert(
-                        keyID: "k", nonce: "while-locked-00001", timestamp: Self.now, expiresAt: Self.now + 360,
-                        now: Self.now)
-                }
-                releaseSignal.yield()
-                try await holder.value
                 #expect(
                     try await nonces.insert(
                         keyID: "k", nonce: "after-lock-000001", timestamp: Self.now, expiresAt: Self.now + 360,
@@ -342,5 +332,27 @@ extension ExternalStoreSuites {
                         now: Self.now + 6))
             }
         }
+    }
+}
+
+extension PostgresStore {
+    /// Runs `body` while a transaction on this store holds `lock` (a `LOCK TABLE …` statement), then
+    /// ends that transaction.
+    func whileLocked(_ lock: String, _ body: () async throws -> Void) async throws {
+        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await client.withTransaction(logger: Logger(label: "test.locker")) { connection in
+                try await connection.query(lock)
+                lockedSignal.yield()
+                for await _ in release { break }
+            }
+        }
+        for await _ in locked { break }
+        var failure: (any Error)?
+        do { try await body() } catch { failure = error }
+        releaseSignal.yield()
+        try await holder.value
+        if let failure { throw failure }
     }
 }
