@@ -30,6 +30,14 @@ public struct PathPrefixes: Sendable, Hashable {
         }
     }
 
+    /// Whether `prefix` can fall under ``everyReading(of:)`` at all: it starts with `/` and is its own
+    /// canonical reading (lowercase, no dot segment, nothing encoded). `v1` or `/V1` would be accepted
+    /// and never match: every request under them would still be enforced.
+    public static func isMonitorable(_ prefix: String) -> Bool {
+        let single = PathPrefixes([prefix])
+        return prefix.hasPrefix("/") && single.raw[0] == single.comparable[0]
+    }
+
     /// Whether no prefix is configured.
     public var isEmpty: Bool { prefixes.isEmpty }
 

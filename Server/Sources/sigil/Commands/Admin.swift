@@ -38,6 +38,22 @@ struct Admin: AsyncParsableCommand {
         @Option(name: .customLong("key-overlap"), help: "Seconds a rotated server key is published before it is used.")
         var keyOverlap: Int64 = 7 * 86_400
 
+        /// The options that name this store again, for a `more:` line: the data directory, the
+        /// password file, and a PostgreSQL URL without any password written in it (the password
+        /// itself is never printed).
+        var named: [(String, String?)] {
+            var url: String?
+            if store != "sqlite" {
+                if var components = URLComponents(string: store), components.password != nil {
+                    components.password = nil
+                    url = components.string
+                } else {
+                    url = store
+                }
+            }
+            return [("--data-dir", dataDirectory), ("--store", url), ("--store-password-file", storePasswordFile)]
+        }
+
         /// Runs `body` on the opened administration, closing it after.
         ///
         /// - Parameter serverKeys: open the server's keys, which needs the master key.
@@ -183,7 +199,7 @@ struct Admin: AsyncParsableCommand {
                 [
                     ("--user", user), ("--state", state?.rawValue),
                     ("--limit", page.limit == PageRule.defaultLimit ? nil : String(page.limit)),
-                ], json: json, cursor: "--after", next: found.next)
+                ] + store.named, json: json, cursor: "--after", next: found.next)
         }
     }
 
@@ -276,7 +292,7 @@ struct Admin: AsyncParsableCommand {
                 [
                     ("--device", device), ("--user", user), ("--since", self.since),
                     ("--limit", page.limit == PageRule.defaultLimit ? nil : String(page.limit)),
-                ], json: json, cursor: "--before", next: found.next)
+                ] + store.named, json: json, cursor: "--before", next: found.next)
         }
     }
 

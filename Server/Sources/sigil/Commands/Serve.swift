@@ -7,6 +7,7 @@ import SigilAndroidAttestation
 import SigilAppAttest
 @_spi(Sigil) import SigilCore
 import SigilHummingbird
+import SigilServer
 import SigilStandalone
 
 /// `sigil serve`: the protected server with its registration API, ready with no arguments.
@@ -48,7 +49,9 @@ struct Serve: AsyncParsableCommand {
             Task {
                 let port = await adminPort.value()
                 FileHandle.standardOutput.write(
-                    Data("  admin API: https://\(adminHost):\(port)/admin/v1 (\(credential))\n".utf8))
+                    Data(
+                        ("  admin API: https://\(adminHost):\(port)/admin/v1 (\(credential)); "
+                            + "console: https://\(adminHost):\(port)/\n").utf8))
             }
         }
         // The stores are services too: they close when the group stops, even when it stops on an error.
@@ -394,6 +397,11 @@ struct ServerOptions: ParsableArguments {
     var auditRetention: Int64 = 400
 
     func validate() throws {
+        for prefix in monitor where !PathPrefixes.isMonitorable(prefix) {
+            throw ValidationError(
+                "--monitor \(OperatorText.escaped(prefix)) would never match: a prefix starts with / and is written as routes are, lowercase, without dot segments or encoded characters"
+            )
+        }
         // One port cannot take both listeners (unless each is on an address of its own).
         let everywhere = ["0.0.0.0", "::"]
         if let adminPort, adminPort == port, port != 0,

@@ -171,13 +171,14 @@ struct AdminPagingTests {
         try await Self.addDevices(store, count: 1, user: "bob", prefix: "dev-b", at: SigningSetup.start + 1)
         try await store.close()
 
-        /// Runs `arguments` and every `more:` command it leads to: each run's standard output.
+        /// Runs `arguments` on the data directory, then every `more:` command it leads to as it is
+        /// (it names the data directory itself): each run's standard output.
         func follow(_ arguments: [String]) async throws -> (outputs: [String], mores: [String]) {
-            var arguments = arguments
+            var arguments = arguments + ["--data-dir", data]
             var outputs: [String] = []
             var mores: [String] = []
             while outputs.count < 10 {
-                let result = try await SigilCommand.run(["admin"] + arguments + ["--data-dir", data])
+                let result = try await SigilCommand.run(["admin"] + arguments)
                 #expect(result.status == 0, "\(arguments): \(result.error)")
                 outputs.append(result.text)
                 guard let more = result.error.split(separator: "\n").first(where: { $0.hasPrefix("more: ") }) else {
@@ -197,14 +198,14 @@ struct AdminPagingTests {
         let devices = try await follow(["devices", "--user", "alice", "--limit", "2"])
         #expect(
             devices.mores == [
-                "more: sigil admin devices --user=alice --limit=2 --after=dev-p01",
-                "more: sigil admin devices --user=alice --limit=2 --after=dev-p03",
+                "more: sigil admin devices --user=alice --limit=2 --data-dir=\(data) --after=dev-p01",
+                "more: sigil admin devices --user=alice --limit=2 --data-dir=\(data) --after=dev-p03",
             ])
         let lines = devices.outputs.flatMap { $0.split(separator: "\n") }
         #expect(lines.map { String($0.prefix(7)) } == alice)
 
         let json = try await follow(["devices", "--json", "--limit", "4"])
-        #expect(json.mores == ["more: sigil admin devices --limit=4 --json --after=dev-p02"])
+        #expect(json.mores == ["more: sigil admin devices --limit=4 --data-dir=\(data) --json --after=dev-p02"])
         let records = try json.outputs.flatMap { $0.split(separator: "\n") }.map {
             try JSONDecoder().decode(DeviceRecord.self, from: Data($0.utf8))
         }
@@ -216,7 +217,10 @@ struct AdminPagingTests {
 
         let audit = try await follow(["audit", "--user", "alice", "--limit", "2"])
         #expect(audit.mores.count == 2)
-        #expect(audit.mores.allSatisfy { $0.hasPrefix("more: sigil admin audit --user=alice --limit=2 --before=") })
+        #expect(
+            audit.mores.allSatisfy {
+                $0.hasPrefix("more: sigil admin audit --user=alice --limit=2 --data-dir=\(data) --before=")
+            })
         let rows = audit.outputs.reversed().flatMap { $0.split(separator: "\n") }
         let named = rows.compactMap { $0.split(separator: " ").first { $0.hasPrefix("device=") }.map(String.init) }
         #expect(named == alice.map { "device=" + $0 })
@@ -224,7 +228,8 @@ struct AdminPagingTests {
         #expect(auditJSON.mores.count == 1)
         #expect(
             auditJSON.mores.first?.hasPrefix(
-                "more: sigil admin audit --since=\(SigningSetup.start) --limit=5 --json --before=") == true)
+                "more: sigil admin audit --since=\(SigningSetup.start) --limit=5 --data-dir=\(data) --json --before=")
+                == true)
 
         for arguments in [
             ["devices", "--limit", "0"], ["devices", "--limit", "1001"], ["audit", "--limit", "x"],

@@ -104,6 +104,24 @@ struct FirstDayTests {
         #expect(!FileManager.default.fileExists(atPath: data))
     }
 
+    @Test(
+        "a --monitor prefix that could never match (v1, /V1) is refused before anything is made, for serve and gateway")
+    func unmatchableMonitorPrefix() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        for command in [["serve"], ["gateway", "--upstream", "http://127.0.0.1:9"]] {
+            for prefix in ["v1", "/V1/legacy"] {
+                let result = try await SigilCommand.run(
+                    command + ["--data-dir", data, "--port", "0", "--monitor", "/v2", "--monitor", prefix],
+                    environment: ["LOG_LEVEL": "error"])
+                #expect(result.status == 2)
+                #expect(result.error.contains("--monitor \(prefix) would never match"), "\(command): \(result.error)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: data))
+    }
+
     @Test("SIGHUP (log rotation) leaves sigil serve running and answering; SIGTERM still stops it")
     func hangupKeepsServing() async throws {
         let directory = try SigilCommand.temporaryDirectory()

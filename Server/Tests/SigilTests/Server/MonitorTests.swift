@@ -105,6 +105,13 @@ struct MonitorTests {
         #expect(monitor.everyReading(of: "/public/x/?q=1") == "/public")
         #expect(monitor.everyReading(of: "/public/v2/x") == "/public/v2")
         #expect(monitor.everyReading(of: "/publicity") == nil)
+        // A prefix that could never match is said so (sigil serve refuses it).
+        for prefix in ["/", "/v1", "/v1/legacy", "/v1/legacy/", "/a-b_c.d~e"] {
+            #expect(PathPrefixes.isMonitorable(prefix), "\(prefix)")
+        }
+        for prefix in ["v1", "/V1", "/v1/../legacy", "/v1/%6cegacy", ""] {
+            #expect(!PathPrefixes.isMonitorable(prefix), "\(prefix)")
+        }
         // Read decoded, these leave the prefix: the safe side is to enforce.
         #expect(monitor.everyReading(of: "/public/..%2Fadmin") == nil)
         #expect(monitor.everyReading(of: "/public/%2e%2e/admin") == nil)
