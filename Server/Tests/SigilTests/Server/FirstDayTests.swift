@@ -165,12 +165,7 @@ struct FirstDayTests {
     func adminTextOutputs() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let data = directory.appendingPathComponent("data").path
-        // The server's first start puts its keys in the store, which `sigil admin` needs.
-        let server = try ServerProcess(dataDirectory: data)
-        server.stop()
-        let store = try await SQLiteKeyDirectory.open(
-            path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
+        let (data, store) = try await ServerProcess.startedOnce(in: directory)
         let key = try TestDevice(.ed25519)
         try await store.apply(
             DirectoryChange(

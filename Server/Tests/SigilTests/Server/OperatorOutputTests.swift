@@ -22,14 +22,8 @@ struct OperatorOutputTests {
     func forgedLinesStayInTheirField() async throws {
         let directory = try SigilCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let data = directory.appendingPathComponent("data").path
-        // The server's first start puts its keys in the store, which `sigil admin` needs.
-        let server = try ServerProcess(dataDirectory: data)
-        server.stop()
-
+        let (data, store) = try await ServerProcess.startedOnce(in: directory)
         // Two devices registered as a registration writes them (the store `sigil admin` reads).
-        let store = try await SQLiteKeyDirectory.open(
-            path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
         let now = SystemUnixClock().now()
         for (device, user) in [("dev-victim", "victim"), ("dev-mallory", Self.forgedUser)] {
             let key = try TestDevice(.ed25519)

@@ -1,4 +1,6 @@
 import Foundation
+import SigilSQLite
+import SigilStandalone
 import Testing
 
 /// `sigil serve` as a process of its own, on a free loopback port, until `stop()` or deinit.
@@ -30,6 +32,17 @@ final class ServerProcess: @unchecked Sendable {
         let listening = try #require(banner.split(separator: "\n").first { $0.contains("listening on https://") })
         let address = try #require(listening.split(separator: "https://127.0.0.1:").last)
         port = try #require(Int(address.prefix { $0.isNumber }))
+    }
+
+    /// `directory`'s `data` as a server leaves it after its first start (its keys in its store, which
+    /// `sigil admin` needs), with that store opened: close it before running a command on it.
+    static func startedOnce(in directory: URL) async throws -> (data: String, store: SQLiteKeyDirectory) {
+        let data = directory.appendingPathComponent("data").path
+        let server = try ServerProcess(dataDirectory: data)
+        server.stop()
+        let store = try await SQLiteKeyDirectory.open(
+            path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
+        return (data, store)
     }
 
     /// Stops it (SIGTERM) and waits.
