@@ -197,6 +197,17 @@ struct ConsoleTests {
             let audit = try await server.prepared.directory.auditTrail(AuditQuery(userID: "nobody"))
             #expect(audit.count == 3, "only the three calls let through revoked")
 
+            // The rollout's window is an hour or a day, nothing else; without a server counting
+            // requests (an operator's tool on the store alone), there is no rollout.
+            for (window, status) in [("hour", 200), ("day", 200), ("week", 400), ("", 400)] {
+                let answer = try await AdminAPITests.call(
+                    .GET, "/admin/v1/rollout?window=\(window)", port: port, token: AdminAPITests.adminToken,
+                    client: client)
+                #expect(answer.status == status, "\(window)")
+            }
+            let alone = Administration(directory: server.prepared.directory, serverKeys: nil, clock: server.clock)
+            #expect(await alone.handle(.get, path: "/admin/v1/rollout", query: [:], actor: "ops").status == .forbidden)
+
             // A control character in an ID or a query value is a bad request, on every store.
             for path in ["/admin/v1/devices?user=a%00b", "/admin/v1/devices/dev%0A1", "/admin/v1/audit?device=%07"] {
                 var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")

@@ -98,6 +98,41 @@ struct MonitorTests {
         }
     }
 
+    @Test(
+        "the rollout: the last hour in 60 one-minute steps, the last day in 96 fifteen-minute steps, each request in its own step and route, older ones left out"
+    )
+    func rollout() {
+        let start: Int64 = 1_800_000_000 - 1_800_000_000 % 900  // a fifteen-minute step begins
+        let clock = ManualUnixClock(start)
+        let outcomes = RequestOutcomes(clock: clock, monitored: ["/legacy"])
+        outcomes.record(route: "/legacy", outcome: nil)
+        clock.advance(by: 61 * 60)
+        outcomes.record(route: "/legacy", outcome: .missingSignature)
+        outcomes.record(route: "/legacy", outcome: .missingSignature)
+        outcomes.record(route: nil, outcome: .revokedKey)
+
+        let hour = outcomes.rollout(day: false)
+        #expect(hour.step == 60 && hour.routes.map(\.steps.count) == [60, 60])
+        #expect(hour.start == (clock.now() / 60 - 59) * 60)
+        #expect(hour.routes.map(\.route) == ["/legacy", "other"])
+        #expect(hour.routes.map(\.mode) == ["monitor", "enforce"])
+        // The verified request is 61 minutes old: out of the hour.
+        #expect(hour.routes[0].totals == ["missing-signature": 2])
+        #expect(hour.routes[0].steps[59] == ["missing-signature": 2])
+        #expect(hour.routes[1].totals == ["revoked-key": 1])
+
+        let day = outcomes.rollout(day: true)
+        #expect(day.step == 900 && day.routes[0].steps.count == 96)
+        #expect(day.start % 900 == 0 && day.start + 96 * 900 > clock.now())
+        #expect(day.routes[0].totals == ["verified": 1, "missing-signature": 2])
+        #expect(day.routes[0].steps[91] == ["verified": 1])
+        #expect(day.routes[0].steps[95] == ["missing-signature": 2])
+
+        // A day later nothing is left.
+        clock.advance(by: 86_400)
+        #expect(outcomes.rollout(day: true).routes.allSatisfy { $0.totals.isEmpty })
+    }
+
     @Test("a path is monitored only when every reading a router could make of it falls under the prefix")
     func everyReading() {
         let monitor = PathPrefixes(["/public", "/public/v2"])
