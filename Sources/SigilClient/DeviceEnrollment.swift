@@ -146,6 +146,7 @@ public struct DeviceEnrollment: Sendable {
             secretKeyID: secret?.keyId,
             clientCertificate: certificate?.certificate ?? clientCertificate
         )
+        identity.userID = enrolled.userId
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         identity.deviceSealingKeyID = sealingKey?.keyID
         identity.secretIssuedAt = secret.map { $0.issuedAt ?? registration.clock.now() }

@@ -6,7 +6,8 @@ import HTTPTypes
 /// client certificates and revocation, each request signed by any ``SignatureProvider`` (a software
 /// key, the Secure Enclave) and each answer's signature checked, over any ``SigilTransport``.
 ///
-/// A refusal throws ``SigilError`` with the server's code; an answer that is neither the expected
+/// A refusal the server signed throws ``SigilError`` with its code; an unsigned one, an answer not
+/// signed, or a transport failure throws ``SigilClientError``; an answer that is neither the expected
 /// one nor a refusal throws ``UnexpectedResponse``.
 public struct DeviceRegistration: Sendable {
     /// Sends the requests.
@@ -31,7 +32,7 @@ public struct DeviceRegistration: Sendable {
     /// The document is not signed, so its `serverTime` does not move the clock: the first signed
     /// answer does (a signed `timestamp-out-of-window` refusal of the enrollment, at worst).
     public func discover() async throws -> Registration.Discovery {
-        let (head, body) = try await transport.send(request(.get, Registration.Path.discovery), body: [])
+        let (head, body) = try await sendUnsigned(request(.get, Registration.Path.discovery))
         return try decode(head, body)
     }
 
@@ -60,7 +61,7 @@ public struct DeviceRegistration: Sendable {
 
     /// A one-time challenge for App Attest enrollment (unsigned: the device has no key yet).
     public func attestationChallenge() async throws -> Registration.AttestationChallenge {
-        let (head, body) = try await transport.send(request(.post, Registration.Path.attestChallenge), body: [])
+        let (head, body) = try await sendUnsigned(request(.post, Registration.Path.attestChallenge))
         return try decode(head, body)
     }
 
@@ -204,17 +205,30 @@ public struct DeviceRegistration: Sendable {
             transport: transport, signer: signer, clock: clock, responses: server, requireSignedResponses: false)
         let response = try await session.send(head, body: body)
         guard response.head.status.code == status else {
-            throw response.refusal ?? UnexpectedResponse(status: response.head.status.code)
+            throw response.failure ?? UnexpectedResponse(status: response.head.status.code)
         }
         guard response.signatureVerified else {
-            throw SigilError(.missingSignature, "the server's answer is not signed")
+            throw SigilClientError.untrusted(response, reason: "the server's answer is not signed")
         }
         return try decode(response.head, response.body)
     }
 
+    /// Sends an unsigned request of the public routes (discovery, a challenge).
+    func sendUnsigned(_ request: HTTPRequest) async throws -> (HTTPResponse, [UInt8]) {
+        do {
+            return try await transport.send(request, body: [])
+        } catch {
+            throw SigilClientError.transport(error)
+        }
+    }
+
+    /// The answer decoded; a refusal, which on these routes is never signed, is an untrusted one.
     func decode<Answer: Decodable>(_ head: HTTPResponse, _ body: [UInt8]) throws -> Answer {
         guard head.status.code < 300 else {
-            throw SigilResponse.refusal(head: head, body: body) ?? UnexpectedResponse(status: head.status.code)
+            if SigilResponse.refusal(head: head, body: body) != nil {
+                throw SigilClientError.untrusted(head: head, body: body, reason: "an unsigned route's refusal")
+            }
+            throw UnexpectedResponse(status: head.status.code)
         }
         if Answer.self == Empty.self, let empty = Empty() as? Answer { return empty }
         do {
@@ -236,7 +250,7 @@ extension Registration.Discovery {
     /// - Parameter formats: the key kinds beyond the built-in ones the server's key may be of.
     public func responseVerifier(clock: any UnixClock, formats: KeyFormats = .builtIn) throws -> ResponseVerifier {
         guard let key = responseKeys.first else {
-            throw SigilError(.unknownKey, "the server publishes no response key")
+            throw SigilClientError(.untrustedAnswer, "the server's discovery publishes no response key")
         }
         let loaded = try KeyFile.load(
             Array(key.publicKey.utf8), algorithm: try SignatureAlgorithm.named(key.alg), formats: formats)

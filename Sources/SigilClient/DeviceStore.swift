@@ -38,6 +38,10 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     /// connection no pin had checked. They then stand on the trust of that first connection alone;
     /// pin the server out of band (`sigil enroll --pin`) where that matters.
     public var pinsTakenOnFirstUse: Bool?
+    /// The user the device was enrolled for (the enrollment JWT's `sub`, as the server's answer named
+    /// it), `nil` for a device of no user: the Keychain outlives a logout and a reinstall, so an app
+    /// compares it with the user who logs in (``SigilDevice/enrollmentState``).
+    public var userID: String?
 
     /// Creates an identity.
     public init(

@@ -10,6 +10,12 @@ public struct VerifiedResponse: Sendable, Hashable {
     /// (sigil-v1 always; rfc9421 when it covers `"signature";req`): such a response is as fresh as that
     /// request, whatever the clocks say.
     public let isBoundToRequestNonce: Bool
+    /// Whether the signature covers the key ID the request named, whatever its signature: sigil-v1's
+    /// base names it; rfc9421 when it covers `"signature-input";req`. Only then may a signed
+    /// `unknown-key` or `revoked-key` be taken as the server's word about this request's key: a refusal
+    /// of a request whose signature did not verify is bound to its signature bytes, which a copy may
+    /// pair with another key ID.
+    public var coversRequestKeyID = true
 }
 
 /// Checks a server's signed response: the key is the server key the app trusts, the timestamp is in
@@ -134,7 +140,9 @@ public struct ResponseVerifier: Sendable {
             throw SigilError(.invalidSignature, "the response signature does not verify")
         }
         trusted?.signed(by: entryKeyID)
-        return VerifiedResponse(timestamp: created, isBoundToRequestNonce: bound)
+        var verified = VerifiedResponse(timestamp: created, isBoundToRequestNonce: bound)
+        verified.coversRequestKeyID = input.components.contains { $0.name == "signature-input" && $0.flag("req") }
+        return verified
     }
 
     func checkWindow(_ timestamp: Int64) throws {

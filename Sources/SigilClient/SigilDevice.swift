@@ -14,11 +14,19 @@ import HTTPTypesFoundation
 /// // On Apple platforms: the Keychain (shared with the app's extensions) and URLSession, pinned to
 /// // the identity's pins on every connection.
 /// let device = try SigilDevice(store: KeychainDeviceStore(accessGroup: "TEAMID.com.example.shared"))
-/// if await !device.isEnrolled {
+/// switch await device.enrollmentState {
+/// case .notEnrolled:
 ///     try await device.enroll(try SecureEnclaveSigningKey(), server: "https://api.example.com", token: token)
+/// case .enrolled(let identity) where identity.userID != user:
+///     try await device.reset()                 // another user's device: not this one's to use
+/// case .enrolled: break
+/// case .unknown: return                        // the Keychain is locked (before first unlock): wait
 /// }
-/// let answer = try await device.send(request, body: body)   // a refusal throws SigilError
+/// let answer = try await device.send(request, body: body)
 /// ```
+///
+/// A refusal the server signed throws ``SigilError`` with its code (`revoked-key`, `unknown-key`:
+/// enroll again); anything else throws ``SigilClientError``, which is never a reason to reset.
 ///
 /// What it keeps by itself, in the store, as it happens:
 /// - the server's next response key or sealing key, learnt from discovery the key it trusts signed
@@ -27,9 +35,12 @@ import HTTPTypesFoundation
 ///   after a launch is signed with the server's time;
 /// - the new key, secret and identity of a rotation, all at once.
 ///
-/// Requests whose key must be used in order (App Attest) go one at a time. Every failure is thrown:
-/// a server's refusal as ``SigilError`` with its code, whatever the call.
-public actor SigilDevice {
+/// Keychain work after an answer (a server key followed, the clock's offset) never fails the request
+/// the server carried out: it is kept in memory, tried again on the next answer, and reported to
+/// ``log`` (``SigilEvent/storeDeferred(reason:)``). The device resets nothing by itself.
+///
+/// Requests whose key must be used in order (App Attest assertions) go one at a time.
+public actor SigilDevice: SigilDeviceProtocol {
     /// Where the identity, key and secret are kept.
     public nonisolated let store: any DeviceStore
     /// The server-corrected clock, started from the stored offset.
@@ -47,9 +58,13 @@ public actor SigilDevice {
     private let lifecycle = OrderedRequests.Turns()
     /// Bumped by every reset: a change that began before one stores nothing after it.
     private var generation = 0
-    /// How long a reset waits for the server to revoke the device, in nanoseconds; the device is reset
-    /// locally before it asks.
-    public var revocationDeadline: UInt64 = 10_000_000_000
+    /// An identity learnt after an answer that the store did not take yet: written on the next answer.
+    private var unsaved: DeviceIdentity?
+    /// How long a reset waits for the server to revoke the device; the device is reset locally before
+    /// it asks.
+    public var revocationDeadline: Duration = .seconds(10)
+    /// Where the device's events go (``SigilEvent``): the unified log by default.
+    public nonisolated let log: @Sendable (SigilEvent) -> Void
 
     /// The device as `store` keeps it.
     ///
@@ -58,34 +73,66 @@ public actor SigilDevice {
     ///   uses): called with the stored identity's pins, or with those given to
     ///   ``enroll(_:server:token:enrollment:)`` (none: the transport checks the system's trust alone,
     ///   and the identity keeps discovery's pins from then on).
+    ///   - log: where the device's events go (``SigilEvent``); the unified log on Apple platforms.
+    ///
+    /// A store that cannot be read yet (the Keychain before the first unlock) does not fail this: the
+    /// identity is read again when it is needed (``enrollmentState``).
     public init(
         store: any DeviceStore, clock local: any UnixClock = SystemUnixClock(), keyFormats: KeyFormats = .builtIn,
+        log: @escaping @Sendable (SigilEvent) -> Void = SigilEvent.systemLog,
         transport: @escaping @Sendable (_ host: String, _ pins: [String]) throws -> any SigilTransport
     ) throws {
         self.store = store
         self.keyFormats = keyFormats
+        self.log = log
         makeTransport = transport
-        let identity = try store.identity()
+        let identity = try? store.identity()
         self.identity = identity
         clock = ServerClock(local: local, offset: identity?.clockOffset ?? 0)
     }
 
     /// Sets ``revocationDeadline``.
-    public func setRevocationDeadline(_ nanoseconds: UInt64) { revocationDeadline = nanoseconds }
+    public func setRevocationDeadline(_ deadline: Duration) { revocationDeadline = deadline }
 
-    /// Whether the store holds an identity (read again: an app extension on the same store may have
-    /// enrolled or reset it).
+    /// Whether the device is enrolled, as its store says now (read again: an app extension on the same
+    /// store may have enrolled or reset it).
+    public enum EnrollmentState: Sendable, Hashable {
+        /// The store holds this identity.
+        case enrolled(DeviceIdentity)
+        /// The store holds none: enroll.
+        case notEnrolled
+        /// The store cannot be read now (the Keychain before the first unlock after a restart, or
+        /// while the app is prewarmed): wait and ask again; never enroll on it.
+        case unknown(reason: String)
+    }
+
+    /// The device's ``EnrollmentState``, three-valued: a store that cannot be read is `unknown`, never
+    /// "not enrolled", so an app never enrolls a second device over the first.
+    public var enrollmentState: EnrollmentState {
+        do {
+            try refresh()
+        } catch {
+            return .unknown(reason: String(describing: error))
+        }
+        return identity.map(EnrollmentState.enrolled) ?? .notEnrolled
+    }
+
+    /// Whether the store holds an identity; `false` also when the store cannot be read.
+    @available(*, deprecated, message: "use enrollmentState: a Keychain not readable yet is not 'not enrolled'")
     public var isEnrolled: Bool {
-        refresh()
-        return identity != nil
+        if case .enrolled = enrollmentState { return true }
+        return false
     }
 
     /// Takes the store's identity when it is not this one's any more (another process rotated or
     /// reset), dropping the session made for the old one.
-    func refresh() {
-        let stored = try? store.identity()
+    ///
+    /// - Throws: the store's failure to read (the identity in memory is kept then).
+    func refresh() throws {
+        let stored = try store.identity()
         guard stored?.keyID != identity?.keyID else { return }
         identity = stored
+        unsaved = nil
         current = nil
     }
 
@@ -104,11 +151,21 @@ public actor SigilDevice {
     public func enroll(
         _ key: any SignatureProvider, server: String, token: String?, enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
-        try await changing { [store] in
-            try await self.ensureNotEnrolled()
-            let registration = try await self.registration(server: server, pins: enrollment.pins)
-            return try await enrollment.enroll(key, token: token, with: registration, store: store)
+        try await enrolling {
+            try await self.changing { [store] in
+                try await self.ensureNotEnrolled()
+                let registration = try await self.registration(server: server, pins: enrollment.pins)
+                return try await enrollment.enroll(key, token: token, with: registration, store: store)
+            }
         }
+    }
+
+    /// ``enroll(_:server:token:enrollment:)`` with the server's `URL`.
+    @discardableResult
+    public func enroll(
+        _ key: any SignatureProvider, server: URL, token: String?, enrollment: DeviceEnrollment = DeviceEnrollment()
+    ) async throws -> DeviceIdentity {
+        try await enroll(key, server: server.absoluteString, token: token, enrollment: enrollment)
     }
 
     /// Enrolls an App Attest key by attestation with `server`, and stores the identity. With `token`
@@ -118,13 +175,22 @@ public actor SigilDevice {
         appAttest signer: AppAttestSigner, server: String, token: String? = nil,
         enrollment: DeviceEnrollment = DeviceEnrollment()
     ) async throws -> DeviceIdentity {
-        try await changing { [store] in
-            try await self.ensureNotEnrolled()
-            let registration = try await self.registration(server: server, pins: enrollment.pins)
-            return try await enrollment.enroll(
-                attested: signer, appAttestKeyID: signer.keyIDBytes, token: token,
-                attest: { try await signer.attest(challenge: $0) }, with: registration, store: store)
+        try await enrolling {
+            try await self.changing { [store] in
+                try await self.ensureNotEnrolled()
+                let registration = try await self.registration(server: server, pins: enrollment.pins)
+                return try await enrollment.enroll(
+                    attested: signer, appAttestKeyID: signer.keyIDBytes, token: token,
+                    attest: { try await signer.attest(challenge: $0) }, with: registration, store: store)
+            }
         }
+    }
+
+    /// An enrollment, told to ``log`` once it is stored.
+    func enrolling(_ enroll: () async throws -> DeviceIdentity) async throws -> DeviceIdentity {
+        let identity = try await enroll()
+        log(.enrolled(keyID: identity.keyID, deviceID: identity.deviceID, userID: identity.userID))
+        return identity
     }
 
     // MARK: Requests
@@ -132,8 +198,10 @@ public actor SigilDevice {
     /// Signs and sends `request` (to the enrolled server only) and checks the signed answer.
     ///
     /// - Returns: the answer, whatever its status, when it is not a Sigil refusal.
-    /// - Throws: ``SigilError`` with the server's code for a refusal (`revoked-key`: enroll again),
-    ///   or for an answer whose signature is missing or wrong; the transport's errors.
+    /// - Throws: ``SigilError`` with the server's code for a refusal the server signed (`revoked-key`,
+    ///   `unknown-key`: enroll again); ``SigilClientError`` for everything else: an unsigned refusal
+    ///   (its code only claimed), an answer whose signature is missing or wrong, the transport's
+    ///   failure, a device not enrolled, a Keychain not readable yet.
     public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
         try await exchange { try await $0.send(request, body: body, sealed: sealed) }
     }
@@ -147,10 +215,24 @@ public actor SigilDevice {
     /// One exchange through the identity's session: what it learnt is kept, a refusal thrown.
     func exchange(_ send: (SigilSession) async throws -> SigilResponse) async throws -> SigilResponse {
         let session = try await session()
-        let response = try await send(session)
-        try keep(session)
-        if let refusal = response.refusal { throw refusal }
-        return response
+        let response: SigilResponse
+        do {
+            response = try await send(session)
+        } catch let failure as SigilClientError {
+            if failure.kind == .untrustedAnswer || failure.kind == .untrustedRefusal {
+                log(.untrustedAnswer(status: failure.status, claimedCode: failure.claimedCode))
+            }
+            throw failure
+        }
+        // What the session learnt is kept; the answer is returned whatever the store does.
+        keep(session)
+        guard let failure = response.failure else { return response }
+        if let refusal = failure as? SigilError {
+            log(.refused(code: refusal.code, status: response.head.status.code))
+        } else {
+            log(.untrustedAnswer(status: response.head.status.code, claimedCode: response.problemCode))
+        }
+        throw failure
     }
 
     /// ``send(_:body:sealed:)`` for a Foundation `URLRequest` (its `httpBody` is the body), in one
@@ -215,6 +297,7 @@ public actor SigilDevice {
             rotated.secretKeyID = nil
             rotated.secretIssuedAt = nil
             rotated.clockOffset = self.clock.offsetSeconds
+            self.log(.rotated(from: identity.keyID, to: nextKeyID))
             try store.save(rotated, key: next, secret: nil)
             if identity.secretKeyID != nil {
                 let issued = try await registration.fetchSecret(key: next, keyID: nextKeyID, server: server)
@@ -235,7 +318,9 @@ public actor SigilDevice {
         let enrolled = try? enrolled()
         let session = revoke && enrolled != nil ? try? await session() : nil
         generation += 1
+        log(.reset(keyID: enrolled?.0.keyID ?? identity?.keyID, revoked: revoke && enrolled != nil))
         identity = nil
+        unsaved = nil
         current = nil
         do {
             try store.reset()
@@ -251,8 +336,9 @@ public actor SigilDevice {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await registration.revoke(key: key, keyID: identity.keyID, server: server) }
             group.addTask {
-                try await Task.sleep(nanoseconds: deadline)
-                throw SigilInputError("the server did not answer the revocation in time; the device is reset here")
+                try await Task.sleep(for: deadline)
+                throw SigilClientError(
+                    .transport, "the server did not answer the revocation in time; the device is reset here")
             }
             defer { group.cancelAll() }
             try await group.next()
@@ -266,7 +352,7 @@ public actor SigilDevice {
     /// or `nil` where attestation alone enrolls) binds it to its user.
     @discardableResult
     public func replaceAppAttestKey(provider: any AppAttestProvider, token: String?) async throws -> DeviceIdentity {
-        guard let identity else { throw SigilError(.unknownKey, "this device is not enrolled: enroll it first") }
+        guard let identity else { throw SigilClientError.notEnrolled }
         try await reset(revoke: false)
         let signer = try await AppAttestSigner.generate(provider: provider)
         return try await enroll(
@@ -278,18 +364,17 @@ public actor SigilDevice {
     /// Refuses to enroll over an identity: the device registered before would stay live on the server,
     /// unknown to the app. ``reset(revoke:)`` first.
     func ensureNotEnrolled() throws {
-        refresh()
+        // A store that cannot be read throws here: enrolling on it would orphan the device it holds.
+        try refresh()
         guard identity == nil else {
             throw SigilInputError("this device is enrolled already (key \(identity?.keyID ?? "")): reset it first")
         }
     }
 
     func enrolled() throws -> (DeviceIdentity, any SignatureProvider) {
-        refresh()
-        guard let identity, let key = try store.deviceKey() else {
-            throw SigilError(.unknownKey, "this device is not enrolled: enroll it first")
-        }
-        return (identity, key)
+        try refresh()
+        guard let identity, let key = try store.deviceKey() else { throw SigilClientError.notEnrolled }
+        return (unsaved ?? identity, key)
     }
 
     func registration(server: String, pins: [String]) throws -> DeviceRegistration {
@@ -328,6 +413,7 @@ public actor SigilDevice {
                 throw SigilInputError("the device was reset while it changed; nothing is kept")
             }
             identity = changed
+            unsaved = nil
             current = nil
             await lifecycle.pass()
             return changed
@@ -337,24 +423,52 @@ public actor SigilDevice {
         }
     }
 
-    /// Stores what a session learnt: the server keys it follows, the clock's offset.
-    func keep(_ session: SigilSession) throws {
+    /// Stores what a session learnt: the server keys it follows, the clock's offset. Never fails: a
+    /// store that does not take it now is tried again after the next answer, and the identity in
+    /// memory already holds it.
+    func keep(_ session: SigilSession) {
         guard session.signer.keyID == identity?.keyID else { return }
         // Another process on the same store (an app extension) may have rotated or reset: its identity
         // wins, and this one's is never written over it.
-        guard let stored = try store.identity(), stored.keyID == session.signer.keyID else {
-            refresh()
+        let stored: DeviceIdentity?
+        do {
+            stored = try store.identity()
+        } catch {
+            deferred(unsaved ?? identity, because: error)
             return
         }
-        var updated = stored
+        guard let stored, stored.keyID == session.signer.keyID else {
+            try? refresh()
+            return
+        }
+        var updated = unsaved ?? stored
         if let trusted = session.responses?.trusted, let following = updated.following(trusted) {
+            if following.responseKeyID != updated.responseKeyID {
+                log(.responseKeysLearnt(keyIDs: [following.responseKeyID]))
+            }
             updated = following
         }
         // The offset moves by a second now and then (whole seconds, a round trip's middle): stored when
         // it moved more, so a request does not write the Keychain each time.
-        if abs((updated.clockOffset ?? 0) - clock.offsetSeconds) > 1 { updated.clockOffset = clock.offsetSeconds }
+        if abs((updated.clockOffset ?? 0) - clock.offsetSeconds) > 1 {
+            updated.clockOffset = clock.offsetSeconds
+            log(.clockCorrected(offsetSeconds: clock.offsetSeconds))
+        }
         identity = updated
         guard updated != stored else { return }
-        try store.saveIdentity(updated)
+        do {
+            try store.saveIdentity(updated)
+            if unsaved != nil { log(.storeCaughtUp) }
+            unsaved = nil
+        } catch {
+            deferred(updated, because: error)
+        }
+    }
+
+    /// Keeps `identity` in memory to be stored after the next answer, and says so.
+    func deferred(_ identity: DeviceIdentity?, because error: any Error) {
+        guard let identity else { return }
+        unsaved = identity
+        log(.storeDeferred(reason: String(describing: error).prefix(256).description))
     }
 }

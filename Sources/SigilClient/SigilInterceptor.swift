@@ -95,19 +95,24 @@ public struct SigilInterceptor: Sendable {
     /// Checks the answer to `request` (as ``adapt(_:)`` signed it): signed by the server's response
     /// key, for this request, and learns the clock from its signed time.
     ///
-    /// - Throws: ``SigilError``: a refusal with the server's code, or an answer whose signature is
-    ///   missing, from another key, or does not verify.
+    /// - Throws: ``SigilError``: a refusal the server signed, with its code; ``SigilClientError``: an
+    ///   answer whose signature is missing, from another key, or does not verify.
     public func validate(_ request: URLRequest, response: HTTPURLResponse, data: Data) async throws {
         guard let head = response.httpResponse, let sent = request.httpRequest else {
             throw SigilInputError("not an HTTP exchange")
         }
-        let checked = try checked(sent, head, data)
+        let checked: SigilResponse
+        do {
+            checked = try self.checked(sent, head, data)
+        } catch let error as SigilError {
+            throw SigilClientError.untrusted(head: head, body: Array(data), reason: error.detail)
+        }
         // Whatever the session's settings, an answer this checks must be the server's, for this request.
         guard checked.signatureVerified else {
-            throw SigilError(.missingSignature, "the answer (status \(head.status.code)) is not signed by the server")
+            throw SigilClientError.untrusted(head: head, body: Array(data), reason: "not signed by the server")
         }
-        try await device?.keep(session)
-        if let refusal = checked.refusal { throw refusal }
+        await device?.keep(session)
+        if let failure = checked.failure { throw failure }
     }
 
     /// Whether to send the request again (through ``adapt(_:)``, for a new nonce and time): once, when

@@ -41,17 +41,39 @@ public struct SigilResponse: Sendable {
     /// Whether the clock was set from this answer's signed time (a bound signature, a round trip of
     /// at most ``ServerClock/maximumRoundTrip``).
     var synchronizedClock = false
+    /// Whether the verified signature covers the key ID the request named
+    /// (``VerifiedResponse/coversRequestKeyID``).
+    var signatureCoversKeyID = false
 
-    /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows.
+    /// The PROTOCOL.md code of a problem+json refusal, if this is one with a code Sigil knows: the
+    /// server's word only when ``signatureVerified``, a claim otherwise.
     ///
     /// - Warning: `replayed-nonce` says the server had seen this request's nonce before: an earlier
     ///   copy of the request (one a proxy passed on while dropping its answer) may have been carried
     ///   out. Never take it for "not done, send again".
     public var problemCode: SigilError.Code? { refusal?.code }
 
-    /// The refusal as an error (the server's code and detail), if this is a problem+json refusal
-    /// with a code Sigil knows.
+    /// The refusal as an error (the code and detail), if this is a problem+json refusal with a code
+    /// Sigil knows: the server's word only when ``signatureVerified``, a claim otherwise. Act on
+    /// ``failure`` instead, which says which.
     public var refusal: SigilError? { Self.refusal(head: head, body: body) }
+
+    /// What this answer is as an error, the one rule every client call throws by: the server's
+    /// ``SigilError`` for a refusal its key signed for this request, an untrusted refusal
+    /// (``SigilClientError/Kind/untrustedRefusal``, its code only claimed) for an unsigned one, `nil`
+    /// for an answer that is no Sigil refusal.
+    ///
+    /// A signed `unknown-key` or `revoked-key` counts only when the signature covers the key ID this
+    /// request named: the server signs those for requests whose signature did not verify, and such a
+    /// refusal of a copy naming another key must not read as one about this device's key.
+    public var failure: (any Error)? {
+        guard let refusal else { return nil }
+        guard signatureVerified else { return SigilClientError.untrusted(self, reason: "no signature of the server's") }
+        if refusal.code == .unknownKey || refusal.code == .revokedKey, !signatureCoversKeyID {
+            return SigilClientError.untrusted(self, reason: "a key refusal whose signature does not cover the key ID")
+        }
+        return refusal
+    }
 
     /// The server's signature base in a refusal, when its debug option is on.
     public var problemSignatureBase: String? { Self.problem(head: head, body: body)?.signatureBase }
@@ -232,31 +254,42 @@ public struct SigilSession: Sendable {
             try await signer.signWithoutBlocking(
                 &signed, body: file.map { .digest($0.digest) } ?? .bytes(sent), nonce: nonce)
             let sentAt = clock.localTime
-            let (head, responseBody) =
-                if let file {
-                    try await transport.send(signed, bodyFile: file.url)
-                } else {
-                    try await transport.send(signed, body: sent)
-                }
+            let head: HTTPResponse
+            let responseBody: [UInt8]
+            do {
+                (head, responseBody) =
+                    if let file {
+                        try await transport.send(signed, bodyFile: file.url)
+                    } else {
+                        try await transport.send(signed, body: sent)
+                    }
+            } catch {
+                throw SigilClientError.transport(error)
+            }
             let received = SigilResponse(
                 head: head, body: responseBody, signatureVerified: false, attempts: attempts, sentRequest: signed)
             let roundTrip = (sentAt, clock.localTime)
             var response: SigilResponse
             do {
-                response = try verified(received, request: signed, roundTrip: roundTrip)
-            } catch let error as SigilError where error.code == .unknownKey {
-                // Signed by a key this client does not trust yet: the server may have promoted its next
-                // key. Its discovery, signed by a key trusted already, says so; nothing else does.
-                guard try await learnResponseKeys(for: signed) else { throw error }
-                response = try verified(received, request: signed, roundTrip: roundTrip)
+                do {
+                    response = try verified(received, request: signed, roundTrip: roundTrip)
+                } catch let error as SigilError where error.code == .unknownKey {
+                    // Signed by a key this client does not trust yet: the server may have promoted its
+                    // next key. Its discovery, signed by a key trusted already, says so; nothing else does.
+                    guard try await learnResponseKeys(for: signed) else { throw error }
+                    response = try verified(received, request: signed, roundTrip: roundTrip)
+                }
+                if let opener {
+                    response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
+                    response.sentSealedBody = sent
+                }
+            } catch let error as SigilError {
+                // The client's own verdict on the answer, never the server's: not one of its codes.
+                throw SigilClientError.untrusted(received, reason: error.detail)
             }
             // The server's DPoP nonce is learnt from signed answers only; a signed use_dpop_nonce
             // refusal (the request did not run) is resent once with it.
             if response.signatureVerified, let dpop, dpop.learn(from: head), attempts == 1 { continue }
-            if let opener {
-                response = try Self.opened(response, with: opener, sealedTo: sealingKey?.keyID)
-                response.sentSealedBody = sent
-            }
             // Resent only when the refusal's signed time was just learnt: an answer held back by a
             // proxy (a round trip over the limit) says nothing about this moment, and the request it
             // refuses may be a replay of one that ran.
@@ -289,7 +322,13 @@ public struct SigilSession: Sendable {
         guard let trusted = responses?.trusted else { return false }
         let discovery = HTTPRequest(
             method: .get, scheme: request.scheme, authority: request.authority, path: Registration.Path.discovery)
-        let (head, body) = try await transport.send(discovery, body: [])
+        let head: HTTPResponse
+        let body: [UInt8]
+        do {
+            (head, body) = try await transport.send(discovery, body: [])
+        } catch {
+            throw SigilClientError.transport(error)
+        }
         guard head.status == .ok, let field = HTTPField.Name(Registration.DiscoverySignature.field) else {
             return false
         }
@@ -338,6 +377,7 @@ public struct SigilSession: Sendable {
         opened.sealedTo = keyID
         opened.answerSealed = true
         opened.synchronizedClock = response.synchronizedClock
+        opened.signatureCoversKeyID = response.signatureCoversKeyID
         return opened
     }
 
@@ -378,6 +418,7 @@ public struct SigilSession: Sendable {
             head: response.head, body: response.body, signatureVerified: true, attempts: response.attempts,
             sentRequest: response.sentRequest)
         verified.synchronizedClock = synchronized
+        verified.signatureCoversKeyID = signature.coversRequestKeyID
         return verified
     }
 }

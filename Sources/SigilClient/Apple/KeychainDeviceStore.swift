@@ -70,7 +70,7 @@
             for query in [passwordQuery(), keyQuery()] {
                 let status = SecItemDelete(query as CFDictionary)
                 guard status == errSecSuccess || status == errSecItemNotFound else {
-                    throw SigilInputError("the Keychain refused to delete Sigil's items (\(status))")
+                    throw Self.unavailable("the Keychain refused to delete Sigil's items", status)
                 }
             }
         }
@@ -170,6 +170,12 @@
             try saveIdentity(identity)
         }
 
+        /// A Keychain failure: ``SigilClientError/Kind/keychainUnavailable`` with its `OSStatus`
+        /// (`errSecInteractionNotAllowed` before the first unlock after a restart, or while prewarmed).
+        static func unavailable(_ what: String, _ status: OSStatus) -> SigilClientError {
+            SigilClientError(.keychainUnavailable, "\(what) (\(status))", keychainStatus: status)
+        }
+
         // MARK: Generic passwords
 
         /// Stores `data` as the generic password `account`, replacing it.
@@ -189,7 +195,7 @@
                 status = SecItemAdd(attributes as CFDictionary, nil)
             }
             guard status == errSecSuccess else {
-                throw SigilInputError("the Keychain refused to store \(account) (\(status))")
+                throw Self.unavailable("the Keychain refused to store \(account)", status)
             }
         }
 
@@ -202,7 +208,7 @@
             let status = SecItemCopyMatching(query as CFDictionary, &result)
             if status == errSecItemNotFound { return nil }
             guard status == errSecSuccess, let data = result as? Data else {
-                throw SigilInputError("the Keychain could not read \(account) (\(status))")
+                throw Self.unavailable("the Keychain could not read \(account)", status)
             }
             return data
         }
@@ -224,7 +230,7 @@
             query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
             let status = SecItemAdd(query as CFDictionary, nil)
             guard status == errSecSuccess else {
-                throw SigilInputError("the Keychain refused to store the device key (\(status))")
+                throw Self.unavailable("the Keychain refused to store the device key", status)
             }
         }
 
@@ -237,7 +243,7 @@
             let status = SecItemCopyMatching(query as CFDictionary, &item)
             if status == errSecItemNotFound { return nil }
             guard status == errSecSuccess, let item, CFGetTypeID(item) == SecKeyGetTypeID() else {
-                throw SigilInputError("the Keychain could not read the device key (\(status))")
+                throw Self.unavailable("the Keychain could not read the device key", status)
             }
             var error: Unmanaged<CFError>?
             // A CoreFoundation type cannot be cast conditionally; its type ID was checked just above.

@@ -143,6 +143,17 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     /// client's nonce tells that client its request was not carried out.
     public var requestVerified = false
 
+    /// Whether this is a statement about the key the refused request names, true whoever sent the
+    /// request: `unknown-key` or `revoked-key` for the key ID of the request's own signature, found
+    /// inside the time window. Such a refusal is signed for the request it answers although its
+    /// signature did not verify (PROTOCOL.md section 2.7), so a revoked device can trust it.
+    public var statesRequestKey = false
+
+    /// Whether the refusal may carry the server's signature for the request it answers: its signature
+    /// verified (``requestVerified``), or it states a fact of the request's key (``statesRequestKey``).
+    /// The one rule every refusal's signing follows.
+    public var maySign: Bool { requestVerified || statesRequestKey }
+
     /// Fields the refusal's answer carries, added by the way of proving a request that refused it
     /// (a DPoP verifier's `WWW-Authenticate` challenge and `DPoP-Nonce`, RFC 9449 sections 7.1 and 9).
     public var fields = HTTPFields()
@@ -158,6 +169,14 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
     public func ofVerifiedRequest() -> SigilError {
         var error = self
         error.requestVerified = true
+        return error
+    }
+
+    /// This error, marked as a statement about the refused request's own key (``statesRequestKey``):
+    /// only `unknown-key` and `revoked-key` are; any other code is returned unmarked.
+    public func aboutRequestKey() -> SigilError {
+        var error = self
+        error.statesRequestKey = code == .unknownKey || code == .revokedKey
         return error
     }
 

@@ -54,7 +54,9 @@ extension RequestVerifier {
     /// The problem+json refusal of `request` for `error` (PROTOCOL.md section 4): `serverTime`,
     /// `Cache-Control: no-store`, `Accept-Signature` unless the request used sigil-v1, and, with a
     /// `signer`, the server's signature bound to the request's nonce (section 2.7) when the request's
-    /// own signature verified (``SigilError/requestVerified``).
+    /// own signature verified (``SigilError/requestVerified``), or when the refusal states a fact of the
+    /// key the request names (``SigilError/statesRequestKey``: `unknown-key`, `revoked-key`), within
+    /// ``VerifierConfiguration/keyRefusals``.
     ///
     /// A request whose signature did not verify gets an unsigned refusal even when its nonce parsed:
     /// anyone can copy a client's nonce onto a tampered request, and a refusal signed for it would
@@ -79,7 +81,9 @@ extension RequestVerifier {
         if configuration.profiles.contains(.rfc9421) && !usedSigilV1 {
             head.headerFields[MessageSignatures.acceptSignatureField] = configuration.acceptSignature
         }
-        if let signer, error.requestVerified, let binding {
+        if let signer, error.maySign, let binding,
+            error.requestVerified || configuration.keyRefusals.take(at: clock.now())
+        {
             var signed = head
             // A request too broken to name its authority or path cannot be covered with ;req: unsigned.
             if (try? signer.sign(&signed, body: body, answering: request, binding: binding)) != nil { head = signed }

@@ -116,8 +116,9 @@ public struct ResponseSigner: Sendable {
         try binding.profile.format.sign(&response, body: body, answering: request, binding: binding, signer: self)
     }
 
-    /// rfc9421: signs `response` with `;req` components of `request` and the request's own signature
-    /// (`"signature";req;key="<label>"`), so the response is bound to that request.
+    /// rfc9421: signs `response` with `;req` components of `request`, the request's own signature and
+    /// its parameters (`"signature";req;key="<label>"`, `"signature-input";req;key="<label>"`), so the
+    /// response is bound to that request and the key ID it named.
     ///
     /// Adds `Content-Digest` when there is a body, then `Signature-Input` and `Signature`.
     public func signRFC9421(
@@ -138,9 +139,12 @@ public struct ResponseSigner: Sendable {
             ComponentIdentifier("@path", parameters: [("req", .bool(true))]),
         ]
         if let requestLabel {
-            components.append(
-                ComponentIdentifier("signature", parameters: [("req", .bool(true)), ("key", .string(requestLabel))])
-            )
+            // The request's signature and its parameters (keyid, nonce, created): a refusal of a request
+            // whose signature did not verify (`unknown-key`, `revoked-key`) is bound to the key ID it
+            // named, which its signature bytes alone do not fix (PROTOCOL.md section 2.7).
+            components += ["signature", "signature-input"].map { name in
+                ComponentIdentifier(name, parameters: [("req", .bool(true)), ("key", .string(requestLabel))])
+            }
         }
         let (signer, keyID) = active
         let input = SignatureInput(components: components, created: clock.now(), keyID: keyID)

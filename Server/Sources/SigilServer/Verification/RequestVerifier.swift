@@ -303,8 +303,14 @@ public struct RequestVerifier: Sendable {
         } catch {
             throw SigilError(.storeUnavailable, "the key directory did not answer")
         }
-        guard let registered = found else { throw SigilError(.unknownKey, "no key is registered as \(keyID)") }
-        guard registered.isUsable(at: now) else { throw SigilError(.revokedKey, "key \(keyID) is revoked") }
+        // Statements about the key the request names, true whoever sent it: signed for the request
+        // (PROTOCOL.md section 2.7), so the device whose key it is can act on them.
+        guard let registered = found else {
+            throw SigilError(.unknownKey, "no key is registered as \(keyID)").aboutRequestKey()
+        }
+        guard registered.isUsable(at: now) else {
+            throw SigilError(.revokedKey, "key \(keyID) is revoked").aboutRequestKey()
+        }
         if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
             throw SigilError(
                 .algorithmMismatch,

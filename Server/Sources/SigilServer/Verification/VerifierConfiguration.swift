@@ -42,6 +42,9 @@ public struct VerifierConfiguration: Sendable {
     public var acceptsAppAttestDebugKeys = false
     /// Where each key's last verified use is noted (at most one write a minute per key), if anywhere.
     public var usage: KeyUsageTracker?
+    /// How many `unknown-key` and `revoked-key` refusals of requests whose signature did not verify
+    /// are signed each second, at most (``KeyRefusalBudget``); the rest go unsigned.
+    public var keyRefusals = KeyRefusalBudget()
 
     /// The default configuration.
     public init() {}

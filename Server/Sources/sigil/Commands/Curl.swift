@@ -343,7 +343,7 @@ struct Curl: AsyncParsableCommand {
         let response: SigilResponse
         do {
             response = try await session.send(request, body: body)
-        } catch let error as SigilError {
+        } catch let error as SigilClientError where error.kind != .transport {
             FileHandle.standardError.write(Data("sigil: response refused: \(error)\n".utf8))
             throw ExitStatus(code: 1)
         }
@@ -360,7 +360,7 @@ struct Curl: AsyncParsableCommand {
             report(response, body: body, clockOffset: clock.offsetSeconds, signatures: responses != nil)
             let why =
                 response.problemCode != nil
-                ? "the server signs a refusal only of a request whose signature it verified"
+                ? "the server signs every refusal of a request whose signature it verified or whose key it does not know or revoked"
                 : status.code == 404
                     ? "the server answers a route it does not have unsigned: check the method and path"
                     : "this server signs its answers: a proxy or another server answered?"

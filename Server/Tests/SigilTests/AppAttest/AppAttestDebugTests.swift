@@ -108,9 +108,11 @@ struct AppAttestDebugTests {
                     #expect(replaced.pins == identity.pins)
                     #expect(try await SigilDeviceTests.echo(device, server).head.status == .ok)
                 } else {
-                    await #expect(throws: SigilError(.enrollmentRefused, "")) {
+                    // Refused before the request's own signature is checked: unsigned, so only a claim.
+                    let refused = await #expect(throws: SigilClientError.self) {
                         try await device.enroll(appAttest: signer, server: SigilDeviceTests.url(server))
                     }
+                    #expect(refused?.kind == .untrustedRefusal && refused?.claimedCode == .enrollmentRefused)
                 }
             }
         }

@@ -216,12 +216,18 @@ struct AppAttestEnrollmentTests {
             ) async throws -> SigilError.Code? {
                 let attestation = try Self.attestation(
                     authority, device: device, challenge: attestedChallenge ?? challenge, change: change)
-                let error = await #expect(throws: SigilError.self) {
+                // Refused before the registration's signature verified: unsigned, its code a claim; a
+                // challenge used already is refused after it verified: signed, the server's word.
+                let error = await #expect(throws: (any Error).self) {
                     _ = try await registration.enroll(
                         attestedBy: signer ?? device, appAttestKeyID: device.appAttestKeyID,
                         attestation: attestation, challenge: challenge, server: verifier)
                 }
-                return error?.code
+                if let claimed = error as? SigilClientError {
+                    #expect(claimed.kind == .untrustedRefusal)
+                    return claimed.claimedCode
+                }
+                return (error as? SigilError)?.code
             }
             let used = try await registration.attestationChallenge().challenge
             let first = TestAppAttestDevice()
@@ -275,16 +281,18 @@ struct AppAttestEnrollmentTests {
         try await Self.serve(authority, appIDs: []) { server, registration, verifier, _ in
             let algorithms = try await registration.discover().algorithms
             #expect(!algorithms.contains("apple-appattest"))
-            let error = await #expect(throws: SigilError.self) { _ = try await registration.attestationChallenge() }
-            #expect(error?.code == .forbidden)
+            let error = await #expect(throws: SigilClientError.self) {
+                _ = try await registration.attestationChallenge()
+            }
+            #expect(error?.claimedCode == .forbidden)
             let device = TestAppAttestDevice()
-            let refused = await #expect(throws: SigilError.self) {
+            let refused = await #expect(throws: SigilClientError.self) {
                 _ = try await registration.enroll(
                     attestedBy: device, appAttestKeyID: device.appAttestKeyID,
                     attestation: try Self.attestation(authority, device: device, challenge: "c"), challenge: "c",
                     server: verifier)
             }
-            #expect(refused?.code == .enrollmentRefused)
+            #expect(refused?.claimedCode == .enrollmentRefused)
         }
     }
 }

@@ -69,12 +69,13 @@ struct DeviceRegistrationTests {
                     #expect(rotated.keyId == next.derivedKeyID)
                     #expect(rotated.deviceId == enrolled.deviceId)
 
-                    // A wrong token is a SigilError with the server's code.
+                    // A wrong token is refused before the request's signature is checked: unsigned, so an
+                    // untrusted refusal, the server's code only claimed.
                     let stranger = try SigningKey.generate(.ecdsaP256SHA256)
-                    let error = await #expect(throws: SigilError.self) {
+                    let error = await #expect(throws: SigilClientError.self) {
                         _ = try await registration.enroll(stranger, token: "not-the-token", server: verifier)
                     }
-                    #expect(error?.code == .enrollmentRefused)
+                    #expect(error?.kind == .untrustedRefusal && error?.claimedCode == .enrollmentRefused)
                 }
         }
     }

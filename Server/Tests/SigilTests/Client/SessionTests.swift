@@ -151,9 +151,11 @@ struct SessionTests {
             let impostorSession = SigilSession(
                 transport: signedByOther, signer: RequestSigner(key: device.key, keyID: device.keyID, clock: clock),
                 clock: clock, responses: try Self.responseVerifier(server, clock: clock))
-            await #expect(throws: SigilError(.invalidSignature, "")) {
+            // Not the server's word: an untrusted refusal, its code only claimed.
+            let forged = await #expect(throws: SigilClientError.self) {
                 _ = try await impostorSession.send(Self.echo(server), body: Array("{}".utf8))
             }
+            #expect(forged?.kind == .untrustedRefusal && forged?.claimedCode == .timestampOutOfWindow)
             #expect(signedByOther.sent.count.load(ordering: .relaxed) == 1)
             #expect(clock.offsetSeconds == 0)
         }
@@ -179,19 +181,20 @@ struct SessionTests {
                 var transport = Tampering(inner: AsyncHTTPClientTransport(client: client))
                 transport.change = change
                 let session = SigilSession(transport: transport, signer: signer, clock: clock, responses: verifier)
-                let error = await #expect(throws: SigilError.self) {
+                let error = await #expect(throws: SigilClientError.self) {
                     _ = try await session.send(Self.echo(server), body: Array(#"{"n":1}"#.utf8))
                 }
-                #expect([.invalidSignature, .digestMismatch].contains(error?.code))
+                #expect(error?.kind == .untrustedAnswer && error?.status != nil)
             }
 
             // An unsigned response is refused when signatures are required.
             let strict = SigilSession(
                 transport: AsyncHTTPClientTransport(client: client), signer: signer, clock: clock,
                 responses: verifier, requireSignedResponses: true)
-            await #expect(throws: SigilError(.missingSignature, "")) {
+            let unsigned = await #expect(throws: SigilClientError.self) {
                 _ = try await strict.send(Self.discovery(server))
             }
+            #expect(unsigned?.kind == .untrustedAnswer && unsigned?.status == 200)
         }
     }
 

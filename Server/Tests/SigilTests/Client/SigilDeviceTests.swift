@@ -59,7 +59,7 @@ struct SigilDeviceTests {
         try await Self.withServer { server, transport, pins in
             let store = Self.store()
             let device = try SigilDevice(store: store, clock: server.clock, transport: transport)
-            #expect(await device.isEnrolled == false)
+            #expect(await device.enrollmentState == .notEnrolled)
             let first = try SigningKey.generate(.ecdsaP256SHA256)
             let enrolled = try await device.enroll(first, server: Self.url(server), token: TestServer.token)
             #expect(try await Self.echo(device, server).head.status == .ok)
@@ -100,21 +100,25 @@ struct SigilDeviceTests {
             }
 
             try await device.reset()
-            #expect(await device.isEnrolled == false)
+            #expect(await device.enrollmentState == .notEnrolled)
             #expect(try store.identity() == nil)
             #expect(try store.deviceKey() == nil)
             #expect(try store.secret() == nil)
             #expect(!FileManager.default.fileExists(atPath: store.directory))
-            await #expect(throws: SigilError(.unknownKey, "")) { _ = try await Self.echo(device, server) }
+            // Not enrolled is the device's own state, never a server's code.
+            let local = await #expect(throws: SigilClientError.self) { _ = try await Self.echo(device, server) }
+            #expect(local?.kind == .notEnrolled)
 
-            // Whoever kept a copy of the key is refused (unsigned: a revoked key's request verifies no
-            // more, so nothing binds an answer to it).
+            // Whoever kept a copy of the key is refused, in a refusal the server signs for that request
+            // (a statement about the key, true whoever sent it): the app can act on it.
             let session = SigilSession(
                 transport: try transport("localhost", identity.pins),
                 signer: RequestSigner(key: key, keyID: identity.keyID, clock: server.clock),
-                clock: ServerClock(local: server.clock))
+                clock: ServerClock(local: server.clock),
+                responses: try SessionTests.responseVerifier(server, clock: ServerClock(local: server.clock)))
             let refused = try await session.send(SessionTests.echo(server), body: [])
-            #expect(refused.refusal?.code == .revokedKey)
+            #expect(refused.signatureVerified)
+            #expect((refused.failure as? SigilError)?.code == .revokedKey)
         }
     }
 
@@ -164,13 +168,15 @@ struct SigilDeviceTests {
         }
     }
 
-    @Test("a refusal is thrown as SigilError with the server's code, by enrollment and by a request alike")
+    @Test("a signed refusal is thrown as SigilError with the server's code, an unsigned one as an untrusted refusal")
     func refusalsThrow() async throws {
         try await Self.withServer(configure: { $0.sealedPaths = ["/v1/echo"] }) { server, transport, _ in
             let device = try SigilDevice(store: Self.store(), clock: server.clock, transport: transport)
-            await #expect(throws: SigilError(.enrollmentRefused, "")) {
+            // Refused before the registration's signature is checked: unsigned, the code only claimed.
+            let claimed = await #expect(throws: SigilClientError.self) {
                 try await device.enroll(try SigningKey.generate(.ed25519), server: Self.url(server), token: "wrong")
             }
+            #expect(claimed?.kind == .untrustedRefusal && claimed?.claimedCode == .enrollmentRefused)
             try await device.enroll(
                 try SigningKey.generate(.ed25519), server: Self.url(server), token: TestServer.token)
             // A plain body where the server requires a sealed one: its signed refusal, thrown.
@@ -238,7 +244,10 @@ struct SigilDeviceTests {
 
             // An answer to another request (or altered) does not validate.
             let other = try await sigil.adapt(request)
-            await #expect(throws: SigilError.self) { try await sigil.validate(other, response: response, data: data) }
+            let mismatch = await #expect(throws: SigilClientError.self) {
+                try await sigil.validate(other, response: response, data: data)
+            }
+            #expect(mismatch?.kind == .untrustedAnswer)
             // Stored: the offset the answers taught.
             #expect(try #require(await device.identity?.clockOffset) != 0)
         }
@@ -325,7 +334,7 @@ struct SigilDeviceTests {
             try await app.reset()
             _ = try? await Self.echo(extensionDevice, server)
             #expect(try store.identity() == nil)
-            #expect(await extensionDevice.isEnrolled == false)
+            #expect(await extensionDevice.enrollmentState == .notEnrolled)
         }
     }
 
@@ -348,7 +357,7 @@ struct SigilDeviceTests {
             await gate.open()
             _ = try? await rotation.value
             try await reset.value
-            #expect(await device.isEnrolled == false)
+            #expect(await device.enrollmentState == .notEnrolled)
             #expect(try store.identity() == nil)
             #expect(try store.deviceKey() == nil)
         }
@@ -365,8 +374,9 @@ struct SigilDeviceTests {
             }
             try await device.enroll(
                 try SigningKey.generate(.ecdsaP256SHA256), server: Self.url(server), token: TestServer.token)
-            await device.setRevocationDeadline(200_000_000)
-            await #expect(throws: SigilInputError.self) { try await device.reset() }
+            await device.setRevocationDeadline(.milliseconds(200))
+            let late = await #expect(throws: SigilClientError.self) { try await device.reset() }
+            #expect(late?.kind == .transport)
             #expect(try store.identity() == nil)
             #expect(try store.deviceKey() == nil)
         }
@@ -389,9 +399,10 @@ struct SigilDeviceTests {
             // A proxy's own answer, unsigned.
             let forged = try #require(
                 HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: [:]))
-            await #expect(throws: SigilError(.missingSignature, "")) {
+            let unsigned = await #expect(throws: SigilClientError.self) {
                 try await sigil.validate(signed, response: forged, data: Data("{\"ok\":true}".utf8))
             }
+            #expect(unsigned?.kind == .untrustedAnswer && unsigned?.status == 200)
             // The server's signed clock refusal for this request, handed over 400 s after the signing
             // (the request it refuses may be a replay of one that ran): no retry.
             server.clock.advance(by: 400)

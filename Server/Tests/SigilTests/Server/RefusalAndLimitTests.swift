@@ -110,11 +110,28 @@ struct RefusalAndLimitTests {
                     }
                     let staleAnswer = try await stale.send(client, to: server)
                     #expect(staleAnswer.code == "timestamp-out-of-window", "\(profile)")
+                    #expect(staleAnswer.headers[SigilV1.signatureField] == nil, "\(profile)")
+                    #expect(staleAnswer.headers[MessageSignatures.signatureField] == nil, "\(profile)")
+                    // An unknown key's refusal is signed (a statement about the key the copy names), but
+                    // for that key: as the answer to the victim's request it does not verify, so the
+                    // victim is never told its own key is unknown.
                     let unknownAnswer = try await unknown.send(client, to: server)
                     #expect(unknownAnswer.code == "unknown-key", "\(profile)")
-                    for answer in [staleAnswer, unknownAnswer] {
-                        #expect(answer.headers[SigilV1.signatureField] == nil, "\(profile)")
-                        #expect(answer.headers[MessageSignatures.signatureField] == nil, "\(profile)")
+                    let responses = try SessionTests.responseVerifier(server, clock: server.clock)
+                    var head = HTTPResponse(status: .init(code: unknownAnswer.status))
+                    head.headerFields = unknownAnswer.headers
+                    switch profile {
+                    case .sigilV1:
+                        _ = try responses.verifySigilV1(head, body: unknownAnswer.body, answering: unknown.answered)
+                        #expect(throws: SigilError.self, "\(profile)") {
+                            try responses.verifySigilV1(head, body: unknownAnswer.body, answering: request.answered)
+                        }
+                    case .rfc9421:
+                        let copy = try responses.verifyRFC9421(head, body: unknownAnswer.body, answering: unknown.head)
+                        #expect(copy.coversRequestKeyID)
+                        #expect(throws: SigilError.self, "\(profile)") {
+                            try responses.verifyRFC9421(head, body: unknownAnswer.body, answering: request.head)
+                        }
                     }
                 }
             }
