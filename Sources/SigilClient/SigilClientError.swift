@@ -118,9 +118,10 @@ public struct SigilClientError: Error, Sendable, CustomStringConvertible {
     static func untrusted(head: HTTPResponse, body: [UInt8], reason: String) -> SigilClientError {
         let status = head.status.code
         if let claimed = SigilResponse.refusal(head: head, body: body) {
+            // The claimed detail, for people; the code is only a claim.
             return SigilClientError(
-                .untrustedRefusal, "a refusal the server did not sign (\(reason))", claimedCode: claimed.code,
-                status: status)
+                .untrustedRefusal, "\(claimed.detail) [not signed by the server: \(reason)]",
+                claimedCode: claimed.code, status: status)
         }
         return SigilClientError(.untrustedAnswer, reason, status: status)
     }

@@ -163,7 +163,8 @@ public final class AccessLog: Sendable {
             json += ",\"status\":\(status)"
             let strings: [(String, String?)] = [
                 ("outcome", facts.outcome), ("profile", facts.profile), ("keyId", facts.keyID),
-                ("deviceId", facts.deviceID), ("userId", facts.userID), ("client", client), ("requestId", requestID),
+                ("deviceId", facts.deviceID), ("userId", facts.userID), ("attestation", facts.attestation),
+                ("client", client), ("requestId", requestID),
             ]
             for (name, value) in strings {
                 if let value { json += ",\"\(name)\":" + Problem.quoted(value) }

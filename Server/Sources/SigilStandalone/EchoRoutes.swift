@@ -38,6 +38,7 @@ struct EchoRoutes: Sendable {
         let bodyBase64: String?
         var verified = true
         var outcome: String? = nil
+        var attestation: String? = nil
     }
 
     /// `POST /v1/echo`: the verified identity and the body; under a monitored prefix, for a request
@@ -66,7 +67,8 @@ struct EchoRoutes: Sendable {
                     .init(subject: $0.subject, keyId: $0.sigilKeyID, pin: $0.pin)
                 },
                 body: text,
-                bodyBase64: text == nil ? Base64.encode(body) : nil
+                bodyBase64: text == nil ? Base64.encode(body) : nil,
+                attestation: identity.attestation
             )
         )
     }

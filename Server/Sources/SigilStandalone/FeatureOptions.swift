@@ -53,6 +53,9 @@ extension SigilStandalone {
         /// Files each holding a debug token (at least 32 characters) whose debug attestations (App
         /// Attest's debug provider, for the simulator) are accepted beside Apple's; none: refused.
         public var debugTokenFiles: [String] = []
+        /// Path prefixes whose routes take only requests signed by an App Attest assertion
+        /// (`--require-assertion`): ``Exchange/assertionPaths``, published in discovery.
+        public var requireAssertion: [String] = []
 
         /// None of it.
         public init() {}

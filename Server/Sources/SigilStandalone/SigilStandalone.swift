@@ -391,7 +391,8 @@ public enum SigilStandalone {
                 dpop: dpop,
                 origin: origin,
                 monitor: protected ? options.monitor : [],
-                outcomes: protected ? outcomes : nil
+                outcomes: protected ? outcomes : nil,
+                requireAssertion: protected ? options.appAttest.requireAssertion : []
             )
             return SigilMiddleware(exchange: exchange, readsClientCertificate: clientCA != nil, secure: true)
         }
@@ -403,6 +404,7 @@ public enum SigilStandalone {
         registration.secretOverlap = options.secretOverlap
         registration.rotationGrace = options.rotationGrace
         registration.keyFormats = .withRSA
+        registration.assertionPaths = options.appAttest.requireAssertion
         let service = RegistrationService(
             registry: directory,
             nonces: nonces,

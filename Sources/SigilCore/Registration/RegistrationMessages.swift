@@ -113,6 +113,10 @@ public enum Registration {
         public var pins: [String]
         /// Pins of keys the server may move to.
         public var backupPins: [String]
+        /// Path prefixes whose routes take only requests signed by an App Attest assertion
+        /// (`sigil serve --require-assertion`); an App Attest device signs those with its App Attest
+        /// key, one at a time, and the rest with its attested key. Absent: none.
+        public var assertionPaths: [String]?
 
         /// Creates a discovery document.
         public init(
@@ -162,6 +166,22 @@ public enum Registration {
             self.keyId = keyId
             self.attestation = attestation
             self.challenge = challenge
+        }
+    }
+
+    /// What an App Attest attestation is made for (`DCAppAttestService.attestKey`'s `clientDataHash`),
+    /// the one rule both ends compute it by (PROTOCOL.md section 7).
+    public enum AttestedKey {
+        /// The string an attestation that vouches for a key beside it commits to.
+        public static let label = "sigil-appattest-key-v1"
+
+        /// SHA-256 of the challenge's UTF-8 bytes when the attestation registers the App Attest key
+        /// itself (`apple-appattest`); SHA-256 of `sigil-appattest-key-v1\n<challenge>\n<key ID>` when
+        /// it vouches for the key (its section 1 key ID) the registration's `publicKey` names, so that
+        /// the attestation admits exactly that key.
+        public static func clientDataHash(challenge: String, vouchingFor keyID: String? = nil) -> [UInt8] {
+            let message = keyID.map { "\(label)\n\(challenge)\n\($0)" } ?? challenge
+            return Array(SHA256.hash(data: Array(message.utf8)))
         }
     }
 

@@ -45,6 +45,12 @@ public struct Exchange: Sendable {
     public let monitor: PathPrefixes
     /// Counts every request admitted, refused or let through unverified, by route and outcome.
     public let outcomes: RequestOutcomes?
+    /// Path prefixes whose routes take only requests signed by an App Attest assertion (an
+    /// `apple-appattest` key): any other verified request under one is refused `forbidden`, signed. A
+    /// path is covered when any reading a router could make of it falls under a prefix (refusing is
+    /// the side that must not match less than a router would). Discovery lists them
+    /// (`assertionPaths`), so an App Attest device signs those requests with its App Attest key.
+    public let assertionPaths: PathPrefixes
     /// The ways a request proves who sent it, asked in turn: a Sigil signature, a DPoP proof when
     /// ``dpop`` is set (a client certificate, read per connection, is asked last).
     let authenticators: [any RequestAuthenticator]
@@ -68,6 +74,7 @@ public struct Exchange: Sendable {
     ///     against a client's word.
     ///   - monitor: path prefixes under which refusals are held back (``monitor``).
     ///   - outcomes: where each request's outcome is counted.
+    ///   - requireAssertion: path prefixes that take App Attest assertions only (``assertionPaths``).
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -77,9 +84,11 @@ public struct Exchange: Sendable {
         dpop: DPoPVerifier? = nil,
         origin: String? = nil,
         monitor: [String] = [],
-        outcomes: RequestOutcomes? = nil
+        outcomes: RequestOutcomes? = nil,
+        requireAssertion: [String] = []
     ) {
         self.monitor = PathPrefixes(monitor)
+        self.assertionPaths = PathPrefixes(requireAssertion)
         self.outcomes = outcomes
         self.origin = origin
         self.originParts = origin.map { origin in
@@ -299,6 +308,11 @@ public struct Exchange: Sendable {
             }
             let opened = try open(head, body: body, signature: credentials.signature)
             let identity = try await identity(credentials, carried: pending.carried, sealedTo: opened?.keyID)
+            if let prefix = assertionPaths.anyReading(of: head.path ?? "/"),
+                identity.request?.algorithm != .appleAppAttest
+            {
+                throw SigilError(.forbidden, "\(prefix) takes only requests signed by an App Attest assertion")
+            }
             var answerFields = HTTPFields()
             for authenticator in pending.carried { answerFields.append(contentsOf: authenticator.answerFields()) }
             return Admission(

@@ -62,6 +62,12 @@ public struct SigilIdentity: Sendable, Hashable {
     /// is compared with the origin the server is configured with, when it is: nothing should be
     /// decided on the `Host` of a request proved by DPoP alone.
     public var coversAuthority: Bool { request?.coversAuthority ?? false }
+    /// The attestation the signing key's device enrolled with (`app-attest`: App Attest vouched for the
+    /// key; `android-key,…`), `nil` for a device enrolled otherwise or a request proved without a
+    /// Sigil signature.
+    public var attestation: String? {
+        request?.algorithm == .appleAppAttest ? request?.deviceAttestation ?? "app-attest" : request?.deviceAttestation
+    }
 }
 
 /// What the directory says a request's credentials name, agreed.

@@ -14,6 +14,8 @@ public final class RequestRecord: Sendable {
         public var keyID: String?
         public var deviceID: String?
         public var userID: String?
+        /// The attestation the key's device enrolled with (`app-attest`, `android-key,…`), if any.
+        public var attestation: String?
         /// The bytes of the body as received.
         public var bodyBytes: Int?
     }
@@ -42,6 +44,7 @@ public final class RequestRecord: Sendable {
                 facts.keyID = identity.keyID
                 facts.deviceID = identity.deviceID
                 facts.userID = identity.userID
+                facts.attestation = identity.attestation
             }
             if let bodyBytes { facts.bodyBytes = bodyBytes }
         }
@@ -54,6 +57,7 @@ public final class RequestRecord: Sendable {
             facts.keyID = key.keyID
             facts.deviceID = key.deviceID
             facts.userID = key.userID
+            facts.attestation = key.deviceAttestation
         }
     }
 }

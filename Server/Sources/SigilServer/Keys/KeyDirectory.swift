@@ -29,12 +29,16 @@ public struct RegisteredKey: Sendable {
     /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
     /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
     public var sealingKey: SealingPublicKey?
-    /// The attestation its device enrolled with, in words (`android-key,TrustedEnvironment,patch=202602,
-    /// boot=Verified,app=com.example.app`), as the directory read it; `nil` for a device enrolled otherwise. Written
-    /// with the device's first key: a property of the device, which no later key changes.
     /// The device attestation recorded for a key enrolled with an App Attest debug token (the
     /// simulator's debug provider): such a key signs only where debug keys are accepted.
     public static let appAttestDebug = "app-attest-debug"
+    /// The ``deviceAttestation`` of a device whose key an App Attest attestation vouched for (its App
+    /// Attest key, registered beside it, signs its assertions).
+    public static let appAttest = "app-attest"
+    /// The attestation its device enrolled with, in words (`android-key,TrustedEnvironment,patch=202602,
+    /// boot=Verified,app=com.example.app`, `app-attest`), as the directory read it; `nil` for a device
+    /// enrolled otherwise. Written with the device's first key: a property of the device, which no
+    /// later key changes.
     public var deviceAttestation: String?
 
     /// Creates a registered key.

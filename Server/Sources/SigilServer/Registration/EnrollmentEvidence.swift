@@ -27,6 +27,9 @@ struct ProvenKey: Sendable {
     var receipt: [UInt8]?
     /// What the registration spends once its own signature verified: the attestation's challenge.
     var spends: SingleUseCredential?
+    /// The App Attest key registered beside ``key`` when an attestation vouched for that key: it signs
+    /// the device's assertions (routes that require one, a rotation), the key everything else.
+    var assertionKey: VerificationKey?
 }
 
 /// A public key in the submission, proved by the registration's own signature.
@@ -80,8 +83,15 @@ struct SubmittedKey: EnrollmentEvidence {
 }
 
 /// An App Attest attestation (`attestation`): Apple's validation steps, then the challenge spent.
+///
+/// Either the attestation registers the App Attest key itself (`alg: apple-appattest`, every request an
+/// assertion), or it vouches for the key the submission names beside it (`alg: ecdsa-p256-sha256`, a
+/// Secure Enclave key): its `clientDataHash` then commits to the challenge and to that key's ID
+/// (``Registration/AttestedKey``), the device signs with that key, any number of requests at once, and
+/// the App Attest key is registered beside it for assertions.
 struct AppAttestEvidence: EnrollmentEvidence {
     let enrollment: AttestationEnrollment?
+    let submittedKey: SubmittedKey
 
     func isCarried(by submission: Registration.KeySubmission) -> Bool { submission.attestation != nil }
 
@@ -94,8 +104,15 @@ struct AppAttestEvidence: EnrollmentEvidence {
         guard let enrollment else {
             throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
         }
-        guard submission.alg == SignatureAlgorithm.appleAppAttest.rawValue else {
-            throw SigilError(.invalidRegistration, "an attestation registers an apple-appattest key only")
+        // The key the attestation vouches for, when it is not the App Attest key itself.
+        let vouched: VerificationKey?
+        switch submission.alg {
+        case SignatureAlgorithm.appleAppAttest.rawValue: vouched = nil
+        case SignatureAlgorithm.ecdsaP256SHA256.rawValue: vouched = try submittedKey.key(of: submission)
+        default:
+            throw SigilError(
+                .invalidRegistration,
+                "an attestation registers an apple-appattest key, or vouches for an ecdsa-p256-sha256 key")
         }
         guard let keyID = Base64.decode(evidence.keyId), keyID.count == 32,
             let object = Base64.decode(evidence.attestation)
@@ -106,10 +123,19 @@ struct AppAttestEvidence: EnrollmentEvidence {
         // only with the registration, once its own signature verified too: neither bad attestations
         // nor a copy with a broken signature spend it.
         let spends = try enrollment.challenges.spending(evidence.challenge, now: now)
-        let (key, receipt) = try await enrollment.verifier.attestedKey(
-            object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: Array(evidence.challenge.utf8))))
+        let clientDataHash = Registration.AttestedKey.clientDataHash(
+            challenge: evidence.challenge, vouchingFor: vouched?.derivedKeyID)
+        let (appAttestKey, receipt) = try await enrollment.verifier.attestedKey(
+            object, keyID: keyID, clientDataHash: clientDataHash)
+        let summary = enrollment.verifier.summary(of: object)
+        guard let vouched else {
+            return ProvenKey(key: appAttestKey, attestation: summary, receipt: receipt, spends: spends)
+        }
+        // The device is recorded as App Attest-attested: its key gets no HMAC secret (which would sign
+        // from anywhere) and rotates only by an assertion.
         return ProvenKey(
-            key: key, attestation: enrollment.verifier.summary(of: object), receipt: receipt, spends: spends)
+            key: vouched, attestation: summary ?? RegisteredKey.appAttest, receipt: receipt, spends: spends,
+            assertionKey: appAttestKey)
     }
 }
 

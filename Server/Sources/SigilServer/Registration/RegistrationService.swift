@@ -30,6 +30,9 @@ public struct RegistrationService: Sendable {
         public var bodyLimit = 64 << 10
         /// The key kinds beyond the built-in ones devices may register (`.withRSA` from SigilRSA).
         public var keyFormats: KeyFormats = .builtIn
+        /// The path prefixes whose routes take App Attest assertions only (the protected routes'
+        /// ``Exchange/assertionPaths``), published in discovery so App Attest devices sign them so.
+        public var assertionPaths: [String] = []
 
         /// Creates a configuration.
         public init(verifier: VerifierConfiguration = VerifierConfiguration()) { self.verifier = verifier }
@@ -110,6 +113,7 @@ public struct RegistrationService: Sendable {
         )
         discovery.sealingKeys = sealing?.discoveryKeys
         discovery.sealedSecrets = true
+        if !configuration.assertionPaths.isEmpty { discovery.assertionPaths = configuration.assertionPaths }
         return discovery
     }
 
@@ -134,7 +138,7 @@ public struct RegistrationService: Sendable {
         }
         let submitted = SubmittedKey(keyFormats: configuration.keyFormats)
         let kinds: [any EnrollmentEvidence] = [
-            AppAttestEvidence(enrollment: attestation),
+            AppAttestEvidence(enrollment: attestation, submittedKey: submitted),
             AndroidKeyEvidence(enrollment: android, submittedKey: submitted),
         ]
         let evidence = kinds.first { $0.isCarried(by: submission) } ?? submitted
@@ -167,13 +171,24 @@ public struct RegistrationService: Sendable {
             var spent = proven.spends.map { [$0] } ?? []
             if let credential = try await enrollment.singleUse(of: request) { spent.append(credential) }
             let deviceID = "dev-" + Hex.random(bytes: 16)
+            // The App Attest key an attestation vouched for the key with, registered beside it.
+            let assertionKey = proven.assertionKey.flatMap { key in
+                key.derivedKeyID.map { (keyID: $0, key: key) }
+            }
             try await registry.apply(
                 DirectoryChange(
                     added: [
                         RegisteredKey(
                             keyID: keyID, key: key, deviceID: deviceID, userID: userID, createdAt: clock.now(),
                             deviceAttestation: proven.attestation)
-                    ],
+                    ]
+                        + (assertionKey.map { assertion in
+                            [
+                                RegisteredKey(
+                                    keyID: assertion.keyID, key: assertion.key, deviceID: deviceID, userID: userID,
+                                    createdAt: clock.now(), deviceAttestation: proven.attestation)
+                            ]
+                        } ?? []),
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],
                     audit: [
                         audit(
@@ -193,7 +208,7 @@ public struct RegistrationService: Sendable {
                 // Once the key is registered (a key registered already keeps its receipt); the
                 // enrollment stands without it, the fraud metric being a later, optional read.
                 do {
-                    try await store.keepReceipt(receipt, keyID: keyID)
+                    try await store.keepReceipt(receipt, keyID: assertionKey?.keyID ?? keyID)
                 } catch {
                     logger.warning("the attestation's receipt was not kept", metadata: ["sigil.key-id": "\(keyID)"])
                 }
@@ -272,8 +287,9 @@ public struct RegistrationService: Sendable {
                 // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
                 throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
             }
-            try Self.refuseAndroidAttested(
-                try await registry.keys(ofDevice: deviceID), "gets no HMAC secret (it would live outside the Keystore)")
+            try Self.refuseAttested(
+                try await registry.keys(ofDevice: deviceID),
+                "gets no HMAC secret (it would sign from anywhere, outside the attested key)")
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -292,15 +308,17 @@ public struct RegistrationService: Sendable {
         guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
             throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
         }
-        try Self.refuseAndroidAttested(keys, "gets no HMAC secret (it would live outside the Keystore)")
+        try Self.refuseAttested(keys, "gets no HMAC secret (it would sign from anywhere, outside the attested key)")
         return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
     }
 
-    /// Refuses (`forbidden`) what would take an Android-attested device's proof away: a key or a secret
-    /// the attestation does not cover. `keys` are the device's.
-    static func refuseAndroidAttested(_ keys: [RegisteredKey], _ what: String) throws {
-        if keys.contains(where: { $0.deviceAttestation != nil }) {
-            throw SigilError(.forbidden, "a device enrolled by Android Key Attestation \(what)")
+    /// Refuses (`forbidden`) what would take an attested device's proof away (Android Key Attestation,
+    /// App Attest vouching for a key): a key or a secret the attestation does not cover. `keys` are the
+    /// device's.
+    static func refuseAttested(_ keys: [RegisteredKey], _ what: String) throws {
+        if let attestation = keys.lazy.compactMap(\.deviceAttestation).first {
+            let kind = attestation.hasPrefix("app-attest") ? "App Attest" : "Android Key Attestation"
+            throw SigilError(.forbidden, "a device enrolled by \(kind) \(what)")
         }
     }
 
@@ -397,12 +415,29 @@ public struct RegistrationService: Sendable {
             guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "rotation must be signed with the device's current key")
             }
-            guard request.algorithm != .appleAppAttest else {
-                // Rotating away would drop the proof that the genuine app holds the key.
-                throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
-            }
             let deviceKeys = try await registry.keys(ofDevice: deviceID)
-            try Self.refuseAndroidAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
+            let now = clock.now()
+            // What the rotation retires: the signer, or, when the device's App Attest key signs it (an
+            // assertion: the genuine app asks), the key its attestation vouched for. Nothing else moves
+            // an attested device's key: its proof would end with the key it covers.
+            let retiring: [String]
+            if request.algorithm == .appleAppAttest {
+                retiring = deviceKeys.filter { key in
+                    key.key.algorithm != .appleAppAttest && key.key.algorithm != .hmacSHA256 && key.isActive(at: now)
+                }.map(\.keyID)
+                guard !retiring.isEmpty else {
+                    // Its App Attest key is the device's only key: rotating it away would drop the proof
+                    // that the genuine app holds the key.
+                    throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
+                }
+            } else {
+                if deviceKeys.contains(where: { $0.key.algorithm == .appleAppAttest }) {
+                    throw SigilError(
+                        .forbidden, "a key App Attest vouched for rotates only by an assertion of the device's App Attest key")
+                }
+                try Self.refuseAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
+                retiring = [request.keyID]
+            }
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")
             let key = try publicKey(of: rotation.submission)
@@ -428,14 +463,13 @@ public struct RegistrationService: Sendable {
             else {
                 throw SigilError(.invalidRegistration, "proof is not the new key's signature of the rotation message")
             }
-            let now = clock.now()
             try await registry.apply(
                 DirectoryChange(
                     added: [
                         RegisteredKey(
                             keyID: newKeyID, key: key, deviceID: deviceID, userID: request.userID, createdAt: now)
                     ],
-                    retiring: [(request.keyID, now + configuration.rotationGrace)],
+                    retiring: retiring.map { ($0, now + configuration.rotationGrace) },
                     // A secret fetched with the old key (perhaps by whoever stole it) ends with it.
                     retiringSecrets: (deviceID, now + configuration.rotationGrace),
                     sealingKeys: sealingKey.map { [(deviceID, $0)] } ?? [],

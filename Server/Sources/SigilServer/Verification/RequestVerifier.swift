@@ -199,15 +199,13 @@ public struct RequestVerifier: Sendable {
         }
         do {
             try await record(keyID: registered.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
+            // Every key of a device a debug token let in (its App Attest key, the key it vouched for).
+            guard registered.deviceAttestation != RegisteredKey.appAttestDebug || configuration.acceptsAppAttestDebugKeys
+            else {
+                throw SigilError(
+                    .revokedKey, "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
+            }
             if registered.key.algorithm == .appleAppAttest {
-                guard
-                    registered.deviceAttestation != RegisteredKey.appAttestDebug
-                        || configuration.acceptsAppAttestDebugKeys
-                else {
-                    throw SigilError(
-                        .revokedKey,
-                        "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
-                }
                 try await acceptAssertion(signature.signature, keyID: registered.keyID)
             }
         } catch let error as SigilError {
@@ -224,7 +222,8 @@ public struct RequestVerifier: Sendable {
             userID: registered.userID,
             label: signature.label,
             binding: signature.binding,
-            coversAuthority: signature.coversAuthority
+            coversAuthority: signature.coversAuthority,
+            deviceAttestation: registered.deviceAttestation
         )
     }
 

@@ -82,6 +82,10 @@ public struct VerifiedRequest: Sendable, Hashable {
     /// Whether the signature covers the request's authority (rfc9421 `@authority`). A sigil-v1
     /// request's `Host` is not signed: nothing should be decided on it.
     public let coversAuthority: Bool
+    /// The attestation the key's device enrolled with (``RegisteredKey/deviceAttestation``:
+    /// `app-attest`, `android-key,…`), `nil` for a device enrolled otherwise; an `apple-appattest`
+    /// key's request is App Attest's own assertion whatever this says.
+    public var deviceAttestation: String? = nil
 }
 
 /// What an App Attest assertion carries beyond its signature: the App ID it was made for and a

@@ -151,7 +151,8 @@ extension Serve {
         }
         let features = [
             "DPoP " + dpop + (options.dpop.mode != nil && options.dpop.nonces ? " (nonces required)" : ""),
-            "App Attest " + (list(options.appAttest.appIDs) ?? "off"),
+            "App Attest " + (list(options.appAttest.appIDs) ?? "off")
+                + (list(options.appAttest.requireAssertion).map { " (assertions required under \($0))" } ?? ""),
             "Android " + (list(options.android.policy?.apps.map(\.package) ?? []) ?? "off"),
             "monitor " + (list(options.monitor) ?? "off"),
             "access log " + (options.accessLog ?? "off"),
@@ -342,6 +343,13 @@ struct ServerOptions: ParsableArguments {
     var appAttestDebugToken: [String] = []
 
     @Option(
+        name: .customLong("require-assertion"),
+        help:
+            "Take only requests signed by an App Attest assertion under this path prefix (/v1/transfers: it and below); App Attest devices sign the rest with the key their attestation vouched for; repeatable."
+    )
+    var requireAssertion: [String] = []
+
+    @Option(
         name: .customLong("android-app"),
         help:
             "Enroll Android Keystore keys of this app by Key Attestation: PACKAGE:SHA256 of its signing certificate (repeatable)."
@@ -397,6 +405,9 @@ struct ServerOptions: ParsableArguments {
     var auditRetention: Int64 = 400
 
     func validate() throws {
+        for prefix in requireAssertion where !prefix.hasPrefix("/") {
+            throw ValidationError("--require-assertion \(OperatorText.escaped(prefix)) is a path prefix: it starts with /")
+        }
         for prefix in monitor where !PathPrefixes.isMonitorable(prefix) {
             throw ValidationError(
                 "--monitor \(OperatorText.escaped(prefix)) would never match: a prefix starts with / and is written as routes are, lowercase, without dot segments or encoded characters"
@@ -485,8 +496,12 @@ struct ServerOptions: ParsableArguments {
         options.accessLog = accessLog
         options.appAttest.appIDs = appID
         options.appAttest.debugTokenFiles = appAttestDebugToken
+        options.appAttest.requireAssertion = requireAssertion
         if !appAttestDebugToken.isEmpty && appID.isEmpty {
             throw ValidationError("--app-attest-debug-token goes with --app-id")
+        }
+        if !requireAssertion.isEmpty && appID.isEmpty {
+            throw ValidationError("--require-assertion goes with --app-id")
         }
         if !appAttestEnvironment.isEmpty {
             options.appAttest.environments = Set(

@@ -46,6 +46,9 @@ struct AndroidEnrollmentTests {
             return "accepted"
         } catch let error as SigilError {
             return "\(error.code.rawValue): \(error.detail)"
+        } catch let error as SigilClientError where error.kind == .untrustedRefusal {
+            // Refused before the registration's signature verified: unsigned, the code a claim.
+            return "\(error.claimedCode?.rawValue ?? ""): \(error.detail)"
         } catch {
             return "\(error)"
         }

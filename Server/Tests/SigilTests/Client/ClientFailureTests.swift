@@ -215,7 +215,7 @@ struct ClientFailureTests {
             let url = "https://localhost:\(server.port)"
             let enroll = try await SigilCommand.run(
                 ["enroll", url, "--token", TestServer.token]
-                    + (discovery.pins + (discovery.backupPins ?? [])).flatMap { ["--pin", $0] },
+                    + (discovery.pins + discovery.backupPins).flatMap { ["--pin", $0] },
                 environment: environment)
             #expect(enroll.status == 0, "\(enroll.error)")
             let keyID = try #require(
