@@ -86,8 +86,13 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
 
     /// The attestation of the key for `challenge` (`clientDataHash` = SHA-256 of its UTF-8 bytes).
     public func attest(challenge: String) async throws -> [UInt8] {
-        Array(
-            try await provider.attestKey(appAttestKeyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8)))))
+        try await attest(clientDataHash: Registration.AttestedKey.clientDataHash(challenge: challenge))
+    }
+
+    /// The attestation of the key for `clientDataHash` (``Registration/AttestedKey``: a challenge, or a
+    /// challenge and the key the attestation vouches for).
+    public func attest(clientDataHash: [UInt8]) async throws -> [UInt8] {
+        Array(try await provider.attestKey(appAttestKeyID, clientDataHash: Data(clientDataHash)))
     }
 
     /// Refuses: an assertion comes from App Attest asynchronously, and waiting for it here would hold

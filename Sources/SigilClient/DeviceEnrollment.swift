@@ -98,6 +98,45 @@ public struct DeviceEnrollment: Sendable {
         }
     }
 
+    /// Enrolls `key` (a Secure Enclave P-256 key) vouched for by an App Attest attestation: asks the
+    /// server for a challenge, has `appAttest` attest for that challenge and `key`'s ID, registers
+    /// `key` with a request `key` signs, then saves the identity with the App Attest key's ID. The
+    /// device then signs with `key`, any number of requests at once, and with `appAttest`'s assertions
+    /// only where the server asks for one (its `assertionPaths`, a rotation). No HMAC secret: it would
+    /// sign from anywhere.
+    ///
+    /// - Parameter token: the logged-in user's enrollment JWT, which binds the device to that user;
+    ///   `nil` for a device of no user.
+    public func enroll(
+        _ key: any SignatureProvider,
+        vouchedBy appAttest: AppAttestSigner,
+        token: String? = nil,
+        with registration: DeviceRegistration,
+        store: any DeviceStore
+    ) async throws -> DeviceIdentity {
+        var enrollment = self
+        enrollment.fetchSecret = false
+        let expected = expectedUserID ?? token.flatMap(Self.subject(ofJWT:))
+        return try await enrollment.enroll(key, with: registration, store: store, appAttest: appAttest) { server in
+            let challenge = try await registration.attestationChallenge().challenge
+            let hash = Registration.AttestedKey.clientDataHash(
+                challenge: challenge, vouchingFor: key.publicKey?.derivedKeyID)
+            let attestation: [UInt8]
+            do {
+                attestation = try await appAttest.attest(clientDataHash: hash)
+            } catch let failure as AppAttestFailure {
+                throw SigilClientError(.appAttestUnavailable, failure.description)
+            }
+            let registered = try await registration.enroll(
+                key, vouchedBy: appAttest.keyIDBytes, attestation: attestation, challenge: challenge, token: token,
+                server: server)
+            if registered.userId != expected {
+                throw SigilError(.enrollmentRefused, "the server enrolled the device for a user it did not expect")
+            }
+            return registered
+        }
+    }
+
     /// Refuses an answer naming another user than `expected`, when one is expected.
     static func check(_ registered: Registration.Registered, expected: String?) throws {
         if let expected, registered.userId != expected {
@@ -120,6 +159,7 @@ public struct DeviceEnrollment: Sendable {
         _ key: any SignatureProvider,
         with registration: DeviceRegistration,
         store: any DeviceStore,
+        appAttest: AppAttestSigner? = nil,
         register: (ResponseVerifier) async throws -> Registration.Registered
     ) async throws -> DeviceIdentity {
         let discovery = try await registration.discover()
@@ -147,6 +187,10 @@ public struct DeviceEnrollment: Sendable {
             clientCertificate: certificate?.certificate ?? clientCertificate
         )
         identity.userID = enrolled.userId
+        if let appAttest {
+            identity.appAttestKeyID = appAttest.appAttestKeyID
+            identity.assertionPaths = discovery.assertionPaths
+        }
         identity.sealingKey = discovery.sealingKeys?.first { (try? $0.key()) != nil }
         identity.deviceSealingKeyID = sealingKey?.keyID
         identity.secretIssuedAt = secret.map { $0.issuedAt ?? registration.clock.now() }

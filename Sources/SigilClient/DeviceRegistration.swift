@@ -100,6 +100,37 @@ public struct DeviceRegistration: Sendable {
             expect: 201)
     }
 
+    /// Registers `key` (a Secure Enclave P-256 key, `ecdsa-p256-sha256`) with an App Attest
+    /// attestation that vouches for it: made for ``Registration/AttestedKey/clientDataHash(challenge:vouchingFor:)``
+    /// of `challenge` and the key's ID. The request is signed by `key` itself; the server registers
+    /// the App Attest key beside it for assertions (PROTOCOL.md section 7).
+    ///
+    /// - Parameters:
+    ///   - appAttestKeyID: the App Attest key ID (`DCAppAttestService.generateKey`).
+    ///   - token: the logged-in user's enrollment JWT, naming the device's user; `nil`: no user's.
+    public func enroll(
+        _ key: any SignatureProvider,
+        vouchedBy appAttestKeyID: [UInt8],
+        attestation: [UInt8],
+        challenge: String,
+        token: String? = nil,
+        server: ResponseVerifier
+    ) async throws -> Registration.Registered {
+        guard key.algorithm == .ecdsaP256SHA256, let publicKey = key.publicKey, let keyID = publicKey.derivedKeyID
+        else { throw SigilInputError("App Attest vouches for an ecdsa-p256-sha256 key pair (a Secure Enclave key)") }
+        var submission = try Registration.KeySubmission(publicKey)
+        submission.attestation = Registration.Attestation(
+            keyId: Base64.encode(appAttestKeyID), attestation: Base64.encode(attestation), challenge: challenge)
+        var head = request(.post, Registration.Path.devices)
+        if let token {
+            let authorization = "Bearer \(token)"
+            head.headerFields[.authorization] = authorization
+            // Signed with the body: the server refuses the registration under any other credential.
+            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
+        }
+        return try await call(head, body: try json(submission), signer: signer(key, keyID), server: server, expect: 201)
+    }
+
     /// Registers an Android Keystore key by its Key Attestation chain (no token), the request signed by
     /// the key itself. (On Android the same flow is a few lines of Kotlin: README, "Android devices".)
     ///

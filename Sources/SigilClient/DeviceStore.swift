@@ -42,6 +42,13 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     /// it), `nil` for a device of no user: the Keychain outlives a logout and a reinstall, so an app
     /// compares it with the user who logs in (``SigilDevice/enrollmentState``).
     public var userID: String?
+    /// The App Attest key ID (standard base64, as `DCAppAttestService.generateKey` gave it) of the App
+    /// Attest key that vouched for the device's key at enrollment, when one did: it signs the requests
+    /// the server wants an assertion for (``assertionPaths``) and the device's rotation.
+    public var appAttestKeyID: String?
+    /// The path prefixes whose requests the server takes only with an App Attest assertion, as its
+    /// discovery listed them (`assertionPaths`).
+    public var assertionPaths: [String]?
 
     /// Creates an identity.
     public init(

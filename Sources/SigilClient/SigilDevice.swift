@@ -65,6 +65,12 @@ public actor SigilDevice: SigilDeviceProtocol {
     public var revocationDeadline: Duration = .seconds(10)
     /// Where the device's events go (``SigilEvent``): the unified log by default.
     public nonisolated let log: @Sendable (SigilEvent) -> Void
+    /// What makes App Attest assertions for an identity an App Attest key vouched for: the one given
+    /// at enrollment or to ``init(store:clock:keyFormats:log:appAttestProvider:transport:)``, else App
+    /// Attest itself where there is one.
+    private var appAttestProvider: (any AppAttestProvider)?
+    /// The session signing with the App Attest key, for requests that need an assertion.
+    private var assertions: SigilSession?
 
     /// The device as `store` keeps it.
     ///
@@ -74,17 +80,22 @@ public actor SigilDevice: SigilDeviceProtocol {
     ///   ``enroll(_:server:token:enrollment:)`` (none: the transport checks the system's trust alone,
     ///   and the identity keeps discovery's pins from then on).
     ///   - log: where the device's events go (``SigilEvent``); the unified log on Apple platforms.
+    ///   - appAttestProvider: what makes App Attest assertions when the identity's key was vouched for by
+    ///     App Attest (``enroll(_:vouchedBy:server:token:enrollment:)``): App Attest itself by default;
+    ///     the simulator's `AppAttestDebugProvider` where that is what enrolled.
     ///
     /// A store that cannot be read yet (the Keychain before the first unlock) does not fail this: the
     /// identity is read again when it is needed (``enrollmentState``).
     public init(
         store: any DeviceStore, clock local: any UnixClock = SystemUnixClock(), keyFormats: KeyFormats = .builtIn,
         log: @escaping @Sendable (SigilEvent) -> Void = SigilEvent.systemLog,
+        appAttestProvider: (any AppAttestProvider)? = nil,
         transport: @escaping @Sendable (_ host: String, _ pins: [String]) throws -> any SigilTransport
     ) throws {
         self.store = store
         self.keyFormats = keyFormats
         self.log = log
+        self.appAttestProvider = appAttestProvider
         makeTransport = transport
         let identity = try? store.identity()
         self.identity = identity
@@ -134,6 +145,7 @@ public actor SigilDevice: SigilDeviceProtocol {
         identity = stored
         unsaved = nil
         current = nil
+        assertions = nil
     }
 
     // MARK: Enrollment
@@ -186,6 +198,32 @@ public actor SigilDevice: SigilDeviceProtocol {
         }
     }
 
+    /// Enrolls `key` (a Secure Enclave P-256 key, `ecdsa-p256-sha256`) with `server`, vouched for by an
+    /// App Attest attestation of `appAttest` (PROTOCOL.md section 7), and stores the identity. The
+    /// device then signs with `key`, any number of requests at once; only requests under the server's
+    /// `assertionPaths`, and a rotation, are signed by App Attest assertions, one at a time.
+    ///
+    /// An app extension that shares the identity (a Keychain access group) signs with the same key;
+    /// where App Attest does not run there (most extensions, a Mac), a request that needs an assertion
+    /// throws ``SigilClientError/Kind/appAttestUnavailable``.
+    ///
+    /// - Parameter token: the logged-in user's enrollment JWT, binding the device to that user.
+    @discardableResult
+    public func enroll(
+        _ key: any SignatureProvider, vouchedBy appAttest: AppAttestSigner, server: String, token: String? = nil,
+        enrollment: DeviceEnrollment = DeviceEnrollment()
+    ) async throws -> DeviceIdentity {
+        appAttestProvider = appAttest.provider
+        return try await enrolling {
+            try await self.changing { [store] in
+                try await self.ensureNotEnrolled()
+                let registration = try await self.registration(server: server, pins: enrollment.pins)
+                return try await enrollment.enroll(
+                    key, vouchedBy: appAttest, token: token, with: registration, store: store)
+            }
+        }
+    }
+
     /// An enrollment, told to ``log`` once it is stored.
     func enrolling(_ enroll: () async throws -> DeviceIdentity) async throws -> DeviceIdentity {
         let identity = try await enroll()
@@ -203,18 +241,20 @@ public actor SigilDevice: SigilDeviceProtocol {
     ///   (its code only claimed), an answer whose signature is missing or wrong, the transport's
     ///   failure, a device not enrolled, a Keychain not readable yet.
     public func send(_ request: HTTPRequest, body: [UInt8] = [], sealed: Bool? = nil) async throws -> SigilResponse {
-        try await exchange { try await $0.send(request, body: body, sealed: sealed) }
+        try await exchange(for: request) { try await $0.send(request, body: body, sealed: sealed) }
     }
 
     /// ``send(_:body:sealed:)`` with the body in a file, hashed as it streams and uploaded from disk
     /// (``SigilSession/send(_:bodyFile:)``): for large uploads.
     public func send(_ request: HTTPRequest, bodyFile: URL) async throws -> SigilResponse {
-        try await exchange { try await $0.send(request, bodyFile: bodyFile) }
+        try await exchange(for: request) { try await $0.send(request, bodyFile: bodyFile) }
     }
 
     /// One exchange through the identity's session: what it learnt is kept, a refusal thrown.
-    func exchange(_ send: (SigilSession) async throws -> SigilResponse) async throws -> SigilResponse {
-        let session = try await session()
+    func exchange(for request: HTTPRequest, _ send: (SigilSession) async throws -> SigilResponse) async throws
+        -> SigilResponse
+    {
+        let session = try await session(for: request)
         let response: SigilResponse
         do {
             response = try await send(session)
@@ -278,15 +318,29 @@ public actor SigilDevice: SigilDeviceProtocol {
             guard let nextKeyID = next.publicKey?.derivedKeyID else {
                 throw SigilInputError("only a key pair can be rotated to")
             }
+            // A key App Attest vouched for moves only by an assertion of the App Attest key: the genuine
+            // app asks for the rotation.
+            let assertion = identity.appAttestKeyID != nil ? try await self.assertionSigner() : nil
+            let (signer, signerKeyID): (any SignatureProvider, String) =
+                assertion.map { ($0, $0.keyID) } ?? (key, identity.keyID)
             let deviceID: String
             do {
-                deviceID = try await registration.rotate(from: key, keyID: identity.keyID, to: next, server: server)
+                deviceID = try await registration.rotate(from: signer, keyID: signerKeyID, to: next, server: server)
                     .deviceId
             } catch let error where !(error is SigilError) {
                 // Not a refusal: the server may have rotated and its answer been lost. It knows `next`
-                // then, which a request signed by `next` shows.
-                guard (try? await registration.fetchSecret(key: next, keyID: nextKeyID, server: server)) != nil
-                else { throw error }
+                // then, which a request signed by `next` shows (a signed refusal of the secret, for an
+                // attested device, shows it as well as a secret does).
+                let known: Bool
+                do {
+                    _ = try await registration.fetchSecret(key: next, keyID: nextKeyID, server: server)
+                    known = true
+                } catch let refusal as SigilError {
+                    known = refusal.code == .forbidden
+                } catch {
+                    known = false
+                }
+                guard known else { throw error }
                 deviceID = identity.deviceID
             }
             // The identity as it is now (a promotion a send stored meanwhile), with the new key.
@@ -322,6 +376,7 @@ public actor SigilDevice: SigilDeviceProtocol {
         identity = nil
         unsaved = nil
         current = nil
+        assertions = nil
         do {
             try store.reset()
         } catch {
@@ -385,6 +440,52 @@ public actor SigilDevice: SigilDeviceProtocol {
             clock: clock)
     }
 
+    /// The session that signs `request`: the App Attest key's, one request at a time, when the server
+    /// takes only assertions on its path (the identity's ``DeviceIdentity/assertionPaths``); else the
+    /// identity's own.
+    func session(for request: HTTPRequest) async throws -> SigilSession {
+        let (identity, _) = try enrolled()
+        guard identity.appAttestKeyID != nil, let paths = identity.assertionPaths,
+            Self.falls(request.path ?? "/", under: paths)
+        else { return try await session() }
+        if let assertions { return assertions }
+        let signer = try assertionSigner()
+        let base = try await session()
+        var session = SigilSession(
+            transport: base.transport, signer: RequestSigner(key: signer, keyID: signer.keyID, clock: clock),
+            clock: clock, responses: base.responses, requireSignedResponses: true)
+        session.origin = base.origin
+        session.sealingKey = base.sealingKey
+        assertions = session
+        return session
+    }
+
+    /// Whether `path` (its query dropped) falls under one of `prefixes`: the prefix itself or below it.
+    static func falls(_ path: String, under prefixes: [String]) -> Bool {
+        let path = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? path
+        return prefixes.contains { prefix in
+            prefix == "/" || path == prefix || path.hasPrefix(prefix.hasSuffix("/") ? prefix : prefix + "/")
+        }
+    }
+
+    /// The App Attest key that vouched for the identity's key, as a signer of assertions.
+    ///
+    /// - Throws: ``SigilClientError/Kind/appAttestUnavailable`` where nothing makes assertions here.
+    func assertionSigner() throws -> AppAttestSigner {
+        guard let keyID = identity?.appAttestKeyID else { throw SigilClientError.notEnrolled }
+        var provider = appAttestProvider
+        #if canImport(DeviceCheck)
+            provider = provider ?? SystemAppAttest()
+        #endif
+        guard let provider, provider.isSupported else {
+            throw SigilClientError(
+                .appAttestUnavailable,
+                "App Attest does not run here (a Mac, an app extension, a simulator without the debug provider); this request needs an assertion")
+        }
+        return AppAttestSigner(appAttestKeyID: keyID, provider: provider)
+    }
+
     /// The session of the stored identity.
     func session() async throws -> SigilSession {
         if let current { return current }
@@ -415,6 +516,7 @@ public actor SigilDevice: SigilDeviceProtocol {
             identity = changed
             unsaved = nil
             current = nil
+            assertions = nil
             await lifecycle.pass()
             return changed
         } catch {
@@ -427,7 +529,9 @@ public actor SigilDevice: SigilDeviceProtocol {
     /// store that does not take it now is tried again after the next answer, and the identity in
     /// memory already holds it.
     func keep(_ session: SigilSession) {
-        guard session.signer.keyID == identity?.keyID else { return }
+        // The identity's own session, or the one its App Attest key signs assertions in.
+        guard let keyID = identity?.keyID, session.signer.keyID == keyID || session.signer.keyID == assertions?.signer.keyID
+        else { return }
         // Another process on the same store (an app extension) may have rotated or reset: its identity
         // wins, and this one's is never written over it.
         let stored: DeviceIdentity?
@@ -437,7 +541,7 @@ public actor SigilDevice: SigilDeviceProtocol {
             deferred(unsaved ?? identity, because: error)
             return
         }
-        guard let stored, stored.keyID == session.signer.keyID else {
+        guard let stored, stored.keyID == keyID else {
             try? refresh()
             return
         }
