@@ -510,6 +510,14 @@ public final class PostgresStore: Sendable {
             #"CREATE INDEX sigil_devices_user_page ON sigil_devices (user_id, device_id COLLATE "C")"#,
             "CREATE INDEX sigil_certificates_device ON sigil_certificates (device_id)",
         ],
+        [
+            // The TLS key of a server that makes its own certificate rotates like the others.
+            "ALTER TABLE sigil_server_keys DROP CONSTRAINT sigil_server_keys_kind_check",
+            """
+            ALTER TABLE sigil_server_keys ADD CONSTRAINT sigil_server_keys_kind_check
+                CHECK (kind IN ('response', 'sealing', 'tls'))
+            """,
+        ],
     ]
 }
 

@@ -109,6 +109,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 _ = try await writer.query("PRAGMA journal_mode = WAL")
                 for statement in schema { _ = try await writer.query(statement) }
                 try await addSealingKeyColumn(writer)
+                try await allowTLSKeys(writer)
                 return (writer, try await connect(path, threadPool: threadPool, logger: logger))
             } catch {
                 try? await writer.close()
@@ -226,7 +227,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         """
         CREATE TABLE IF NOT EXISTS sigil_server_keys (
             key_id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+            kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing', 'tls')),
             sealed_key BLOB NOT NULL,
             activates_at INTEGER NOT NULL,
             created_at INTEGER NOT NULL
@@ -262,6 +263,35 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             }
         }
         _ = try await writer.query("CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)")
+    }
+
+    /// Lets a file made before TLS keys rotated hold them: SQLite cannot change a `CHECK`, so the
+    /// server keys' table is made again with the new one and its rows copied, in one transaction.
+    private static func allowTLSKeys(_ writer: SQLiteConnection) async throws {
+        let made = try await writer.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sigil_server_keys'")
+        guard let sql = made.first?.column("sql")?.string, !sql.contains("'tls'") else { return }
+        let statements = [
+            "BEGIN IMMEDIATE",
+            """
+            CREATE TABLE sigil_server_keys_tls (
+                key_id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing', 'tls')),
+                sealed_key BLOB NOT NULL,
+                activates_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL
+            )
+            """,
+            "INSERT INTO sigil_server_keys_tls SELECT key_id, kind, sealed_key, activates_at, created_at FROM sigil_server_keys",
+            "DROP TABLE sigil_server_keys",
+            "ALTER TABLE sigil_server_keys_tls RENAME TO sigil_server_keys",
+            "COMMIT",
+        ]
+        do {
+            for statement in statements { _ = try await writer.query(statement) }
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            throw error
+        }
     }
 
     private static func connect(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws

@@ -306,6 +306,22 @@ public enum SigilStandalone {
             metricsFactory: metricsFactory
         )
 
+        var names = ["localhost", "127.0.0.1", "::1"]
+        if !names.contains(options.host) && options.host != "0.0.0.0" && options.host != "::" {
+            names.append(options.host)
+        }
+        let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
+        // The key file, the data directory's or --key, is refused when others may read it (TLSIdentity).
+        let fileIdentity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
+        // A server that makes its own certificate keeps its TLS key in the store, where it rotates like
+        // the others; one given --cert serves that certificate, whose key is the operator's.
+        let selfSigned = options.certificateFile == nil
+        let fileKey =
+            selfSigned
+            ? try KeyFile.load(Array(try SecureFile.readSecret(tlsFiles.key)), algorithm: .ecdsaP256SHA256).signingKey
+            : nil
+        let initialTLS: (@Sendable () throws -> SigningKey)? = fileKey.map { key in { @Sendable in key } }
+
         // The server's keys live in the store (shared by replicas); a data directory's key files are
         // imported on the first start.
         let sealingFiles = try data.sealingKeys(sealedPaths: options.sealedPaths)
@@ -315,18 +331,21 @@ public enum SigilStandalone {
             initialSealing: {
                 guard let current = sealingFiles.keys.first else { throw SigilInputError("no sealing key") }
                 return current
-            })
+            },
+            initialTLS: initialTLS)
         let responseSigner = try ResponseSigner(ring: serverKeys, clock: clock)
         let responseKeyID = responseSigner.keyID
 
-        var names = ["localhost", "127.0.0.1", "::1"]
-        if !names.contains(options.host) && options.host != "0.0.0.0" && options.host != "::" {
-            names.append(options.host)
-        }
-        let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
-        // The key file, the data directory's or --key, is refused when others may read it (TLSIdentity).
-        let identity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
-        let pins = try identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
+        let served: ServedTLSKey? =
+            selfSigned
+            ? ServedTLSKey(
+                ring: serverKeys, names: names, certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key,
+                initial: try fileKey?.derivedKeyID.map { ($0, fileIdentity) })
+            : nil
+        let identity = try served?.current() ?? fileIdentity
+        let pins =
+            try served?.pins.current
+            ?? identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
         let clientCA = try options.clientCAFile.map { path in
             do {
                 return try NIOSSLCertificate.fromPEMFile(path)
@@ -334,12 +353,13 @@ public enum SigilStandalone {
                 throw SigilInputError("cannot read the client CA file \(path)")
             }
         }
-        let tls = ServerTLS.configuration(
+        let configured = ServerTLS.configuration(
             identity: identity,
             allowClassical: options.allowClassical,
             clientCA: clientCA,
             groups: options.tlsGroups
         )
+        let tls = served?.serving(configured) ?? configured
 
         let jwtKeys = try await EnrollmentPolicy.jwtKeys(
             pemKeys: try options.jwt.keyFiles.map { try readText($0) },
@@ -405,6 +425,13 @@ public enum SigilStandalone {
         registration.rotationGrace = options.rotationGrace
         registration.keyFormats = .withRSA
         registration.assertionPaths = options.appAttest.requireAssertion
+        if let served {
+            // The key served now, then the next one's (published before its promotion) and the backup key's.
+            registration.publishedPins = {
+                let now = served.pins
+                return (now.current, now.next + (backupPin.map { [$0] } ?? []))
+            }
+        }
         let service = RegistrationService(
             registry: directory,
             nonces: nonces,

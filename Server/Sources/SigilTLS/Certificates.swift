@@ -15,7 +15,16 @@ public enum Certificates {
         now: Date = Date(),
         validity: TimeInterval = 365 * 86_400
     ) throws -> (certificatePEM: String, keyPEM: String) {
-        let key = P256.Signing.PrivateKey()
+        try selfSignedServer(names: names, key: P256.Signing.PrivateKey(), now: now, validity: validity)
+    }
+
+    /// ``selfSignedServer(names:now:validity:)`` for a key of the caller's (a TLS key that rotates).
+    public static func selfSignedServer(
+        names: [String],
+        key: P256.Signing.PrivateKey,
+        now: Date = Date(),
+        validity: TimeInterval = 365 * 86_400
+    ) throws -> (certificatePEM: String, keyPEM: String) {
         // A distinct name per certificate: a client trusting two of them finds the right anchor by name.
         let name = try DistinguishedName {
             CommonName(names.first ?? "localhost")

@@ -169,6 +169,12 @@ public enum Registration {
         }
     }
 
+    /// The field every signed answer of a server whose keys rotate carries: a short tag of the keys it
+    /// holds (response, sealing, TLS), which each rotation and promotion changes. A client that sees a
+    /// tag other than the one it last learnt from re-reads the signed discovery (PROTOCOL.md section
+    /// 8.1); the tag itself is never trusted for anything else.
+    public static let keysTagField = "Sigil-Keys"
+
     /// What an App Attest attestation is made for (`DCAppAttestService.attestKey`'s `clientDataHash`),
     /// the one rule both ends compute it by (PROTOCOL.md section 7).
     public enum AttestedKey {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 @_spi(Sigil) import SigilCore
@@ -9,6 +10,10 @@ public enum ServerKeyKind: String, Sendable, Hashable, Codable, CaseIterable {
     case response
     /// X-Wing key request bodies are sealed to (section 6).
     case sealing
+    /// The TLS key of a server that makes its own certificate (a P-256 key; the self-signed certificate
+    /// is made from it): its pin is published in discovery, a next key's among the backup pins, so
+    /// devices that follow discovery connect after a promotion (section 8.1).
+    case tls
 }
 
 /// A server key as a store keeps it: its private key as PEM (the store seals it at rest), and when
@@ -127,6 +132,9 @@ public final class ServerKeyRing: Sendable {
     let logger: Logger
     /// The keys read last, by kind, each list by activation time.
     let keys = Mutex<[ServerKeyKind: [Key]]>([:])
+    /// A short name of every key the store holds, with its activation: it changes with each rotation
+    /// and promotion, so an answer carrying it (``keysTag``) tells a client discovery has news.
+    let tag = Mutex<String>("")
     /// When the keys were read last (uptime, ns), and whether a reading is under way: checked on every
     /// answer, so atomics rather than a lock.
     let loadedAt = Atomic<UInt64>(0)
@@ -162,7 +170,8 @@ public final class ServerKeyRing: Sendable {
         keyFormats: KeyFormats = .builtIn,
         logger: Logger = Logger(label: "sigil.server-keys"),
         initialResponse: @Sendable () throws -> SigningKey,
-        initialSealing: @Sendable () throws -> SealingPrivateKey
+        initialSealing: @Sendable () throws -> SealingPrivateKey,
+        initialTLS: (@Sendable () throws -> SigningKey)? = nil
     ) async throws -> ServerKeyRing {
         let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
         try await ring.reload()
@@ -176,6 +185,11 @@ public final class ServerKeyRing: Sendable {
             let key = try initialSealing()
             try await store.addServerKey(
                 stored(.sealing, sealing: key, activatesAt: 0, now: clock.now()), onlyIfFirst: true, audit: [])
+        }
+        if !kinds.contains(.tls), let initialTLS {
+            try await store.addServerKey(
+                try stored(.tls, signing: try initialTLS(), activatesAt: 0, now: clock.now()), onlyIfFirst: true,
+                audit: [])
         }
         if kinds.count < ServerKeyKind.allCases.count { try await ring.reload() }
         return ring
@@ -203,7 +217,7 @@ public final class ServerKeyRing: Sendable {
     public func reload() async throws {
         let parsed = try await store.serverKeys().compactMap { stored -> Key? in
             switch stored.kind {
-            case .response:
+            case .response, .tls:
                 if let signing = try? KeyFile.load(Array(stored.privatePEM.utf8), formats: keyFormats).signingKey {
                     return Key(stored: stored, signing: signing, sealing: nil)
                 }
@@ -216,6 +230,8 @@ public final class ServerKeyRing: Sendable {
             return nil
         }.sorted { ($0.stored.activatesAt, $0.stored.createdAt) < ($1.stored.activatesAt, $1.stored.createdAt) }
         keys.withLock { $0 = Dictionary(grouping: parsed, by: \.stored.kind) }
+        let named = parsed.map { "\($0.stored.kind.rawValue) \($0.stored.keyID) \($0.stored.activatesAt)" }
+        tag.withLock { $0 = Hex.encode(Array(SHA256.hash(data: Array(named.sorted().joined(separator: "\n").utf8)).prefix(8))) }
         loadedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
@@ -234,6 +250,13 @@ public final class ServerKeyRing: Sendable {
             }
             self.refreshing.store(false, ordering: .releasing)
         }
+    }
+
+    /// A short name of the keys the store holds, which every rotation and promotion changes: answers
+    /// carry it (`Sigil-Keys`), so a client re-reads the signed discovery when it changed.
+    public var keysTag: String {
+        refreshIfStale()
+        return tag.withLock { $0 }
     }
 
     /// The current key of `kind` at `now` (what signs every answer: no allocation); `nil` when the
@@ -308,6 +331,12 @@ public final class ServerKeyRing: Sendable {
         case .sealing:
             stored = try Self.stored(
                 kind, sealing: try SealingPrivateKey.generate(), activatesAt: now + overlap, now: now)
+        case .tls:
+            guard phase(.tls, at: now) != nil else {
+                throw SigilError(
+                    .forbidden, "this server serves a certificate of its own (--cert): its TLS key is not Sigil's to rotate")
+            }
+            stored = try Self.stored(kind, signing: try SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap, now: now)
         }
         try await store.addServerKey(
             stored, onlyIfFirst: false,

@@ -130,10 +130,11 @@ extension RegistrationService {
         }
         return [
             route(.get, Registration.Path.discovery, .open) { _ in
+                let published = service.configuration.publishedPins?() ?? (pins: pins, backupPins: backupPins)
                 var answer = try RegistrationAnswer.json(
                     service.discovery(
-                        responseSigner: exchange.responseSigner, pins: pins, backupPins: backupPins,
-                        sealing: exchange.sealing))
+                        responseSigner: exchange.responseSigner, pins: published.pins,
+                        backupPins: published.backupPins, sealing: exchange.sealing))
                 if let signer = exchange.responseSigner,
                     let field = HTTPField.Name(Registration.DiscoverySignature.field)
                 {

@@ -33,6 +33,10 @@ public struct RegistrationService: Sendable {
         /// The path prefixes whose routes take App Attest assertions only (the protected routes'
         /// ``Exchange/assertionPaths``), published in discovery so App Attest devices sign them so.
         public var assertionPaths: [String] = []
+        /// The TLS pins discovery publishes, read at each discovery answer, when they move (a server
+        /// whose TLS key rotates: the key served now, then the next key's and the backup pins); `nil`
+        /// publishes the fixed pins the routes were given.
+        public var publishedPins: (@Sendable () -> (pins: [String], backupPins: [String]))?
 
         /// Creates a configuration.
         public init(verifier: VerifierConfiguration = VerifierConfiguration()) { self.verifier = verifier }

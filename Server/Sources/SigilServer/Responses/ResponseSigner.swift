@@ -113,8 +113,16 @@ public struct ResponseSigner: Sendable {
         answering request: HTTPRequest,
         binding: ResponseBinding
     ) throws {
+        // Which keys the server holds now (a tag each rotation and promotion changes): a client that
+        // sees a new one re-reads the signed discovery. Not signed, and needs not be: it only prompts
+        // a read of a document that is (a proxy that strips it delays the news, one that adds it costs
+        // a read).
+        if let ring { response.headerFields[Self.keysField] = ring.keysTag }
         try binding.profile.format.sign(&response, body: body, answering: request, binding: binding, signer: self)
     }
+
+    /// `Sigil-Keys`: the server's ``ServerKeyRing/keysTag`` on every signed answer.
+    public static let keysField = HTTPField.Name(Registration.keysTagField)!
 
     /// rfc9421: signs `response` with `;req` components of `request`, the request's own signature and
     /// its parameters (`"signature";req;key="<label>"`, `"signature-input";req;key="<label>"`), so the

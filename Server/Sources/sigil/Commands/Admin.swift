@@ -298,15 +298,18 @@ struct Admin: AsyncParsableCommand {
 
     struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The server's response and sealing keys and their states; rotate or promote them.",
+            abstract: "The server's response, sealing and TLS keys and their states; rotate or promote them.",
             discussion: """
-                `rotate response|sealing` publishes a next key in discovery, current after --key-overlap; \
-                `promote response|sealing` makes it current now. Clients that trust the current key follow.
+                `rotate response|sealing|tls` publishes a next key in discovery (a TLS key's pin among the \
+                backup pins), current after --key-overlap; `promote response|sealing|tls` makes it current \
+                now, served from the next connection on by every server on the store. Clients that trust \
+                the current response key follow. A server given --cert serves its own certificate: its TLS \
+                key is not Sigil's to rotate.
                 """)
 
         @OptionGroup var store: StoreOptions
         @Argument(help: "rotate or promote (none: list).") var step: String?
-        @Argument(help: "response or sealing.") var kind: ServerKeyKind?
+        @Argument(help: "response, sealing or tls.") var kind: ServerKeyKind?
         @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).") var operatorName:
             String?
         @Flag(help: "JSON Lines.") var json = false
@@ -315,7 +318,7 @@ struct Admin: AsyncParsableCommand {
             switch step {
             case nil: guard kind == nil else { throw ValidationError("rotate or promote before the kind") }
             case "rotate", "promote":
-                guard kind != nil else { throw ValidationError("name the key: response or sealing") }
+                guard kind != nil else { throw ValidationError("name the key: response, sealing or tls") }
             default: throw ValidationError("the step is rotate or promote")
             }
         }
