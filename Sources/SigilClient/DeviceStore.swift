@@ -49,6 +49,9 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     /// The path prefixes whose requests the server takes only with an App Attest assertion, as its
     /// discovery listed them (`assertionPaths`).
     public var assertionPaths: [String]?
+    /// The server's `Sigil-Keys` tag when the keys and pins here were last learnt from its signed
+    /// discovery: an answer with another tag has the device read discovery again.
+    public var keysTag: String?
 
     /// Creates an identity.
     public init(

@@ -170,6 +170,13 @@ public final class TrustedResponseKeys: Sendable {
         var expiries: [String: Int64] = [:]
         /// The keys learnt as published ahead of a promotion, not yet seen signing.
         var next: Set<String> = []
+        /// The TLS pins the last discovery document learnt from listed (its `pins`, then its
+        /// `backupPins`); empty until one was.
+        var pins: [String] = []
+        /// The server's `Sigil-Keys` tag when the last document was learnt, and the last tag a read
+        /// was tried for (so a tag whose discovery does not verify is not read again and again).
+        var keysTag: String?
+        var triedTag: String?
     }
     let state: Locked<State>
     let keyFormats: KeyFormats
@@ -212,13 +219,38 @@ public final class TrustedResponseKeys: Sendable {
     /// The server's current sealing key as the last signed discovery learnt said; `nil` until one was.
     public var sealingKey: SealingPublicKey? { state.withLock { $0.sealingKey } }
 
+    /// The TLS pins (the key served, then the keys it may move to) the last signed discovery listed;
+    /// empty until one was learnt. Pins are learnt from nothing else: never from an unsigned document
+    /// or one another key signed.
+    public var pins: [String] { state.withLock { $0.pins } }
+
+    /// The `Sigil-Keys` tag the keys were last learnt at (``Registration/keysTagField``).
+    public var keysTag: String? {
+        get { state.withLock { $0.keysTag } }
+        set { state.withLock { $0.keysTag = newValue } }
+    }
+
+    /// Whether an answer tagged `tag` calls for reading discovery: a tag other than the one learnt at,
+    /// and not one tried already. Marks it tried.
+    public func needsRead(tag: String) -> Bool {
+        state.withLock { state in
+            guard tag != state.keysTag, tag != state.triedTag else { return false }
+            state.triedTag = tag
+            return true
+        }
+    }
+
     /// Learns the response keys of a discovery document (`body`, as received) whose
     /// `Sigil-Discovery-Signature` (`signature`) verifies under a key already trusted, whose
     /// `serverTime` is within `maxSkew` of `now` and not before the last document learnt from.
     ///
     /// - Returns: the key IDs learnt now (none when the document is refused).
+    /// - Parameter tag: the `Sigil-Keys` tag of the answer that prompted the read, kept as the tag the
+    ///   keys were learnt at when the document is taken.
     @discardableResult
-    public func learn(discovery body: [UInt8], signature: String?, now: Int64, maxSkew: Int64 = 300) -> [String] {
+    public func learn(
+        discovery body: [UInt8], signature: String?, now: Int64, maxSkew: Int64 = 300, tag: String? = nil
+    ) -> [String] {
         let trusted = state.withLock { $0.keys }
         guard !Registration.DiscoverySignature.verifiedSigners(signature, body: body, trusted: trusted).isEmpty,
             let discovery = try? JSONDecoder().decode(Registration.Discovery.self, from: Data(body)),
@@ -244,6 +276,10 @@ public final class TrustedResponseKeys: Sendable {
             state.next = Set(discovery.responseKeys.filter { $0.state == "next" }.map(\.keyId)).intersection(keys.keys)
             state.expiries = [:]
             if let sealing = try? discovery.sealingKeys?.first?.key() { state.sealingKey = sealing }
+            var pins: [String] = []
+            for pin in discovery.pins + discovery.backupPins where !pins.contains(pin) { pins.append(pin) }
+            if !discovery.pins.isEmpty { state.pins = pins }
+            if let tag { state.keysTag = tag }
             return learnt
         }
     }
@@ -354,6 +390,14 @@ extension DeviceIdentity {
         if let sealing = trusted.sealingKey, sealing.keyID != sealingKey?.keyId {
             updated.sealingKey = Registration.Discovery.SealingKey(sealing)
         }
+        // Pins from a discovery document a trusted key signed: the key served now and those the server
+        // may move to, so a TLS key's promotion needs no new enrollment.
+        let pins = trusted.pins
+        if !pins.isEmpty, pins != self.pins {
+            updated.pins = pins
+            updated.pinsTakenOnFirstUse = nil
+        }
+        if let tag = trusted.keysTag { updated.keysTag = tag }
         return updated == self ? nil : updated
     }
 }

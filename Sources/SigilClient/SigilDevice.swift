@@ -550,6 +550,12 @@ public actor SigilDevice: SigilDeviceProtocol {
             if following.responseKeyID != updated.responseKeyID {
                 log(.responseKeysLearnt(keyIDs: [following.responseKeyID]))
             }
+            if following.pins != updated.pins {
+                // New connections check the new pins: the sessions made for the old ones are dropped.
+                log(.pinsAdopted(pins: following.pins))
+                current = nil
+                assertions = nil
+            }
             updated = following
         }
         // The offset moves by a second now and then (whole seconds, a round trip's middle): stored when

@@ -171,6 +171,7 @@ public struct SigilSession: Sendable {
         var responses = ResponseVerifier(key: key, keyID: identity.responseKeyID, clock: clock)
         // The server's next response key is learnt from its discovery, signed by the key pinned here.
         responses.trusted = TrustedResponseKeys([identity.responseKeyID: key], keyFormats: keyFormats)
+        responses.trusted?.keysTag = identity.keysTag
         self.init(
             transport: transport, signer: signer, clock: clock, responses: responses, requireSignedResponses: true)
         self.origin = origin
@@ -287,6 +288,13 @@ public struct SigilSession: Sendable {
                 // The client's own verdict on the answer, never the server's: not one of its codes.
                 throw SigilClientError.untrusted(received, reason: error.detail)
             }
+            // The server's keys moved (a rotation, a promotion): its signed discovery says how. The answer
+            // stands whatever that read does.
+            if response.signatureVerified, let tag = head.headerFields[Self.keysTagField],
+                responses?.trusted?.needsRead(tag: tag) == true
+            {
+                _ = try? await learnResponseKeys(for: signed, tag: tag)
+            }
             // The server's DPoP nonce is learnt from signed answers only; a signed use_dpop_nonce
             // refusal (the request did not run) is resent once with it.
             if response.signatureVerified, let dpop, dpop.learn(from: head), attempts == 1 { continue }
@@ -310,6 +318,8 @@ public struct SigilSession: Sendable {
         }
     }
 
+    static let keysTagField = HTTPField.Name(Registration.keysTagField)!
+
     /// The key bodies are sealed to: the server's current one as its signed discovery last said, else
     /// ``sealingKey``.
     var currentSealingKey: SealingPublicKey? { responses?.trusted?.sealingKey ?? sealingKey }
@@ -318,7 +328,7 @@ public struct SigilSession: Sendable {
     /// key this session trusts signed it.
     ///
     /// - Returns: whether a key was learnt (a response key, or another sealing key).
-    func learnResponseKeys(for request: HTTPRequest) async throws -> Bool {
+    func learnResponseKeys(for request: HTTPRequest, tag: String? = nil) async throws -> Bool {
         guard let trusted = responses?.trusted else { return false }
         let discovery = HTTPRequest(
             method: .get, scheme: request.scheme, authority: request.authority, path: Registration.Path.discovery)
@@ -333,7 +343,7 @@ public struct SigilSession: Sendable {
             return false
         }
         let sealing = trusted.sealingKey
-        let learnt = trusted.learn(discovery: body, signature: head.headerFields[field], now: clock.now())
+        let learnt = trusted.learn(discovery: body, signature: head.headerFields[field], now: clock.now(), tag: tag)
         return !learnt.isEmpty || trusted.sealingKey != sealing
     }
 

@@ -303,6 +303,7 @@ struct Curl: AsyncParsableCommand {
             responses = ResponseVerifier(key: key, keyID: stored.identity.responseKeyID, clock: clock)
             // The server's next keys are learnt from its discovery, signed by the key the identity holds.
             responses?.trusted = TrustedResponseKeys([stored.identity.responseKeyID: key], keyFormats: .withRSA)
+            responses?.trusted?.keysTag = stored.identity.keysTag
         }
         var request = HTTPRequest(
             method: .init(method ?? (body.isEmpty ? "GET" : "POST")) ?? .get, scheme: "https",
@@ -350,7 +351,14 @@ struct Curl: AsyncParsableCommand {
         // A server key rotation learnt on the way is kept, so the next call trusts the new key first.
         if let stored, let trusted = responses?.trusted, let updated = stored.identity.following(trusted) {
             try stored.store.saveIdentity(updated)
-            if verbose { note("the server's keys moved on: now response key \(updated.responseKeyID), kept") }
+            if verbose {
+                if updated.responseKeyID != stored.identity.responseKeyID {
+                    note("the server's keys moved on: now response key \(updated.responseKeyID), kept")
+                }
+                if updated.pins != stored.identity.pins {
+                    note("pins from the server's signed discovery, kept: \(updated.pins.joined(separator: " "))")
+                }
+            }
         }
         let status = response.head.status
         let statusLine = "HTTP \(status.code) \(status.reasonPhrase)"
