@@ -1,5 +1,7 @@
-// Sigil's sample app: a SwiftUI app that enrolls the device (App Attest where it runs, else a
-// Secure Enclave key), sends a signed request over a pinned connection, rotates its key and resets.
+// Sigil's sample app: a SwiftUI app that enrolls the device (a Secure Enclave key App Attest vouches
+// for where it runs, else the key alone), waits while the Keychain is locked, sends a signed request
+// over a pinned connection (pins that follow the server's signed discovery), resets when the server
+// says, signed, that the device is revoked, rotates its key and resets on sign-out.
 // Type-checked by AppleCheck/run at iOS 17; to run it, add it to an Xcode iOS app target with the
 // package's SigilClient product, and point `server` at `sigil serve`.
 import SigilClient
@@ -38,9 +40,14 @@ struct DeviceView: View {
         do {
             let device = try SigilDevice(store: KeychainDeviceStore(service: "dev.sigil.demo"))
             self.device = device
-            status = await device.identity.map { "Enrolled as \($0.keyID)" } ?? "Not enrolled"
+            switch await device.enrollmentState {
+            case .enrolled(let identity): status = "Enrolled as \(identity.keyID)"
+            case .notEnrolled: status = "Not enrolled"
+            // Before the first unlock, or prewarmed: wait, and never enroll on it (that orphans a device).
+            case .unknown: status = "Waiting for the device to be unlocked"
+            }
         } catch {
-            status = "The Keychain could not be read: \(error)"
+            status = "Sigil could not start: \(error)"
         }
     }
 
@@ -50,8 +57,15 @@ struct DeviceView: View {
         Task {
             do {
                 status = try await action(device)
-            } catch let error as SigilError {
-                status = "Refused: \(error.code.rawValue)"
+            } catch let refusal as SigilError where refusal.code == .revokedKey || refusal.code == .unknownKey {
+                // The server said so, in a refusal it signed for this request: enroll again.
+                try? await device.reset(revoke: false)
+                status = "This device was revoked: enroll again"
+            } catch let refusal as SigilError {
+                status = "Refused: \(refusal.code.rawValue)"
+            } catch let failure as SigilClientError {
+                // Not the server's word (no network, a captive portal, a locked Keychain): never a reset.
+                status = "\(failure.kind.rawValue): \(failure.recovery)"
             } catch {
                 status = "Failed: \(error)"
             }
@@ -62,8 +76,10 @@ struct DeviceView: View {
     func enroll(_ device: SigilDevice) async throws -> String {
         let identity: DeviceIdentity
         do {
-            let signer = try await AppAttestSigner.generate()
-            identity = try await device.enroll(appAttest: signer, server: Self.server, token: Self.token)
+            // App Attest vouches once for the Secure Enclave key, which then signs every request.
+            let appAttest = try await AppAttestSigner.generate()
+            identity = try await device.enroll(
+                try SecureEnclaveSigningKey(), vouchedBy: appAttest, server: Self.server, token: Self.token)
         } catch AppAttestFailure.unsupported {
             // The simulator and devices without App Attest: a Secure Enclave key.
             identity = try await device.enroll(try SecureEnclaveSigningKey(), server: Self.server, token: Self.token)

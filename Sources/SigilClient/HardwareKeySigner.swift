@@ -13,6 +13,10 @@ public protocol HardwareP256Key {
     func signature<D: DataProtocol>(for data: D) throws -> P256.Signing.ECDSASignature
 }
 
+/// Where hardware keys sign when asked asynchronously: not on the cooperative pool.
+private let hardwareSigning = DispatchQueue(
+    label: "dev.sigil.hardware-key", qos: .userInitiated, attributes: .concurrent)
+
 /// A ``SignatureProvider`` over a hardware P-256 key (``SecureEnclaveSigningKey`` on Apple platforms):
 /// it signs `ecdsa-p256-sha256`, enrolls, rotates and signs its own CSR without the key ever leaving
 /// the hardware. (Unchecked `Sendable`: the key is an immutable handle.)
@@ -38,6 +42,15 @@ public struct HardwareKeySigner<Key: HardwareP256Key>: SignatureProvider, @unche
     /// Signs `message` in the hardware; the signature is the raw `r‖s`.
     public func signature(for message: [UInt8]) throws -> [UInt8] {
         Array(try key.signature(for: message).rawRepresentation)
+    }
+
+    /// ``signature(for:)`` on a queue of its own, off Swift concurrency's cooperative pool: a key whose
+    /// access control asks for Face ID or the passcode waits there while the prompt is up, and a pool
+    /// thread held that long stalls every task of the app. Sessions and devices sign through this.
+    public func asyncSignature(for message: [UInt8]) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            hardwareSigning.async { continuation.resume(with: Result { try signature(for: message) }) }
+        }
     }
 
     public var description: String { "HardwareKeySigner(\(keyID))" }

@@ -444,8 +444,9 @@ public actor SigilDevice: SigilDeviceProtocol {
     /// takes only assertions on its path (the identity's ``DeviceIdentity/assertionPaths``); else the
     /// identity's own.
     func session(for request: HTTPRequest) async throws -> SigilSession {
-        let (identity, _) = try enrolled()
-        guard identity.appAttestKeyID != nil, let paths = identity.assertionPaths,
+        // The identity in memory: a session made already signs without reading the store (which may be
+        // locked again by now).
+        guard let identity = unsaved ?? identity, identity.appAttestKeyID != nil, let paths = identity.assertionPaths,
             Self.falls(request.path ?? "/", under: paths)
         else { return try await session() }
         if let assertions { return assertions }
@@ -490,15 +491,20 @@ public actor SigilDevice: SigilDeviceProtocol {
     func session() async throws -> SigilSession {
         if let current { return current }
         let (identity, key) = try enrolled()
+        let session = try session(of: identity, key: key)
+        current = session
+        return session
+    }
+
+    /// A session of `identity` signing with `key`, over a transport checking the identity's pins.
+    func session(of identity: DeviceIdentity, key: any SignatureProvider) throws -> SigilSession {
         guard let origin = Origin(url: identity.server) else {
             throw SigilInputError("the identity names no origin it enrolled with")
         }
-        let session = try SigilSession(
+        return try SigilSession(
             identity: identity, transport: try makeTransport(origin.host, identity.pins),
             signer: RequestSigner(key: key, keyID: identity.keyID, clock: clock), clock: clock,
             keyFormats: keyFormats)
-        current = session
-        return session
     }
 
     /// Runs a lifecycle change (enrollment, rotation) in its turn, and takes the identity it stored as
@@ -551,9 +557,10 @@ public actor SigilDevice: SigilDeviceProtocol {
                 log(.responseKeysLearnt(keyIDs: [following.responseKeyID]))
             }
             if following.pins != updated.pins {
-                // New connections check the new pins: the sessions made for the old ones are dropped.
+                // New connections check the new pins: the sessions are made again for them, with the key
+                // in memory (the store may not be readable now).
                 log(.pinsAdopted(pins: following.pins))
-                current = nil
+                current = current.flatMap { try? self.session(of: following, key: $0.signer.key) }
                 assertions = nil
             }
             updated = following

@@ -21,6 +21,17 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable {
     /// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/privatekeyusage
     /// (availability not looked up)
     public static let privateKeyUsage = SecAccessControlCreateFlags(rawValue: 1 << 30)
+
+    /// Mimics `static var biometryCurrentSet: SecAccessControlCreateFlags { get }`:
+    /// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/biometrycurrentset
+    @available(iOS 11.3, macOS 10.13.4, tvOS 11.3, watchOS 4.3, visionOS 1.0, macCatalyst 13.1, *)
+    public static var biometryCurrentSet: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1 << 3) }
+
+    /// Mimics `static var userPresence: SecAccessControlCreateFlags { get }`:
+    /// https://developer.apple.com/documentation/security/secaccesscontrolcreateflags/userpresence
+    /// (availability not looked up: its type's)
+    @available(iOS 8.0, macOS 10.10, tvOS 9.0, watchOS 2.0, visionOS 1.0, macCatalyst 13.1, *)
+    public static var userPresence: SecAccessControlCreateFlags { SecAccessControlCreateFlags(rawValue: 1) }
 }
 
 /// Mimics `SecAccessControlCreateWithFlags(_:_:_:_:)`, `func SecAccessControlCreateWithFlags(_ allocator:

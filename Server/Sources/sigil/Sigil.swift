@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NIOCore
 @_spi(Sigil) import SigilCore
+import SigilClient
 import SigilFiles
 import SigilRSA
 import SigilTLS
@@ -39,6 +40,9 @@ struct Sigil: AsyncParsableCommand {
         } catch let exit as ExitStatus {
             Foundation.exit(exit.code)
         } catch {
+            // A connection that failed is said as the connection's own error, which the advice reads.
+            let error =
+                (error as? SigilClientError).flatMap { $0.kind == .transport ? $0.underlying : nil } ?? error
             if exitCode(for: error) == .success {
                 print(fullMessage(for: error))
                 Foundation.exit(0)

@@ -1,6 +1,7 @@
 #if canImport(Security) && canImport(CryptoKit)
     import CryptoKit
     import Foundation
+    import Security
     @_spi(Sigil) import SigilCore
 
     @available(iOS 17, macOS 14, *)
@@ -18,6 +19,21 @@
         /// Makes a new key in the Secure Enclave.
         public init() throws {
             self.init(try SecureEnclave.P256.Signing.PrivateKey())
+        }
+
+        /// Makes a new key in the Secure Enclave that signs only once the user passes `flags`
+        /// (`.biometryCurrentSet`: Face ID or Touch ID as enrolled now, the key lost if that changes;
+        /// `.userPresence`: biometry or the passcode). The key is usable on this device only, after
+        /// its first unlock; its signatures run off the cooperative pool, so a prompt blocks no task.
+        public init(accessControl flags: SecAccessControlCreateFlags) throws {
+            var error: Unmanaged<CFError>?
+            guard
+                let access = SecAccessControlCreateWithFlags(
+                    nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, [.privateKeyUsage, flags], &error)
+            else {
+                throw SigilInputError("the Secure Enclave key's access control could not be made")
+            }
+            self.init(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
         }
 
         /// Uses a key made earlier, from its ``HardwareKeySigner/dataRepresentation``.

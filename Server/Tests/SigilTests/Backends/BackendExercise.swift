@@ -7,7 +7,8 @@ import SigilHTTPClient
 import Synchronization
 import Testing
 
-/// A transport that remembers the last request it sent, as whoever watches the wire does.
+/// A transport that remembers the last signed request it sent, as whoever watches the wire does (a
+/// discovery read the device makes after an answer is no request worth replaying).
 final class RecordingTransport: SigilTransport {
     let inner: any SigilTransport
     let last = Mutex<(HTTPRequest, [UInt8])?>(nil)
@@ -15,7 +16,7 @@ final class RecordingTransport: SigilTransport {
     init(_ inner: any SigilTransport) { self.inner = inner }
 
     func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
-        last.withLock { $0 = (request, body) }
+        if request.headerFields[SigilV1.signatureField] != nil { last.withLock { $0 = (request, body) } }
         return try await inner.send(request, body: body)
     }
 }

@@ -245,15 +245,17 @@ struct AdminAPITests {
             // Once the overlap has passed, the old key no longer vouches: a client that slept through it re-enrolls.
             server.clock.advance(by: 7 * 86_400 + 1)
             let late = try makeSession()
-            await #expect(throws: SigilError(.unknownKey, "")) {
+            // Not the server's word for this client: an answer it cannot trust, which resets nothing.
+            let untrusted = await #expect(throws: SigilClientError.self) {
                 try await late.send(SessionTests.echo(server), body: Array("{}".utf8))
             }
+            #expect(untrusted?.kind == .untrustedAnswer)
             try await connection.shutdown()
         }
     }
 
     @Test(
-        "after a sealing key rotation and its overlap, a session learns the new key from signed discovery and resends once"
+        "after a sealing key rotation, the first answer's Sigil-Keys tag has the session learn the new key from signed discovery; without the tag, it resends once"
     )
     func clientFollowsSealingRotation() async throws {
         try await TestServer.with { server in
@@ -272,9 +274,24 @@ struct AdminAPITests {
             server.clock.advance(by: 7 * 86_400 + 1)
             let after = try await session.send(SessionTests.echo(server), body: Array("{}".utf8))
             #expect(after.head.status == .ok)
-            #expect(after.attempts == 2)
+            // The answer during the overlap carried the keys' new tag: discovery was read then.
+            #expect(after.attempts == 1)
             #expect(after.sealedTo == next)
             #expect(session.responses?.trusted?.sealingKey?.keyID == next)
+
+            // A proxy that strips the tag only delays the news: a sealed body refused (signed) is sent
+            // once more, to the key the signed discovery names.
+            let third = try await ring.rotate(.sealing, actor: "operator:test")
+            _ = try await ring.promote(.sealing, actor: "operator:test")
+            server.clock.advance(by: 7 * 86_400 + 1)
+            var stripped = SigilSession(
+                transport: StrippingKeysTag(inner: session.transport), signer: session.signer, clock: session.clock,
+                responses: session.responses, requireSignedResponses: session.requireSignedResponses)
+            stripped.sealsBodies = true
+            stripped.sealingKey = session.sealingKey
+            stripped.origin = session.origin
+            let resent = try await stripped.send(SessionTests.echo(server), body: Array("{}".utf8))
+            #expect(resent.head.status == .ok && resent.attempts == 2 && resent.sealedTo == third)
             try await connection.shutdown()
         }
     }
@@ -296,7 +313,7 @@ struct AdminAPITests {
 
             let keys = try JSONDecoder().decode(
                 [ServerKeyInfo].self, from: Data(try await call(.GET, "/admin/v1/keys").body))
-            #expect(Set(keys.map(\.kind)) == [.response, .sealing])
+            #expect(Set(keys.map(\.kind)) == [.response, .sealing, .tls])
             #expect(keys.allSatisfy { $0.state == .current })
             #expect(try await call(.POST, "/admin/v1/keys/response/promote").status == 403)
             let rotated = try JSONDecoder().decode(
@@ -396,5 +413,16 @@ struct AdminAPITests {
                 }
             ) { _ in }
         }
+    }
+}
+
+/// A transport whose answers lose their `Sigil-Keys` field on the way (a proxy that strips it).
+struct StrippingKeysTag: SigilTransport {
+    let inner: any SigilTransport
+
+    func send(_ request: HTTPRequest, body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
+        var (head, answer) = try await inner.send(request, body: body)
+        head.headerFields[HTTPField.Name(Registration.keysTagField)!] = nil
+        return (head, answer)
     }
 }

@@ -181,7 +181,8 @@ struct OpenAPIAdapterTests {
                         requireSignedResponses: true)
                 ])
             let error = await #expect(throws: ClientError.self) { _ = try await wrongKey.greet(.init(name: "ada")) }
-            #expect((error?.underlyingError as? SigilError)?.code == .invalidSignature)
+            // Not the server's word: an answer the client cannot trust.
+            #expect((error?.underlyingError as? SigilClientError)?.kind == .untrustedAnswer)
         }
 
         // Without the middleware: refused before the handler, with Accept-Signature.
