@@ -52,8 +52,8 @@ enum SigilCommand {
         // A command that exits before reading its input closes the pipe: that is its answer, not a crash.
         try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
         try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let error = stderr.fileHandleForReading.readDataToEndOfFile()
+        let output = stdout.fileHandleForReading.allChunks
+        let error = stderr.fileHandleForReading.allChunks
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, output: Array(output), error: String(decoding: error, as: UTF8.self))

@@ -197,7 +197,7 @@ enum PythonHPKE {
         // A command that exits before reading its input closes the pipe: that is its answer, not a crash.
         try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
         try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let output = stdout.fileHandleForReading.allChunks
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw SigilInputError("\(executable) failed") }
         return Array(output)

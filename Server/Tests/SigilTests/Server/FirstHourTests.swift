@@ -306,7 +306,7 @@ struct ServeProcess {
             Thread {
                 var text = ""
                 while !text.contains("enroll this machine") {
-                    let data = output.fileHandleForReading.availableData
+                    let data = output.fileHandleForReading.availableChunk
                     guard !data.isEmpty else { break }
                     text += String(decoding: data, as: UTF8.self)
                 }
@@ -366,8 +366,8 @@ enum PastedLine {
                         process.standardError = stderr
                         process.standardInput = FileHandle.nullDevice
                         try process.run()
-                        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-                        let error = stderr.fileHandleForReading.readDataToEndOfFile()
+                        let output = stdout.fileHandleForReading.allChunks
+                        let error = stderr.fileHandleForReading.allChunks
                         process.waitUntilExit()
                         return SigilCommand.Result(
                             status: process.terminationStatus, output: Array(output),

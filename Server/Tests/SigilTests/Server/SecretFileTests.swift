@@ -74,7 +74,7 @@ struct SecretFileTests {
         try stdin.fileHandleForWriting.close()
         var output = ""
         while !output.contains("enroll this machine") {
-            let data = stdout.fileHandleForReading.availableData
+            let data = stdout.fileHandleForReading.availableChunk
             guard !data.isEmpty else { break }
             output += String(decoding: data, as: UTF8.self)
         }
@@ -82,9 +82,9 @@ struct SecretFileTests {
         if started {
             process.terminate()
         } else {
-            output += String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            output += String(decoding: stdout.fileHandleForReading.allChunks, as: UTF8.self)
         }
-        let error = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let error = String(decoding: stderr.fileHandleForReading.allChunks, as: UTF8.self)
         process.waitUntilExit()
         return (started, process.terminationStatus, output + error)
     }

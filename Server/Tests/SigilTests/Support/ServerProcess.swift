@@ -25,7 +25,7 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         while !banner.contains("enroll this machine") {
-            let data = output.fileHandleForReading.availableData
+            let data = output.fileHandleForReading.availableChunk
             guard !data.isEmpty else { break }
             banner += String(decoding: data, as: UTF8.self)
         }
@@ -52,4 +52,30 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit { if process.isRunning { process.terminate() } }
+}
+
+extension FileHandle {
+    /// What is there to read now (empty at the end), read again when a signal interrupts the read:
+    /// Foundation's `availableData` traps on `EINTR`, which a child process's exit can cause while
+    /// tests start processes of their own.
+    var availableChunk: Data {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fileDescriptor, &buffer, buffer.count)
+            if count >= 0 { return Data(buffer[..<count]) }
+            if errno != EINTR { return Data() }
+        }
+    }
+}
+
+extension FileHandle {
+    /// Everything up to the end, as `readDataToEndOfFile()` reads it, read again on `EINTR`.
+    var allChunks: Data {
+        var data = Data()
+        while true {
+            let chunk = availableChunk
+            if chunk.isEmpty { return data }
+            data += chunk
+        }
+    }
 }
