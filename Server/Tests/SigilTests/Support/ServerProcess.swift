@@ -61,7 +61,7 @@ extension FileHandle {
     var availableChunk: Data {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = read(fileDescriptor, &buffer, buffer.count)
+            let count = Foundation.read(fileDescriptor, &buffer, buffer.count)
             if count >= 0 { return Data(buffer[..<count]) }
             if errno != EINTR { return Data() }
         }
