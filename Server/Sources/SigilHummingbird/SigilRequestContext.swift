@@ -87,4 +87,18 @@ extension SigilRequestContext {
         }
         return identity
     }
+
+    /// The user of the request's device (``SigilIdentity/requireUser()``): a route that serves users
+    /// reads a `String`, never an optional.
+    ///
+    /// ```swift
+    /// router.get("me") { _, context in try context.requireSigilUser() }
+    /// ```
+    public func requireSigilUser() throws -> String {
+        do {
+            return try requireSigilIdentity().requireUser()
+        } catch let error as SigilError {
+            throw SigilHTTPError(error)
+        }
+    }
 }

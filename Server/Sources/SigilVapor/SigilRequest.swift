@@ -36,6 +36,10 @@ public struct SigilRequest: Sendable {
         return identity
     }
 
+    /// The user of the request's device (``SigilServer/SigilIdentity/requireUser()``): a route that
+    /// serves users reads a `String`, never an optional (`request.sigil.requireUser()`).
+    public func requireUser() throws -> String { try requireIdentity().requireUser() }
+
     /// The code a request monitor mode let through unverified would have been refused with
     /// (``SigilServer/Admission/outcome``); `nil` when it verified or no middleware ran.
     public var outcome: SigilError.Code? { request.storage[StoredOutcome.self] }

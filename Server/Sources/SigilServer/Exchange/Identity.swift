@@ -62,6 +62,15 @@ public struct SigilIdentity: Sendable, Hashable {
     /// is compared with the origin the server is configured with, when it is: nothing should be
     /// decided on the `Host` of a request proved by DPoP alone.
     public var coversAuthority: Bool { request?.coversAuthority ?? false }
+    /// The user the request's device was enrolled for, for a route that serves users only.
+    ///
+    /// - Throws: `forbidden` for a device enrolled for no user (a bootstrap token's, an attestation's
+    ///   without a login): such a route has nobody to act for.
+    public func requireUser() throws -> String {
+        guard let userID else { throw SigilError(.forbidden, "this route acts for a user; the device has none") }
+        return userID
+    }
+
     /// The attestation the signing key's device enrolled with (`app-attest`: App Attest vouched for the
     /// key; `android-key,…`), `nil` for a device enrolled otherwise or a request proved without a
     /// Sigil signature.

@@ -92,6 +92,10 @@ struct SubmittedKey: EnrollmentEvidence {
 struct AppAttestEvidence: EnrollmentEvidence {
     let enrollment: AttestationEnrollment?
     let submittedKey: SubmittedKey
+    /// Whether the server's verifier checks App Attest assertions (``VerifierConfiguration/assertions``):
+    /// without it, the App Attest key registered here could sign nothing, and a device would enroll
+    /// only to be refused on every assertion.
+    let checksAssertions: Bool
 
     func isCarried(by submission: Registration.KeySubmission) -> Bool { submission.attestation != nil }
 
@@ -103,6 +107,11 @@ struct AppAttestEvidence: EnrollmentEvidence {
         }
         guard let enrollment else {
             throw SigilError(.enrollmentRefused, "this server does not enroll by App Attest")
+        }
+        guard checksAssertions else {
+            throw SigilError(
+                .enrollmentRefused,
+                "this server enrolls by App Attest but checks no assertions (its VerifierConfiguration.assertions is not set)")
         }
         // The key the attestation vouches for, when it is not the App Attest key itself.
         let vouched: VerificationKey?

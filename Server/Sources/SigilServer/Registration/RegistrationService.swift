@@ -89,6 +89,12 @@ public struct RegistrationService: Sendable {
         self.clock = clock
         self.metricsFactory = metricsFactory
         self.logger = logger
+        if attestation != nil && configuration.verifier.assertions == nil {
+            // Said at start, not at the first enrollment: one half of App Attest's wiring is missing.
+            logger.error(
+                "App Attest enrollment is on, but the verifier checks no assertions (VerifierConfiguration.assertions): every App Attest enrollment is refused until it does"
+            )
+        }
     }
 
     // MARK: Discovery
@@ -142,7 +148,9 @@ public struct RegistrationService: Sendable {
         }
         let submitted = SubmittedKey(keyFormats: configuration.keyFormats)
         let kinds: [any EnrollmentEvidence] = [
-            AppAttestEvidence(enrollment: attestation, submittedKey: submitted),
+            AppAttestEvidence(
+                enrollment: attestation, submittedKey: submitted,
+                checksAssertions: configuration.verifier.assertions != nil),
             AndroidKeyEvidence(enrollment: android, submittedKey: submitted),
         ]
         let evidence = kinds.first { $0.isCarried(by: submission) } ?? submitted
