@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "SigilClient", targets: ["SigilClient"]),
         .library(name: "SigilFiles", targets: ["SigilFiles"]),
         .library(name: "SigilOpenAPIClient", targets: ["SigilOpenAPIClient"]),
+        // For an app's test target only: a Sigil backend in process.
+        .library(name: "SigilTesting", targets: ["SigilTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -44,6 +46,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "SigilTesting",
+            dependencies: [
+                "SigilCore",
+                "SigilClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(

@@ -21,7 +21,7 @@ import re
 import sys
 
 STUBBED = {"Crypto", "CryptoKit", "Security", "DeviceCheck", "LocalAuthentication", "Synchronization", "SwiftUI",
-           "AppleFoundation", "os", "SigilCore", "SigilFiles", "SigilClient", "SigilOpenAPIClient"}
+           "AppleFoundation", "os", "SigilCore", "SigilFiles", "SigilClient", "SigilOpenAPIClient", "SigilTesting"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal)\s+)?import\s+(?:\w+\s+)?(\w+)(?:\.\w+)*\s*$")
 EXPORTED = re.compile(r"^\s*@_exported\s+import\s+(\w+)", re.M)
 CAN_IMPORT = re.compile(r"canImport\((\w+)\)")

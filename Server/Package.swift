@@ -269,7 +269,8 @@ let package = Package(
             name: "SigilTests",
             dependencies: [
                 .product(name: "SigilCore", package: "Sigil"), "SigilRSA", .product(name: "SigilFiles", package: "Sigil"), .product(name: "SigilClient", package: "Sigil"), "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilStandalone",
-                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", .product(name: "SigilOpenAPIClient", package: "Sigil"), "SigilAppAttest",
+                "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", .product(name: "SigilOpenAPIClient", package: "Sigil"),
+                .product(name: "SigilTesting", package: "Sigil"), "SigilAppAttest",
                 "SigilAndroidAttestation",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
