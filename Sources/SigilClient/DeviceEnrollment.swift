@@ -195,6 +195,7 @@ public struct DeviceEnrollment: Sendable {
         identity.deviceSealingKeyID = sealingKey?.keyID
         identity.secretIssuedAt = secret.map { $0.issuedAt ?? registration.clock.now() }
         if pins.isEmpty { identity.pinsTakenOnFirstUse = true }
+        identity.appPins = pins
         if let sealingKey { try store.saveSealingKey(sealingKey) }
         try store.save(identity, key: key, secret: secretBytes)
         return identity

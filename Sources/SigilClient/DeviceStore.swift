@@ -52,6 +52,10 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     /// The server's `Sigil-Keys` tag when the keys and pins here were last learnt from its signed
     /// discovery: an answer with another tag has the device read discovery again.
     public var keysTag: String?
+    /// The pins the app gave at enrollment (`DeviceEnrollment(pins:)`, `sigil enroll --pin`), which
+    /// ``pins`` always keeps beside those learnt from the server's signed discovery; empty when the
+    /// app gave none (the pins were discovery's from the start).
+    public var appPins: [String]?
 
     /// Creates an identity.
     public init(

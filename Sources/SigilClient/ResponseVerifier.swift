@@ -173,10 +173,12 @@ public final class TrustedResponseKeys: Sendable {
         /// The TLS pins the last discovery document learnt from listed (its `pins`, then its
         /// `backupPins`); empty until one was.
         var pins: [String] = []
-        /// The server's `Sigil-Keys` tag when the last document was learnt, and the last tag a read
-        /// was tried for (so a tag whose discovery does not verify is not read again and again).
+        /// The `Sigil-Keys` tag of the keys learnt last (the signed document's own), and the last tag
+        /// whose read brought a document that did not verify (not read again and again).
         var keysTag: String?
-        var triedTag: String?
+        var refusedTag: String?
+        /// Whether the last discovery document read was refused (unsigned, another key's, stale).
+        var lastRefused = false
     }
     let state: Locked<State>
     let keyFormats: KeyFormats
@@ -231,12 +233,17 @@ public final class TrustedResponseKeys: Sendable {
     }
 
     /// Whether an answer tagged `tag` calls for reading discovery: a tag other than the one learnt at,
-    /// and not one tried already. Marks it tried.
+    /// and not one whose read brought a document that did not verify. A read that failed on the way (a
+    /// dropped connection) or brought an older document (a replica a moment behind) is tried again on
+    /// a later answer: at most one read an answer.
     public func needsRead(tag: String) -> Bool {
+        state.withLock { tag != $0.keysTag && tag != $0.refusedTag }
+    }
+
+    /// Notes that the read prompted by `tag` brought a document that did not verify.
+    public func refusedRead(tag: String) {
         state.withLock { state in
-            guard tag != state.keysTag, tag != state.triedTag else { return false }
-            state.triedTag = tag
-            return true
+            if state.lastRefused { state.refusedTag = tag }
         }
     }
 
@@ -255,7 +262,11 @@ public final class TrustedResponseKeys: Sendable {
         guard !Registration.DiscoverySignature.verifiedSigners(signature, body: body, trusted: trusted).isEmpty,
             let discovery = try? JSONDecoder().decode(Registration.Discovery.self, from: Data(body)),
             TimeWindow(maxSkew: maxSkew).refusal(of: discovery.serverTime, at: now, what: "discovery") == nil
-        else { return [] }
+        else {
+            state.withLock { $0.lastRefused = true }
+            return []
+        }
+        state.withLock { $0.lastRefused = false }
         var keys: [String: VerificationKey] = [:]
         for entry in discovery.responseKeys
         where entry.state == nil || entry.state == "current" || entry.state == "next" {
@@ -279,7 +290,8 @@ public final class TrustedResponseKeys: Sendable {
             var pins: [String] = []
             for pin in discovery.pins + discovery.backupPins where !pins.contains(pin) { pins.append(pin) }
             if !discovery.pins.isEmpty { state.pins = pins }
-            if let tag { state.keysTag = tag }
+            // The document's own tag, signed with it; an older server's (none): the answer's.
+            if let tag = discovery.keysTag ?? tag { state.keysTag = tag }
             return learnt
         }
     }
@@ -390,12 +402,19 @@ extension DeviceIdentity {
         if let sealing = trusted.sealingKey, sealing.keyID != sealingKey?.keyId {
             updated.sealingKey = Registration.Discovery.SealingKey(sealing)
         }
-        // Pins from a discovery document a trusted key signed: the key served now and those the server
-        // may move to, so a TLS key's promotion needs no new enrollment.
-        let pins = trusted.pins
-        if !pins.isEmpty, pins != self.pins {
-            updated.pins = pins
-            updated.pinsTakenOnFirstUse = nil
+        // Pins from a discovery document a trusted key signed (the key served now and those the server
+        // may move to, so a TLS key's promotion needs no new enrollment), beside the app's own, which
+        // are never dropped: a CDN's key the app pinned stays pinned.
+        let learnt = trusted.pins
+        if !learnt.isEmpty {
+            let own = appPins ?? (pinsTakenOnFirstUse == true ? [] : pins)
+            var pins = own
+            for pin in learnt where !pins.contains(pin) { pins.append(pin) }
+            if pins != self.pins || appPins == nil {
+                updated.pins = pins
+                updated.appPins = own
+                updated.pinsTakenOnFirstUse = nil
+            }
         }
         if let tag = trusted.keysTag { updated.keysTag = tag }
         return updated == self ? nil : updated

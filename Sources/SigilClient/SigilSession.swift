@@ -291,9 +291,9 @@ public struct SigilSession: Sendable {
             // The server's keys moved (a rotation, a promotion): its signed discovery says how. The answer
             // stands whatever that read does.
             if response.signatureVerified, let tag = head.headerFields[Self.keysTagField],
-                responses?.trusted?.needsRead(tag: tag) == true
+                let trusted = responses?.trusted, trusted.needsRead(tag: tag)
             {
-                _ = try? await learnResponseKeys(for: signed, tag: tag)
+                if (try? await learnResponseKeys(for: signed, tag: tag)) != nil { trusted.refusedRead(tag: tag) }
             }
             // The server's DPoP nonce is learnt from signed answers only; a signed use_dpop_nonce
             // refusal (the request did not run) is resent once with it.

@@ -21,8 +21,6 @@ final class ServedTLSKey: Sendable {
     let keyFile: String
     /// The certificate and key of each key served so far, by key ID.
     let made = Mutex<[String: TLSIdentity]>([:])
-    /// The key ID whose certificate `certificateFile` holds.
-    let written = Mutex<String?>(nil)
 
     /// - Parameter initial: the key the ring's current TLS key was imported from, with the certificate
     ///   the data directory holds for it, served as it is.
@@ -36,7 +34,6 @@ final class ServedTLSKey: Sendable {
         self.keyFile = keyFile
         if let initial {
             made.withLock { $0[initial.keyID] = initial.1 }
-            written.withLock { $0 = initial.keyID }
         }
     }
 
@@ -53,25 +50,32 @@ final class ServedTLSKey: Sendable {
             throw SigilInputError("TLS key \(keyID) is not a P-256 key")
         }
         let pem = try Certificates.selfSignedServer(names: names, key: privateKey)
-        let identity = try TLSIdentity(certificatePEM: pem.certificatePEM, keyPEM: pem.keyPEM)
-        made.withLock { $0[keyID] = identity }
-        // The file follows the key served; a failure to write it serves the key all the same.
-        let stale = written.withLock { written in
-            defer { written = keyID }
-            return written != keyID
+        let madeNow = try TLSIdentity(certificatePEM: pem.certificatePEM, keyPEM: pem.keyPEM)
+        // Two handshakes right after a promotion may each make one: the first kept is served by all,
+        // and only its maker writes the files, so they hold the certificate served.
+        let (identity, kept) = made.withLock { made -> (TLSIdentity, Bool) in
+            if let first = made[keyID] { return (first, false) }
+            made[keyID] = madeNow
+            return (madeNow, true)
         }
-        if stale {
+        if kept {
+            // The file follows the key served; a failure to write it serves the key all the same.
             try? SecureFile.write(pem.keyPEM, to: keyFile)
             try? SecureFile.write(pem.certificatePEM, to: certificateFile, mode: 0o644)
         }
         return identity
     }
 
-    /// The pin of the key served now, and those of the keys published next (a rotation's), which
-    /// discovery lists among the backup pins so devices pin them before the promotion.
+    /// The pin of the key served now, then those of the keys published next (a rotation's) and of the
+    /// one served before during the overlap, which discovery lists among the backup pins: devices pin
+    /// the next key before its promotion, and one that learns late still connects to a server a
+    /// moment behind.
     var pins: (current: [String], next: [String]) {
         guard let phase = ring.phase(.tls) else { return ([], []) }
-        return ([Self.pin(phase.current)].compactMap { $0 }, phase.next.compactMap(Self.pin))
+        return (
+            [Self.pin(phase.current)].compactMap { $0 },
+            (phase.next + [phase.previous].compactMap { $0 }).compactMap(Self.pin)
+        )
     }
 
     static func pin(_ key: ServerKeyRing.Key) -> String? {

@@ -48,8 +48,19 @@
         /// ```swift
         /// let device = try SigilDevice(store: KeychainDeviceStore(accessGroup: "TEAMID.com.example.shared"))
         /// ```
-        public init(store: any DeviceStore, pinning options: PinningOptions = PinningOptions()) throws {
-            try self.init(store: store) { host, pins in
+        ///
+        /// - Parameters:
+        ///   - options: TrustKit's rules beside the identity's pins.
+        ///   - log: where the device's events go (``SigilEvent``); the unified log by default.
+        ///   - appAttestProvider: what makes App Attest assertions for an identity App Attest vouched
+        ///     for; App Attest itself by default (the simulator's `AppAttestDebugProvider` where that
+        ///     enrolled).
+        public init(
+            store: any DeviceStore, pinning options: PinningOptions = PinningOptions(),
+            log: @escaping @Sendable (SigilEvent) -> Void = SigilEvent.systemLog,
+            appAttestProvider: (any AppAttestProvider)? = nil
+        ) throws {
+            try self.init(store: store, log: log, appAttestProvider: appAttestProvider) { host, pins in
                 try URLSessionTransport.pinned(host: host, pins: pins, options: options)
             }
         }

@@ -117,6 +117,10 @@ public enum Registration {
         /// (`sigil serve --require-assertion`); an App Attest device signs those with its App Attest
         /// key, one at a time, and the rest with its attested key. Absent: none.
         public var assertionPaths: [String]?
+        /// The tag of the keys this document lists (``Registration/keysTagField``), signed with it: a
+        /// client keeps it as the tag it learnt at, so an answer tagged otherwise (a newer rotation, or
+        /// a replica ahead of the one that answered this) has it read discovery again.
+        public var keysTag: String?
 
         /// Creates a discovery document.
         public init(

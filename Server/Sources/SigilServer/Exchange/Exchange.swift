@@ -362,7 +362,8 @@ public struct Exchange: Sendable {
             do {
                 resolved = try await IdentityResolver(
                     keys: verifier.keys, now: verifier.clock.now(),
-                    tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew
+                    tokenSkew: dpop?.maxSkew ?? verifier.configuration.maxSkew,
+                    acceptsDebugKeys: verifier.configuration.acceptsAppAttestDebugKeys
                 )
                 .resolve(signature: signature, dpop: credentials.dpop, certificate: certificate)
             } catch let error as SigilError {

@@ -107,6 +107,8 @@ struct IdentityResolver: Sendable {
     let now: Int64
     /// How far an access token issuer's clock may differ from this server's, in seconds.
     let tokenSkew: Int64
+    /// Whether keys of devices an App Attest debug token let in prove requests here.
+    var acceptsDebugKeys = false
 
     /// One credential as resolved: its name in refusals, and what it names.
     struct Named {
@@ -125,7 +127,7 @@ struct IdentityResolver: Sendable {
         }
         if let dpop {
             if let key = try await lookUp({ try await keys.key(forThumbprint: dpop.thumbprint) }) {
-                guard key.isUsable(at: now) else {
+                guard key.isUsable(at: now, acceptingDebugKeys: acceptsDebugKeys) else {
                     throw SigilError(.revokedKey, "the DPoP proof key is key \(key.keyID), which is revoked")
                 }
                 guard key.userID == nil || key.userID == dpop.subject else {
@@ -150,7 +152,7 @@ struct IdentityResolver: Sendable {
             guard let key = try await lookUp({ try await keys.key(for: keyID) }) else {
                 throw SigilError(.certificateMismatch, "the client certificate names no registered key")
             }
-            guard key.isUsable(at: now) else {
+            guard key.isUsable(at: now, acceptingDebugKeys: acceptsDebugKeys) else {
                 throw SigilError(.revokedKey, "the client certificate names key \(key.keyID), which is revoked")
             }
             resolved.certificateKeyID = key.keyID

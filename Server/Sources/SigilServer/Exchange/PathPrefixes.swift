@@ -41,11 +41,16 @@ public struct PathPrefixes: Sendable, Hashable {
     /// Whether no prefix is configured.
     public var isEmpty: Bool { prefixes.isEmpty }
 
-    /// The configured prefix (the longest) some reading of `path` falls under, or `nil`.
+    /// The configured prefix (the longest) some reading of `path` falls under, the raw path as sent
+    /// among them (`/v1/pay/..` canonicalizes out of `/v1/pay`, but a router matching raw segments may
+    /// route it under it), or `nil`.
     public func anyReading(of path: String) -> String? {
         guard !prefixes.isEmpty else { return nil }
         let readings = Self.readings(of: path)
-        return longest { index in readings.contains { Self.falls($0, under: comparable[index]) } }
+        let sent = Array(path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        return longest { index in
+            Self.falls(sent, under: raw[index]) || readings.contains { Self.falls($0, under: comparable[index]) }
+        }
     }
 
     /// The configured prefix (the longest) every reading of `path` falls under, the raw path as sent

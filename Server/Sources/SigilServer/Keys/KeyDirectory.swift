@@ -64,6 +64,13 @@ public struct RegisteredKey: Sendable {
         self.deviceAttestation = deviceAttestation
     }
 
+    /// Whether the key proves a request at `now` on a server that takes, or not, the keys of devices an
+    /// App Attest debug token let in (``appAttestDebug``): every way of proving a request (a signature,
+    /// a DPoP proof, a client certificate) asks this one question.
+    public func isUsable(at now: Int64, acceptingDebugKeys: Bool) -> Bool {
+        isUsable(at: now) && (acceptingDebugKeys || deviceAttestation != Self.appAttestDebug)
+    }
+
     /// Whether the key is accepted at `now`.
     public func isUsable(at now: Int64) -> Bool {
         if state == .revoked { return false }

@@ -124,6 +124,7 @@ public struct RegistrationService: Sendable {
         discovery.sealingKeys = sealing?.discoveryKeys
         discovery.sealedSecrets = true
         if !configuration.assertionPaths.isEmpty { discovery.assertionPaths = configuration.assertionPaths }
+        discovery.keysTag = responseSigner?.ring?.keysTag
         return discovery
     }
 
@@ -169,6 +170,8 @@ public struct RegistrationService: Sendable {
         // The proof's key is in no directory yet: its first use is the first request it signs once
         // registered (noted now, it would be written to no row and then hold back that first use).
         verifierConfiguration.usage = nil
+        // Its directory holds the submitted key alone: its refusals say nothing of the server's keys.
+        verifierConfiguration.statesKeyFacts = false
         let proof = RequestVerifier(
             keys: MemoryKeyDirectory([RegisteredKey(keyID: keyID, key: key)]),
             nonces: nonces,

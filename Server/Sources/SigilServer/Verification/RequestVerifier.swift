@@ -200,8 +200,7 @@ public struct RequestVerifier: Sendable {
         do {
             try await record(keyID: registered.keyID, nonce: signature.nonce, timestamp: signature.timestamp, now: now)
             // Every key of a device a debug token let in (its App Attest key, the key it vouched for).
-            guard registered.deviceAttestation != RegisteredKey.appAttestDebug || configuration.acceptsAppAttestDebugKeys
-            else {
+            guard registered.isUsable(at: now, acceptingDebugKeys: configuration.acceptsAppAttestDebugKeys) else {
                 throw SigilError(
                     .revokedKey, "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
             }
@@ -303,12 +302,15 @@ public struct RequestVerifier: Sendable {
             throw SigilError(.storeUnavailable, "the key directory did not answer")
         }
         // Statements about the key the request names, true whoever sent it: signed for the request
-        // (PROTOCOL.md section 2.7), so the device whose key it is can act on them.
+        // (PROTOCOL.md section 2.7), so the device whose key it is can act on them, when this verifier
+        // looks keys up in the server's own directory (a registration's proof looks in one of its own).
         guard let registered = found else {
-            throw SigilError(.unknownKey, "no key is registered as \(keyID)").aboutRequestKey()
+            let refusal = SigilError(.unknownKey, "no key is registered as \(keyID)")
+            throw configuration.statesKeyFacts ? refusal.aboutRequestKey() : refusal
         }
         guard registered.isUsable(at: now) else {
-            throw SigilError(.revokedKey, "key \(keyID) is revoked").aboutRequestKey()
+            let refusal = SigilError(.revokedKey, "key \(keyID) is revoked")
+            throw configuration.statesKeyFacts ? refusal.aboutRequestKey() : refusal
         }
         if let declaredAlgorithm, declaredAlgorithm != registered.key.algorithm {
             throw SigilError(

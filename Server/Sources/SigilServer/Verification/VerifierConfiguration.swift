@@ -45,6 +45,12 @@ public struct VerifierConfiguration: Sendable {
     /// How many `unknown-key` and `revoked-key` refusals of requests whose signature did not verify
     /// are signed each second, at most (``KeyRefusalBudget``); the rest go unsigned.
     public var keyRefusals = KeyRefusalBudget()
+    /// Whether this verifier's `unknown-key` and `revoked-key` state facts of the server's directory
+    /// (``SigilError/statesRequestKey``), so their refusals may be signed: true for the verifier of the
+    /// server's routes; false for one that looks keys up elsewhere (a registration's proof, whose one
+    /// key is the key being registered: its "unknown" says nothing of the server's directory, and a
+    /// proxy could dress a device's request as a registration to get a signed `unknown-key` for it).
+    public var statesKeyFacts = true
 
     /// The default configuration.
     public init() {}
