@@ -268,7 +268,10 @@ let package = Package(
         .testTarget(
             name: "SigilTests",
             dependencies: [
-                .product(name: "SigilCore", package: "Sigil"), "SigilRSA", .product(name: "SigilFiles", package: "Sigil"), .product(name: "SigilClient", package: "Sigil"), "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird", "SigilStandalone",
+                .product(name: "SigilCore", package: "Sigil"), "SigilRSA",
+                .product(name: "SigilFiles", package: "Sigil"), .product(name: "SigilClient", package: "Sigil"),
+                "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird",
+                "SigilStandalone",
                 "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", .product(name: "SigilOpenAPIClient", package: "Sigil"),
                 .product(name: "SigilTesting", package: "Sigil"), "SigilAppAttest",
                 "SigilAndroidAttestation",

@@ -463,7 +463,8 @@ public actor SigilDevice: SigilDeviceProtocol {
 
     /// Whether `path` (its query dropped) falls under one of `prefixes`: the prefix itself or below it.
     static func falls(_ path: String, under prefixes: [String]) -> Bool {
-        let path = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        let path =
+            path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
             ?? path
         return prefixes.contains { prefix in
             prefix == "/" || path == prefix || path.hasPrefix(prefix.hasSuffix("/") ? prefix : prefix + "/")
@@ -482,7 +483,8 @@ public actor SigilDevice: SigilDeviceProtocol {
         guard let provider, provider.isSupported else {
             throw SigilClientError(
                 .appAttestUnavailable,
-                "App Attest does not run here (a Mac, an app extension, a simulator without the debug provider); this request needs an assertion")
+                "App Attest does not run here (a Mac, an app extension, a simulator without the debug provider); this request needs an assertion"
+            )
         }
         return AppAttestSigner(appAttestKeyID: keyID, provider: provider)
     }
@@ -536,7 +538,8 @@ public actor SigilDevice: SigilDeviceProtocol {
     /// memory already holds it.
     func keep(_ session: SigilSession) {
         // The identity's own session, or the one its App Attest key signs assertions in.
-        guard let keyID = identity?.keyID, session.signer.keyID == keyID || session.signer.keyID == assertions?.signer.keyID
+        guard let keyID = identity?.keyID,
+            session.signer.keyID == keyID || session.signer.keyID == assertions?.signer.keyID
         else { return }
         // Another process on the same store (an app extension) may have rotated or reset: its identity
         // wins, and this one's is never written over it.

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import HTTPTypes
-@_spi(Sigil) import SigilCore
 import SigilClient
+@_spi(Sigil) import SigilCore
 
 /// A Sigil backend in process, for an app's unit tests: it enrolls devices, verifies their signed
 /// requests (sigil-v1) and signs its answers and refusals as `sigil serve` does, with no network and
@@ -193,7 +193,8 @@ public actor SigilTestServer: SigilTransport {
     func register(_ request: HTTPRequest, _ body: [UInt8]) async throws -> (HTTPResponse, [UInt8]) {
         do {
             let authorization = request.headerFields[.authorization]
-            guard let authorization, authorization == "Bearer \(token)" || users[String(authorization.dropFirst(7))] != nil
+            guard let authorization,
+                authorization == "Bearer \(token)" || users[String(authorization.dropFirst(7))] != nil
             else { throw SigilError(.enrollmentRefused, "no valid bootstrap token") }
             let submission = try JSONDecoder().decode(Registration.KeySubmission.self, from: Data(body))
             if let credential = submission.credential,
@@ -211,14 +212,16 @@ public actor SigilTestServer: SigilTransport {
             let deviceID = "dev-test-\(devices)"
             let user = users[String(authorization.dropFirst(7))]
             keys[keyID] = Registered(key: key, deviceID: deviceID, userID: user)
-            let answer = Registration.Registered(keyId: keyID, deviceId: deviceID, alg: algorithm.rawValue, userId: user)
+            let answer = Registration.Registered(
+                keyId: keyID, deviceId: deviceID, alg: algorithm.rawValue, userId: user)
             var head = HTTPResponse(status: .created)
             head.headerFields[.contentType] = "application/json"
             return try signed(head, try Registration.json(answer), for: request)
         } catch let error as SigilError {
             return problem(error, for: request, signed: error.maySign)
         } catch {
-            return problem(SigilError(.invalidRegistration, "the registration does not decode"), for: request, signed: false)
+            return problem(
+                SigilError(.invalidRegistration, "the registration does not decode"), for: request, signed: false)
         }
     }
 

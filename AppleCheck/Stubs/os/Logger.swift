@@ -27,8 +27,9 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
     public init(literalCapacity: Int, interpolationCount: Int) { stub() }
     public mutating func appendLiteral(_ literal: String) { stub() }
     /// https://developer.apple.com/documentation/os/osloginterpolation/appendinterpolation(_:align:privacy:)-1na1u
-    public mutating func appendInterpolation(_ argumentString: @autoclosure @escaping () -> String, privacy: OSLogPrivacy)
-    { stub() }
+    public mutating func appendInterpolation(
+        _ argumentString: @autoclosure @escaping () -> String, privacy: OSLogPrivacy
+    ) { stub() }
 }
 
 /// Mimics `struct OSLogPrivacy`:

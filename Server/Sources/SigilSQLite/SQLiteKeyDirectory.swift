@@ -268,7 +268,8 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     /// Lets a file made before TLS keys rotated hold them: SQLite cannot change a `CHECK`, so the
     /// server keys' table is made again with the new one and its rows copied, in one transaction.
     private static func allowTLSKeys(_ writer: SQLiteConnection) async throws {
-        let made = try await writer.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sigil_server_keys'")
+        let made = try await writer.query(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sigil_server_keys'")
         guard let sql = made.first?.column("sql")?.string, !sql.contains("'tls'") else { return }
         let statements = [
             "BEGIN IMMEDIATE",

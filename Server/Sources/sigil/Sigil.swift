@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import NIOCore
-@_spi(Sigil) import SigilCore
 import SigilClient
+@_spi(Sigil) import SigilCore
 import SigilFiles
 import SigilRSA
 import SigilTLS

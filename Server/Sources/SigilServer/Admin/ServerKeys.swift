@@ -231,7 +231,9 @@ public final class ServerKeyRing: Sendable {
         }.sorted { ($0.stored.activatesAt, $0.stored.createdAt) < ($1.stored.activatesAt, $1.stored.createdAt) }
         keys.withLock { $0 = Dictionary(grouping: parsed, by: \.stored.kind) }
         let named = parsed.map { "\($0.stored.kind.rawValue) \($0.stored.keyID) \($0.stored.activatesAt)" }
-        tag.withLock { $0 = Hex.encode(Array(SHA256.hash(data: Array(named.sorted().joined(separator: "\n").utf8)).prefix(8))) }
+        tag.withLock {
+            $0 = Hex.encode(Array(SHA256.hash(data: Array(named.sorted().joined(separator: "\n").utf8)).prefix(8)))
+        }
         loadedAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
@@ -334,9 +336,11 @@ public final class ServerKeyRing: Sendable {
         case .tls:
             guard phase(.tls, at: now) != nil else {
                 throw SigilError(
-                    .forbidden, "this server serves a certificate of its own (--cert): its TLS key is not Sigil's to rotate")
+                    .forbidden,
+                    "this server serves a certificate of its own (--cert): its TLS key is not Sigil's to rotate")
             }
-            stored = try Self.stored(kind, signing: try SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap, now: now)
+            stored = try Self.stored(
+                kind, signing: try SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap, now: now)
         }
         try await store.addServerKey(
             stored, onlyIfFirst: false,

@@ -111,7 +111,8 @@ struct AppAttestEvidence: EnrollmentEvidence {
         guard checksAssertions else {
             throw SigilError(
                 .enrollmentRefused,
-                "this server enrolls by App Attest but checks no assertions (its VerifierConfiguration.assertions is not set)")
+                "this server enrolls by App Attest but checks no assertions (its VerifierConfiguration.assertions is not set)"
+            )
         }
         // The key the attestation vouches for, when it is not the App Attest key itself.
         let vouched: VerificationKey?

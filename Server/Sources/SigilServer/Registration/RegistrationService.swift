@@ -448,7 +448,8 @@ public struct RegistrationService: Sendable {
             } else {
                 if deviceKeys.contains(where: { $0.key.algorithm == .appleAppAttest }) {
                     throw SigilError(
-                        .forbidden, "a key App Attest vouched for rotates only by an assertion of the device's App Attest key")
+                        .forbidden,
+                        "a key App Attest vouched for rotates only by an assertion of the device's App Attest key")
                 }
                 try Self.refuseAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
                 retiring = [request.keyID]

@@ -202,7 +202,8 @@ public struct RequestVerifier: Sendable {
             // Every key of a device a debug token let in (its App Attest key, the key it vouched for).
             guard registered.isUsable(at: now, acceptingDebugKeys: configuration.acceptsAppAttestDebugKeys) else {
                 throw SigilError(
-                    .revokedKey, "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
+                    .revokedKey,
+                    "key \(registered.keyID) was enrolled with an App Attest debug token, not accepted here")
             }
             if registered.key.algorithm == .appleAppAttest {
                 try await acceptAssertion(signature.signature, keyID: registered.keyID)

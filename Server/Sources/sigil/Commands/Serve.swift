@@ -406,7 +406,8 @@ struct ServerOptions: ParsableArguments {
 
     func validate() throws {
         for prefix in requireAssertion where !prefix.hasPrefix("/") {
-            throw ValidationError("--require-assertion \(OperatorText.escaped(prefix)) is a path prefix: it starts with /")
+            throw ValidationError(
+                "--require-assertion \(OperatorText.escaped(prefix)) is a path prefix: it starts with /")
         }
         for prefix in monitor where !PathPrefixes.isMonitorable(prefix) {
             throw ValidationError(

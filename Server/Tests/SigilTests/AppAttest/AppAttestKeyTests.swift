@@ -53,7 +53,8 @@ struct AppAttestKeyTests {
         (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
     }
 
-    @Test("enrolled once by attestation, the key signs 32 requests in flight, all accepted, the device shown as attested")
+    @Test(
+        "enrolled once by attestation, the key signs 32 requests in flight, all accepted, the device shown as attested")
     func manyInFlight() async throws {
         try await Self.withServer { server, transport in
             let (device, key, appAttest, identity) = try await Self.enrolled(server, transport)
@@ -83,7 +84,9 @@ struct AppAttestKeyTests {
         }
     }
 
-    @Test("under --require-assertion the key is refused (signed), the App Attest key's assertion accepted; discovery lists the paths")
+    @Test(
+        "under --require-assertion the key is refused (signed), the App Attest key's assertion accepted; discovery lists the paths"
+    )
     func assertionsWhereAsked() async throws {
         try await Self.withServer(requireAssertion: ["/v1/echo"]) { server, transport in
             let (device, key, _, identity) = try await Self.enrolled(server, transport)

@@ -97,13 +97,16 @@ struct ClientFailureTests {
                 return Either(real: real, impostor: answers)
             }
             try await device.enroll(
-                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token)
+                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token
+            )
 
             let cases: [(ForgedAnswers, SigilClientError.Kind, SigilError.Code?)] = [
                 (.refusal(.revokedKey), .untrustedRefusal, .revokedKey),
                 (.refusal(.unknownKey), .untrustedRefusal, .unknownKey),
-                (ForgedAnswers { _ in (HTTPResponse(status: .ok), Array("<html>Sign in to the Wi-Fi</html>".utf8)) },
-                 .untrustedAnswer, nil),
+                (
+                    ForgedAnswers { _ in (HTTPResponse(status: .ok), Array("<html>Sign in to the Wi-Fi</html>".utf8)) },
+                    .untrustedAnswer, nil
+                ),
                 (ForgedAnswers { _ in throw URLError(.notConnectedToInternet) }, .transport, nil),
             ]
             for (impostor, kind, claimed) in cases {
@@ -131,14 +134,17 @@ struct ClientFailureTests {
         }
     }
 
-    @Test("enrollment state is unknown while the store cannot be read, and enrolling then is refused, never a second device")
+    @Test(
+        "enrollment state is unknown while the store cannot be read, and enrolling then is refused, never a second device"
+    )
     func threeStates() async throws {
         try await SigilDeviceTests.withServer { server, transport, _ in
             let store = LockableStore()
             let device = try SigilDevice(store: store, clock: server.clock, transport: transport)
             #expect(await device.enrollmentState == .notEnrolled)
             let identity = try await device.enroll(
-                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token)
+                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token
+            )
             #expect(await device.enrollmentState == .enrolled(identity))
 
             // Before the first unlock: unknown, not "not enrolled".
@@ -171,7 +177,8 @@ struct ClientFailureTests {
         }
     }
 
-    @Test("a Keychain failure after the answer does not fail the request: what it learnt is kept in memory, stored later")
+    @Test(
+        "a Keychain failure after the answer does not fail the request: what it learnt is kept in memory, stored later")
     func doneStaysDone() async throws {
         try await SigilDeviceTests.withServer { server, transport, _ in
             let store = LockableStore()
@@ -180,7 +187,8 @@ struct ClientFailureTests {
             let log = EventLog()
             let device = try SigilDevice(store: store, clock: phone, log: log.handler, transport: transport)
             try await device.enroll(
-                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token)
+                try SigningKey.generate(.ecdsaP256SHA256), server: SigilDeviceTests.url(server), token: TestServer.token
+            )
             try store.inner.saveIdentity(try #require(try store.identity()).withClockOffset(nil))
 
             store.lock(reads: false, writes: true)
@@ -210,7 +218,8 @@ struct ClientFailureTests {
             let discovery = try await server.client().using { client in
                 try JSONDecoder().decode(
                     Registration.Discovery.self,
-                    from: Data(try await TestRequest(.get, Registration.Path.discovery, server: server).send(client).body))
+                    from: Data(
+                        try await TestRequest(.get, Registration.Path.discovery, server: server).send(client).body))
             }
             let url = "https://localhost:\(server.port)"
             let enroll = try await SigilCommand.run(
@@ -221,12 +230,14 @@ struct ClientFailureTests {
             let keyID = try #require(
                 enroll.text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("key-id=") }
                     .map { String($0.dropFirst(7)) })
-            let first = try await SigilCommand.run(["curl", "--json", "{}", url + "/v1/echo"], environment: environment)
+            let first = try await SigilCommand.run(
+                ["curl", "--json", "{}", url + "/v1/echo"], environment: environment)
             #expect(first.status == 0, "\(first.error)")
 
             _ = try await Administration(directory: server.prepared.directory, serverKeys: nil, clock: server.clock)
                 .revoke(.key(keyID), by: "operator:test")
-            let revoked = try await SigilCommand.run(["curl", "--json", "{}", url + "/v1/echo"], environment: environment)
+            let revoked = try await SigilCommand.run(
+                ["curl", "--json", "{}", url + "/v1/echo"], environment: environment)
             #expect(revoked.status == 1)
             #expect(revoked.error.contains("(revoked-key), signed"), "\(revoked.error)")
         }

@@ -45,7 +45,10 @@ struct KeyRefusalAttackReviewTests {
         let trusted = TrustedResponseKeys([keyID: try key.verificationKey])
         func document(tag: String, signedBy signer: SigningKey) throws -> ([UInt8], String) {
             var discovery = Registration.Discovery(
-                responseKeys: [try #require(Registration.Discovery.Key(keyID: keyID, key: try key.verificationKey, state: "current"))],
+                responseKeys: [
+                    try #require(
+                        Registration.Discovery.Key(keyID: keyID, key: try key.verificationKey, state: "current"))
+                ],
                 profiles: ["sigil-v1"], algorithms: ["ed25519"], maxSkew: 300, serverTime: 1_000, pins: ["sha256/a"],
                 backupPins: ["sha256/b"])
             discovery.keysTag = tag
@@ -73,11 +76,14 @@ struct KeyRefusalAttackReviewTests {
         let keyID = try #require(try key.verificationKey.derivedKeyID)
         var identity = DeviceIdentity(
             server: "https://api.example", keyID: "k", deviceID: "d", algorithm: "ed25519",
-            pins: ["sha256/cdn", "sha256/cdn-backup"], responseKeyID: keyID, responseKey: try #require(KeyFile.publicKeyFile(for: try key.verificationKey)))
+            pins: ["sha256/cdn", "sha256/cdn-backup"], responseKeyID: keyID,
+            responseKey: try #require(KeyFile.publicKeyFile(for: try key.verificationKey)))
         identity.appPins = identity.pins
         let trusted = TrustedResponseKeys([keyID: try key.verificationKey])
         var discovery = Registration.Discovery(
-            responseKeys: [try #require(Registration.Discovery.Key(keyID: keyID, key: try key.verificationKey, state: "current"))],
+            responseKeys: [
+                try #require(Registration.Discovery.Key(keyID: keyID, key: try key.verificationKey, state: "current"))
+            ],
             profiles: ["sigil-v1"], algorithms: ["ed25519"], maxSkew: 300, serverTime: 1_000, pins: ["sha256/origin"],
             backupPins: ["sha256/next"])
         discovery.keysTag = "t"

@@ -65,7 +65,8 @@ struct TLSRotationTests {
         }
         #expect(listed == 3)
         // Still the first key served; the one curl reads the signed discovery the answer's tag points to.
-        var curl = try await SigilCommand.run(["curl", "-v", "--json", "{}", url + "/v1/echo"], environment: environment)
+        var curl = try await SigilCommand.run(
+            ["curl", "-v", "--json", "{}", url + "/v1/echo"], environment: environment)
         #expect(curl.status == 0, "\(curl.error)")
         #expect(curl.error.contains("pins from the server's signed discovery"), "\(curl.error)")
         let adopted = try identity().pins
