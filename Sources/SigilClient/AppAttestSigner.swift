@@ -55,8 +55,8 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
     public let appAttestKeyID: String
     /// App Attest, or what stands in for it.
     public let provider: any AppAttestProvider
-    /// How long to wait before each try again after a transient failure, in nanoseconds.
-    public var retryDelays: [UInt64] = [1_000_000_000, 2_000_000_000]
+    /// How long to wait before each try again after a transient failure.
+    public var retryDelays: [Duration] = [.seconds(1), .seconds(2)]
 
     /// The signer of a key `provider` made earlier.
     public init(appAttestKeyID: String, provider: any AppAttestProvider) {
@@ -109,7 +109,7 @@ public struct AppAttestSigner: SignatureProvider, CustomStringConvertible {
             do {
                 return Array(try await provider.generateAssertion(appAttestKeyID, clientDataHash: hash))
             } catch AppAttestFailure.transient where delay != nil {
-                try await Task.sleep(nanoseconds: delay ?? 0)
+                try await Task.sleep(for: delay ?? .zero)
             }
         }
         throw AppAttestFailure.transient

@@ -81,6 +81,18 @@ public struct DeviceIdentity: Codable, Sendable, Hashable {
     }
 }
 
+extension DeviceIdentity {
+    /// The server the identity enrolled with, as a `URL`.
+    public var serverURL: URL? { URL(string: server) }
+
+    /// When the HMAC secret was issued (server time), as a `Date`.
+    public var secretIssuedDate: Date? { secretIssuedAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+
+    /// The server clock's offset from this device's last learnt from a signed answer, as a `Duration`
+    /// (positive: the server is ahead).
+    public var clockOffsetDuration: Duration? { clockOffset.map { .seconds($0) } }
+}
+
 /// Where a device's identity, key and secret are kept: files on Linux, the Keychain (and the Secure
 /// Enclave) on Apple platforms.
 public protocol DeviceStore: Sendable {

@@ -124,11 +124,18 @@ public final class PostgresStore: Sendable {
     private let closed = Atomic<Bool>(false)
     /// What stops when the store closes: the directories' listeners, the nonce stores' purges.
     private let closeHandlers = Mutex<[@Sendable () -> Void]>([])
+    /// Whether the schema is created or migrated when the store's service runs (``service(client:timeout:logger:)``)
+    /// rather than before the store is returned.
+    private let migratesWhenRun: Bool
 
-    private init(client: PostgresClient, runsClient: Bool, timeout: Duration, location: String, logger: Logger) {
+    private init(
+        client: PostgresClient, runsClient: Bool, timeout: Duration, location: String, logger: Logger,
+        migratesWhenRun: Bool = false
+    ) {
         self.client = client
         self.timeout = timeout
         self.location = location
+        self.migratesWhenRun = migratesWhenRun
         self.logger = logger
         runner = runsClient ? Task { await client.run() } : nil
     }
@@ -206,6 +213,31 @@ public final class PostgresStore: Sendable {
             throw error
         }
         return store
+    }
+
+    /// The store over `client` for a service group that runs `client` itself (Hummingbird's, a
+    /// `ServiceGroup` of your own): returned at once, before `client` runs, with nothing queried; its
+    /// service, placed after `client` and before the application, creates or migrates the schema when
+    /// it starts (under the advisory lock), then waits for the group's shutdown. ``open(client:timeout:logger:)``
+    /// needs `client` running already, which a service group does only once everything is built.
+    ///
+    /// ```swift
+    /// let postgres = PostgresClient(configuration: configuration)
+    /// let store = PostgresStore.service(client: postgres)
+    /// let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+    /// // … the router and its Sigil middleware over `directory` …
+    /// let app = Application(router: router, services: [postgres, store])
+    /// try await app.runService()
+    /// ```
+    ///
+    /// Until the schema is ready (a first start's migration, a moment), requests that reach the store
+    /// are refused `store-unavailable`, as in any outage: nothing is admitted unchecked.
+    public static func service(
+        client: PostgresClient, timeout: Duration = .seconds(2), logger: Logger = Logger(label: "sigil.postgres")
+    ) -> PostgresStore {
+        PostgresStore(
+            client: client, runsClient: false, timeout: timeout, location: "the application's PostgresClient",
+            logger: logger, migratesWhenRun: true)
     }
 
     /// Stops the store: further queries fail with `store-unavailable`, the directories stop listening
@@ -525,6 +557,14 @@ extension PostgresStore: Service {
     /// Waits for the service group's graceful shutdown (or cancellation), then stops the pool: put the
     /// stores before the application in a `ServiceGroup`, so they close after it has stopped.
     public func run() async throws {
+        if migratesWhenRun {
+            do {
+                try await migrate()
+            } catch {
+                close()
+                throw error
+            }
+        }
         try? await gracefulShutdown()
         close()
     }

@@ -68,7 +68,7 @@ struct AppAttestSignerTests {
         try await AppAttestEnrollmentTests.serve(authority) { server, registration, _, transport in
             let provider = TestAppAttestProvider(authority: authority, delays: delays)
             var signer = try await AppAttestSigner.generate(provider: provider)
-            signer.retryDelays = [1_000_000, 1_000_000]
+            signer.retryDelays = [.milliseconds(1), .milliseconds(1)]
             let identity = try await signer.enroll(with: registration, store: MemoryDeviceStore())
             #expect(identity.keyID == signer.keyID)
             let session = try SigilSession(

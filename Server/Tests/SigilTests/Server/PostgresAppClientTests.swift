@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilPostgres
@@ -71,6 +72,46 @@ extension ExternalStoreSuites {
                     #expect(keys == [keyID])
                     group.cancelAll()
                 }
+            }
+        }
+
+        @Test(
+            "PostgresStore.service(client:) in a service group with the app's client: built before anything runs, the schema made when the group starts, a registration and a verification after"
+        )
+        func serviceGroup() async throws {
+            try await PostgresTestServer.with { server in
+                let configuration = PostgresClient.Configuration(
+                    host: "127.0.0.1", port: server.port, username: "sigil", password: nil, database: "postgres",
+                    tls: .disable)
+                let postgres = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+                // Everything built first, as an application is, with nothing running yet.
+                let store = PostgresStore.service(client: postgres, timeout: .seconds(10))
+                let clock = ManualUnixClock(SystemUnixClock().now())
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: MasterKey.generate().symmetricKey, clock: clock)
+                let group = ServiceGroup(
+                    services: [postgres, store], gracefulShutdownSignals: [], logger: Self.logger)
+                try await withThrowingDiscardingTaskGroup { tasks in
+                    tasks.addTask { try await group.run() }
+                    // The schema is made once the group runs: a change applies when it is there.
+                    let key = try SigningKey.generate(.ed25519)
+                    let keyID = try #require(try key.verificationKey.derivedKeyID)
+                    let change = DirectoryChange(
+                        added: [RegisteredKey(keyID: keyID, key: try key.verificationKey, deviceID: "dev-group")])
+                    var applied = false
+                    for _ in 0..<200 where !applied {
+                        applied = (try? await directory.apply(change)) != nil
+                        if !applied { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    #expect(applied)
+                    var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/me")
+                    try RequestSigner(key: key, keyID: keyID, clock: clock).sign(&request, body: [])
+                    let verifier = RequestVerifier(
+                        keys: directory, nonces: PostgresNonceStore(store: store, clock: clock), clock: clock)
+                    #expect(try await verifier.verify(request, body: []).deviceID == "dev-group")
+                    await group.triggerGracefulShutdown()
+                }
+                #expect(store.isClosed)
             }
         }
 
