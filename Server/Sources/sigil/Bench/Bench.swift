@@ -104,6 +104,7 @@ struct CoreBench: AsyncParsableCommand {
             BenchOutput.line(table)
         }
         let dpop = try await DPoPBench.run(seconds: seconds)
+        let refusals = try await KeyRefusalBench.run(seconds: seconds / 5)
         if json {
             BenchOutput.progress("DPoP measured")
             let object: [String: Any] = [
@@ -117,6 +118,10 @@ struct CoreBench: AsyncParsableCommand {
                     "rawES256PerSecond": dpop.raw, "rememberedTokenPerSecond": dpop.remembered,
                     "freshTokenPerSecond": dpop.fresh, "rememberedTokenRatio": dpop.rememberedRatio,
                     "freshTokenRatio": dpop.freshRatio,
+                ],
+                "keyRefusals": [
+                    "unsignedPerSecond": refusals.unsigned, "signedPerSecond": refusals.signed,
+                    "forgedKnownKeyPerSecond": refusals.forgedKnownKey,
                 ],
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
@@ -136,6 +141,19 @@ struct CoreBench: AsyncParsableCommand {
             table += "\n| \(name) | \(Self.format(value)) | \(String(format: "%.2f", ratio)) |"
         }
         BenchOutput.line(table)
+        var refused = """
+
+            | refusing a request (sigil-v1, one task) | refusals/s | vs unsigned unknown-key |
+            |---|---:|---:|
+            """
+        for (name, value) in [
+            ("unknown-key, unsigned", refusals.unsigned),
+            ("unknown-key, signed (Ed25519 response key)", refusals.signed),
+            ("forged request naming a known ecdsa-p256 key (invalid-signature, unsigned)", refusals.forgedKnownKey),
+        ] {
+            refused += "\n| \(name) | \(Self.format(value)) | \(String(format: "%.2f", value / refusals.unsigned)) |"
+        }
+        BenchOutput.line(refused)
     }
 
     static func format(_ value: Double) -> String {
