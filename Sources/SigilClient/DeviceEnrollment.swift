@@ -91,9 +91,7 @@ public struct DeviceEnrollment: Sendable {
             let registered = try await registration.enroll(
                 attestedBy: signer, appAttestKeyID: appAttestKeyID, attestation: try await attest(challenge),
                 challenge: challenge, token: token, server: server)
-            if registered.userId != expected {
-                throw SigilError(.enrollmentRefused, "the server enrolled the device for a user it did not expect")
-            }
+            try Self.check(registered, exactly: expected)
             return registered
         }
     }
@@ -130,17 +128,26 @@ public struct DeviceEnrollment: Sendable {
             let registered = try await registration.enroll(
                 key, vouchedBy: appAttest.keyIDBytes, attestation: attestation, challenge: challenge, token: token,
                 server: server)
-            if registered.userId != expected {
-                throw SigilError(.enrollmentRefused, "the server enrolled the device for a user it did not expect")
-            }
+            try Self.check(registered, exactly: expected)
             return registered
+        }
+    }
+
+    /// Refuses an answer naming another user than `expected`, or any user when none is expected: an
+    /// attestation admits a device by itself, so a user the app did not log in is no one it knows.
+    static func check(_ registered: Registration.Registered, exactly expected: String?) throws {
+        if registered.userId != expected {
+            // The client's verdict, not the server's code: the server did enroll the device.
+            throw SigilClientError(
+                .untrustedAnswer, "the server enrolled the device for a user it did not expect; nothing is kept")
         }
     }
 
     /// Refuses an answer naming another user than `expected`, when one is expected.
     static func check(_ registered: Registration.Registered, expected: String?) throws {
         if let expected, registered.userId != expected {
-            throw SigilError(.enrollmentRefused, "the server enrolled the device for another user than the token's")
+            throw SigilClientError(
+                .untrustedAnswer, "the server enrolled the device for another user than the token's; nothing is kept")
         }
     }
 

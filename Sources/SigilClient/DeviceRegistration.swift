@@ -49,12 +49,7 @@ public struct DeviceRegistration: Sendable {
         }
         var head = request(.post, Registration.Path.devices)
         var submission = try Registration.KeySubmission(publicKey, sealingKey: sealingKey)
-        if let token {
-            let authorization = "Bearer \(token)"
-            head.headerFields[.authorization] = authorization
-            // Signed with the body: the server refuses the registration under any other credential.
-            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
-        }
+        Self.present(token, on: &head, naming: &submission)
         let body = try json(submission)
         return try await call(head, body: body, signer: signer(key, keyID), server: server, expect: 201)
     }
@@ -88,12 +83,7 @@ public struct DeviceRegistration: Sendable {
         submission.attestation = Registration.Attestation(
             keyId: Base64.encode(appAttestKeyID), attestation: Base64.encode(attestation), challenge: challenge)
         var head = request(.post, Registration.Path.devices)
-        if let token {
-            let authorization = "Bearer \(token)"
-            head.headerFields[.authorization] = authorization
-            // Signed with the body: the server refuses the registration under any other credential.
-            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
-        }
+        Self.present(token, on: &head, naming: &submission)
         return try await call(
             head, body: try json(submission),
             signer: self.signer(signer, AppAttestAssertion.keyID(appAttestKeyID: appAttestKeyID)), server: server,
@@ -122,12 +112,7 @@ public struct DeviceRegistration: Sendable {
         submission.attestation = Registration.Attestation(
             keyId: Base64.encode(appAttestKeyID), attestation: Base64.encode(attestation), challenge: challenge)
         var head = request(.post, Registration.Path.devices)
-        if let token {
-            let authorization = "Bearer \(token)"
-            head.headerFields[.authorization] = authorization
-            // Signed with the body: the server refuses the registration under any other credential.
-            submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
-        }
+        Self.present(token, on: &head, naming: &submission)
         return try await call(head, body: try json(submission), signer: signer(key, keyID), server: server, expect: 201)
     }
 
@@ -202,6 +187,17 @@ public struct DeviceRegistration: Sendable {
     }
 
     // MARK: Plumbing
+
+    /// `token` as the registration's `Authorization`, named in the signed body (`credential`): the
+    /// server refuses the registration under any other credential.
+    static func present(
+        _ token: String?, on head: inout HTTPRequest, naming submission: inout Registration.KeySubmission
+    ) {
+        guard let token else { return }
+        let authorization = "Bearer \(token)"
+        head.headerFields[.authorization] = authorization
+        submission.credential = Registration.KeySubmission.credentialHash(of: authorization)
+    }
 
     func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPRequest {
         var request = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path)

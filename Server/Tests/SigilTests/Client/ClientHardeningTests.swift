@@ -103,12 +103,13 @@ struct ClientHardeningTests {
                     var expecting = DeviceEnrollment(fetchSecret: false)
                     expecting.expectedUserID = "alice"
                     let refusedStore = FileDeviceStore(directory: TestServer.temporaryDirectory())
-                    let error = await #expect(throws: SigilError.self) {
+                    // The client's own verdict on a signed answer, not a code of the server's.
+                    let error = await #expect(throws: SigilClientError.self) {
                         _ = try await expecting.enroll(
                             try SigningKey.generate(.ed25519), token: TestServer.token, with: registration,
                             store: refusedStore)
                     }
-                    #expect(error?.code == .enrollmentRefused)
+                    #expect(error?.kind == .untrustedAnswer)
                     #expect(try refusedStore.identity() == nil)
 
                     // No pins checked by the transport: the identity records that discovery's were taken on trust.

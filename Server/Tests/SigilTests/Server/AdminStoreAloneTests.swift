@@ -31,10 +31,7 @@ extension ExternalStoreSuites {
             let data = directory.appendingPathComponent("data").path
             let server = try ServerProcess(dataDirectory: data, arguments: ["--store", postgres.url])
             defer { server.stop() }
-            let pins = server.banner.split(separator: "\n").filter {
-                let line = $0.drop { $0 == " " }
-                return line.hasPrefix("pin: ") || line.hasPrefix("backup pin")
-            }.compactMap { $0.split(separator: " ").last.map(String.init) }
+            let pins = server.pins
             let enroll = try await SigilCommand.run(
                 ["enroll", "https://localhost:\(server.port)", "--token", TestServer.token]
                     + pins.flatMap { ["--pin", $0] },

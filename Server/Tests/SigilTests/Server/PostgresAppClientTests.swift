@@ -20,11 +20,7 @@ extension ExternalStoreSuites {
         )
         func appClient() async throws {
             try await PostgresTestServer.with { server in
-                var configuration = PostgresClient.Configuration(
-                    host: "127.0.0.1", port: server.port, username: "sigil", password: nil, database: "postgres",
-                    tls: .disable)
-                configuration.options.maximumConnections = 4
-                let postgres = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+                let postgres = Self.client(of: server)
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask { await postgres.run() }
                     try await postgres.query("CREATE TABLE app_notes (id INT PRIMARY KEY)", logger: Self.logger)
@@ -80,10 +76,7 @@ extension ExternalStoreSuites {
         )
         func serviceGroup() async throws {
             try await PostgresTestServer.with { server in
-                let configuration = PostgresClient.Configuration(
-                    host: "127.0.0.1", port: server.port, username: "sigil", password: nil, database: "postgres",
-                    tls: .disable)
-                let postgres = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+                let postgres = Self.client(of: server)
                 // Everything built first, as an application is, with nothing running yet.
                 let store = PostgresStore.service(client: postgres, timeout: .seconds(10))
                 let clock = ManualUnixClock(SystemUnixClock().now())
@@ -113,6 +106,15 @@ extension ExternalStoreSuites {
                 }
                 #expect(store.isClosed)
             }
+        }
+
+        /// An application's own pool on `server`, not running yet.
+        static func client(of server: PostgresTestServer) -> PostgresClient {
+            var configuration = PostgresClient.Configuration(
+                host: "127.0.0.1", port: server.port, username: "sigil", password: nil, database: "postgres",
+                tls: .disable)
+            configuration.options.maximumConnections = 4
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
         }
 
         /// How many backends are listening (their last statement a `LISTEN`, with no `UNLISTEN` since),

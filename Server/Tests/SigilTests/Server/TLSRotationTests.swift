@@ -20,13 +20,6 @@ struct TLSRotationTests {
         return try SPKIPin.pins(certificatePEM: PEM.encode(try #require(chain.first), label: "CERTIFICATE"))[0]
     }
 
-    static func pins(in banner: String) -> [String] {
-        banner.split(separator: "\n").filter {
-            let line = $0.drop { $0 == " " }
-            return line.hasPrefix("pin: ") || line.hasPrefix("backup pin")
-        }.compactMap { $0.split(separator: " ").last.map(String.init) }
-    }
-
     @Test(
         "enroll, rotate tls, one curl (the next pin adopted from signed discovery), promote tls: the next curl connects pinned, and after a restart"
     )
@@ -39,7 +32,7 @@ struct TLSRotationTests {
         var server = try ServerProcess(dataDirectory: data)
         defer { server.stop() }
         let url = "https://localhost:\(server.port)"
-        let enrolledPins = Self.pins(in: server.banner)
+        let enrolledPins = server.pins
         let enroll = try await SigilCommand.run(
             ["enroll", url, "--token", TestServer.token] + enrolledPins.flatMap { ["--pin", $0] },
             environment: environment)
@@ -91,7 +84,7 @@ struct TLSRotationTests {
         server.stop()
         server = try ServerProcess(dataDirectory: data)
         #expect(try await Self.served(server.port) == next)
-        #expect(Self.pins(in: server.banner).first == next)
+        #expect(server.pins.first == next)
         let moved = "https://localhost:\(server.port)"
         var stored = try identity()
         stored.server = moved

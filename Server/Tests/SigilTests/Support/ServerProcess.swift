@@ -45,6 +45,14 @@ final class ServerProcess: @unchecked Sendable {
         return (data, store)
     }
 
+    /// The pin and backup pin its banner prints, in that order.
+    var pins: [String] {
+        banner.split(separator: "\n").filter {
+            let line = $0.drop { $0 == " " }
+            return line.hasPrefix("pin: ") || line.hasPrefix("backup pin")
+        }.compactMap { $0.split(separator: " ").last.map(String.init) }
+    }
+
     /// Stops it (SIGTERM) and waits.
     func stop() {
         if process.isRunning { process.terminate() }
