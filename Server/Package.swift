@@ -185,6 +185,8 @@ let package = Package(
             name: "SigilVapor",
             dependencies: [
                 .product(name: "SigilCore", package: "Sigil"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 "SigilServer",
                 "SigilTLS",
                 .product(name: "Vapor", package: "vapor"),

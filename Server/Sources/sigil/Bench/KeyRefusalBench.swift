@@ -23,8 +23,10 @@ enum KeyRefusalBench {
             [RegisteredKey(keyID: deviceKeyID, key: try device.verificationKey, deviceID: "dev-bench")], clock: clock)
         var configuration = VerifierConfiguration()
         configuration.keyRefusals = KeyRefusalBudget(perSecond: .max)
+        // A store started before the requests are dated (a memory store refuses those dated at its start).
         let verifier = RequestVerifier(
-            keys: directory, nonces: MemoryNonceStore(clock: clock), clock: clock, configuration: configuration)
+            keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(clock.now() - 60)), clock: clock,
+            configuration: configuration)
         let responseKey = try SigningKey.generate(.ed25519)
         let signer = ResponseSigner(
             signer: responseKey, keyID: try responseKey.verificationKey.derivedKeyID ?? "", clock: clock)
@@ -58,6 +60,20 @@ enum KeyRefusalBench {
                 count += 1
             } while Stopwatch.now() < deadline
             return Double(count) / (Double(Stopwatch.now() - start) / 1e9)
+        }
+        // Each row refuses as it says, the signed one signed.
+        for (request, code, signed) in [
+            (unknown, SigilError.Code.unknownKey, true), (forged, .invalidSignature, false),
+        ] {
+            do {
+                _ = try await verifier.verify(request, body: body)
+                throw SigilInputError("the bench's request was accepted")
+            } catch let error as SigilError where error.code == code {
+                let refusal = verifier.refusal(error, for: request, signer: signer)
+                guard (refusal.head.headerFields[SigilV1.signatureField] != nil) == signed else {
+                    throw SigilInputError("the bench's \(code) refusal is not as signed as it should be")
+                }
+            }
         }
         // Alternating slices, so a busy moment does not favour one row.
         var rates = [0.0, 0.0, 0.0]

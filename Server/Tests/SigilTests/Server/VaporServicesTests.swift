@@ -1,0 +1,44 @@
+import Foundation
+import HTTPTypes
+import PostgresNIO
+@_spi(Sigil) import SigilCore
+import SigilPostgres
+import SigilServer
+import SigilVapor
+import Testing
+import Vapor
+import VaporTesting
+
+extension ExternalStoreSuites {
+    /// ``PostgresStore`` in a Vapor application's lifecycle: the app's `PostgresClient` and the store
+    /// run from boot to shutdown (``SigilServices``).
+    @Suite("PostgreSQL store in Vapor's lifecycle", .enabled(if: ExternalServers.runPostgres))
+    struct VaporServicesTests {
+        @Test("the app's client and the store start as the app boots, the schema is made, and both stop at its shutdown")
+        func lifecycle() async throws {
+            try await PostgresTestServer.with { server in
+                let postgres = PostgresAppClientTests.client(of: server)
+                let store = PostgresStore.service(client: postgres, timeout: .seconds(10))
+                let clock = ManualUnixClock(SystemUnixClock().now())
+                let directory = try PostgresKeyDirectory(
+                    store: store, masterKey: MasterKey.generate().symmetricKey, clock: clock)
+                try await withApp { app in
+                    app.lifecycle.use(SigilServices([postgres, store], logger: app.logger))
+                    try await app.asyncBoot()
+                    let key = try SigningKey.generate(.ed25519)
+                    let keyID = try #require(try key.verificationKey.derivedKeyID)
+                    let change = DirectoryChange(
+                        added: [RegisteredKey(keyID: keyID, key: try key.verificationKey, deviceID: "dev-vapor")])
+                    var applied = false
+                    for _ in 0..<200 where !applied {
+                        applied = (try? await directory.apply(change)) != nil
+                        if !applied { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    #expect(applied)
+                    #expect(try await directory.key(for: keyID)?.deviceID == "dev-vapor")
+                }
+                #expect(store.isClosed)
+            }
+        }
+    }
+}
