@@ -14,7 +14,8 @@ extension ExternalStoreSuites {
     /// run from boot to shutdown (``SigilServices``).
     @Suite("PostgreSQL store in Vapor's lifecycle", .enabled(if: ExternalServers.runPostgres))
     struct VaporServicesTests {
-        @Test("the app's client and the store start as the app boots, the schema is made, and both stop at its shutdown")
+        @Test(
+            "the app's client and the store start as the app boots, the schema is made, and both stop at its shutdown")
         func lifecycle() async throws {
             try await PostgresTestServer.with { server in
                 let postgres = PostgresAppClientTests.client(of: server)
