@@ -179,9 +179,15 @@ struct GatewayRoutes: Sendable {
         else {
             throw SigilError(.forbidden, "the gateway forwards only paths of the form /…, without # or \\")
         }
-        guard profile == .sigilV1 else { return requestTarget }
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
         let path = bytes[..<queryStart]
+        // A path whose escapes decode to no UTF-8 has no path a URL library can give the backend
+        // (AsyncHTTPClient sent `/`, the query kept: `/api/orders/%ff?cmd=wipe` reached the backend's
+        // root, verified). Refused, whatever the profile.
+        guard String(validating: PercentEncoding.decode(path), as: UTF8.self) != nil else {
+            throw SigilError(.forbidden, "the path's percent-escapes do not decode to UTF-8")
+        }
+        guard profile == .sigilV1 else { return requestTarget }
         let canonicalQuery =
             queryStart < bytes.endIndex ? CanonicalTarget.canonicalQuery(bytes[(queryStart + 1)...]) : []
         let query = canonicalQuery.isEmpty ? "" : "?" + String(decoding: canonicalQuery, as: UTF8.self)

@@ -220,7 +220,7 @@ struct Curl: AsyncParsableCommand {
         let statusLine = "HTTP \(head.status.code) \(head.status.reasonPhrase)"
         // Whether the answer carries a signature by the key the identity holds; nil: none to check.
         var verified: Bool?
-        if let stored, route != .attestChallenge, head.status == .ok {
+        if let stored, route != .attestChallenge, Self.checksSignature(of: head.status) {
             let key = try KeyFile.load(Array(stored.identity.responseKey.utf8), formats: .withRSA).verificationKey
             switch route {
             case .discovery:
@@ -243,7 +243,7 @@ struct Curl: AsyncParsableCommand {
                 case true?: "signature verified (\(route == .discovery ? "Sigil-Discovery-Signature" : "RFC 9421"))"
                 case false?: "NOT signed by the server's key"
                 case nil:
-                    route == .attestChallenge || head.status != .ok
+                    route == .attestChallenge || !Self.checksSignature(of: head.status)
                         ? "unsigned, as this route answers"
                         : "signature not checked (no server key: sigil enroll, or name an --identity)"
                 }
@@ -269,6 +269,12 @@ struct Curl: AsyncParsableCommand {
             throw ExitStatus(code: 1)
         }
     }
+
+    /// Whether a public route's answer of `status` must carry the server's signature: every answer
+    /// printed as the server's document, whatever its success code (an impostor holding the TLS key
+    /// answered `203` with another server's keys, printed, exit 0, when only `200` was checked); a
+    /// refusal (4xx, 5xx) is printed as one, unsigned, and exits 1.
+    static func checksSignature(of status: HTTPResponse.Status) -> Bool { status.code < 400 }
 
     /// The `-H` headers, added to `request`.
     func appendHeaders(to request: inout HTTPRequest) throws {

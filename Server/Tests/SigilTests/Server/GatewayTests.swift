@@ -301,7 +301,11 @@ struct GatewayTargetTests {
     @Test("only origin-form targets without a fragment are forwarded; sigil-v1 ones canonical")
     func targets() throws {
         // Joined to http://127.0.0.1:8080 these would name another host, or hide a path from the signature.
-        for hostile in ["*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", "", "/a\\b"] {
+        // Escapes that decode to no UTF-8 became `/` on the way to the backend, the query kept.
+        for hostile in [
+            "*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", "", "/a\\b",
+            "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe",
+        ] {
             for profile in [SignatureProfile.sigilV1, .rfc9421] {
                 #expect(throws: SigilError(.forbidden, "")) {
                     _ = try GatewayRoutes.target(hostile, profile: profile, keepPath: false)
