@@ -46,9 +46,15 @@ public final class AccessLog: Sendable {
 
     static func open(_ path: String?) throws -> Int32 {
         guard let path else { return STDOUT_FILENO }
-        let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        // Never through a link (someone's file elsewhere), and owner-only even when it existed before.
+        let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             throw SigilInputError("cannot open the access log \(path): \(String(cString: strerror(errno)))")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, fchmod(descriptor, 0o600) == 0 else {
+            Glibc.close(descriptor)
+            throw SigilInputError("the access log \(path) is not a regular file this server can keep owner-only")
         }
         return descriptor
     }
@@ -180,11 +186,16 @@ public final class AccessLog: Sendable {
     }
 
     /// `path` with the value of every query parameter and path parameter dropped (`/a;s=1?x=1&y` →
-    /// `/a;s?x&y`): values may carry tokens or personal data; the names say what was asked. A name that
-    /// holds an encoded `=` is cut there too.
+    /// `/a;s?x&_`): values may carry tokens or personal data; the names say what was asked. A name that
+    /// holds an encoded `=` is cut there too; a parameter with no `=` at all is all value (`?<token>`),
+    /// written `_`; a fragment is dropped.
     static func withoutQueryValues(_ path: String) -> String {
+        let path = path.prefix { $0 != "#" }
         func names(_ text: Substring, separator: Character) -> String {
             text.split(separator: separator, omittingEmptySubsequences: false).map { parameter in
+                guard parameter.contains("=") || parameter.range(of: "%3d", options: .caseInsensitive) != nil else {
+                    return parameter.isEmpty ? "" : "_"
+                }
                 var name = parameter.prefix { $0 != "=" }
                 if let encoded = name.range(of: "%3d", options: .caseInsensitive) {
                     name = name[..<encoded.lowerBound]
@@ -199,7 +210,7 @@ public final class AccessLog: Sendable {
                 + names(segment[segment.index(after: semicolon)...], separator: ";")
         }
         let target = segments.joined(separator: "/")
-        guard mark < path.endIndex else { return target }
+        guard mark < path.endIndex else { return String(target) }
         return target + "?" + names(path[path.index(after: mark)...], separator: "&")
     }
 }

@@ -46,7 +46,7 @@ struct AccessLogTests {
             let lines = try Self.lines(path)
             try #require(lines.count == 3, "\(text)")
             let (accepted, replayed, refused) = (lines[0], lines[1], lines[2])
-            #expect(accepted["path"] as? String == "/v1/echo?token&x")
+            #expect(accepted["path"] as? String == "/v1/echo?token&_")
             #expect(accepted["method"] as? String == "POST" && accepted["status"] as? Int == 200)
             #expect(accepted["outcome"] as? String == "verified" && accepted["profile"] as? String == "rfc9421")
             #expect(accepted["keyId"] as? String == device.keyID && accepted["deviceId"] as? String == "dev-log")
@@ -59,11 +59,34 @@ struct AccessLogTests {
         }
     }
 
+    @Test("the log file is made owner-only even when it existed world-readable, and a link at its path is refused")
+    func ownerOnlyNoLinks() throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/access.log"
+        try Data().write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let log = try AccessLog(path: path)
+        log.close()
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o600)
+        // A link someone left at the log's path, to a file elsewhere: never written through.
+        let elsewhere = directory + "/elsewhere"
+        try Data().write(to: URL(fileURLWithPath: elsewhere))
+        let link = directory + "/linked.log"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
+        #expect(throws: SigilInputError.self) { _ = try AccessLog(path: link) }
+    }
+
     @Test("a path keeps its parameters' names, never their values")
     func parameterValuesDropped() {
         for (path, logged) in [
-            ("/v1/echo?token=s3cr3t&x", "/v1/echo?token&x"),
-            ("/v1/reset;token=s3cr3t/x;a=1;b", "/v1/reset;token/x;a;b"),
+            ("/v1/echo?token=s3cr3t&x", "/v1/echo?token&_"),
+            ("/v1/reset;token=s3cr3t/x;a=1;b", "/v1/reset;token/x;a;_"),
+            // A parameter that is all value, and a fragment: neither reaches the log.
+            ("/v1/echo?eyJhbGciOiJFUzI1NiJ9.e30.c2ln", "/v1/echo?_"),
+            ("/v1/echo?a=1#secret", "/v1/echo?a"),
             ("/v1/echo?a=1&token%3Ds3cr3t", "/v1/echo?a&token"),
             ("/v1/plain", "/v1/plain"),
         ] {
