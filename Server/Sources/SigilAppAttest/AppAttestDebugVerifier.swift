@@ -16,13 +16,17 @@ public struct AppAttestDebugVerifier: DeviceAttestationVerifier {
     public let verifier: any DeviceAttestationVerifier
     let tokens: [[UInt8]]
 
-    /// Accepts debug attestations made with one of `tokens` (at least 32 bytes each).
+    /// Accepts debug attestations made with one of `tokens` (at least 32 bytes each, of at least 10
+    /// different characters: a random token's, never `aaaa…` or `1234…` repeated).
     ///
-    /// - Throws: ``SigilInputError`` for a token shorter than 32 bytes, or none.
+    /// - Throws: ``SigilInputError`` for a token shorter than 32 bytes or of fewer than 10 different
+    ///   characters, or none.
     public init(verifier: any DeviceAttestationVerifier, tokens: [String]) throws {
-        guard !tokens.isEmpty, tokens.allSatisfy({ $0.utf8.count >= 32 }) else {
+        // 32 hex characters of a random token hold fewer than 10 different ones with a chance below
+        // 10^-9; a made-up one (32 × a, a word repeated) holds a few.
+        guard !tokens.isEmpty, tokens.allSatisfy({ $0.utf8.count >= 32 && Set($0.utf8).count >= 10 }) else {
             throw SigilInputError(
-                "an App Attest debug token is at least 32 characters (sigil keygen --alg hmac-sha256)")
+                "an App Attest debug token is at least 32 random characters (sigil keygen --alg hmac-sha256)")
         }
         self.verifier = verifier
         self.tokens = tokens.map { Array($0.utf8) }

@@ -184,8 +184,13 @@ struct GatewayRoutes: Sendable {
         // A path whose escapes decode to no UTF-8 has no path a URL library can give the backend
         // (AsyncHTTPClient sent `/`, the query kept: `/api/orders/%ff?cmd=wipe` reached the backend's
         // root, verified). Refused, whatever the profile.
-        guard String(validating: PercentEncoding.decode(path), as: UTF8.self) != nil else {
+        let decoded = PercentEncoding.decode(path)
+        guard String(validating: decoded, as: UTF8.self) != nil else {
             throw SigilError(.forbidden, "the path's percent-escapes do not decode to UTF-8")
+        }
+        // An encoded backslash, which some backends read as `/` (`/api/public/..%5Cprivate`).
+        guard !decoded.contains(UInt8(ascii: "\\")) else {
+            throw SigilError(.forbidden, "the gateway forwards no path with a backslash, encoded or not")
         }
         guard profile == .sigilV1 else { return requestTarget }
         let canonicalQuery =

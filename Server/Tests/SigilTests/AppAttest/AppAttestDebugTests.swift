@@ -69,8 +69,10 @@ struct AppAttestDebugTests {
         await refused(Array("{".utf8))
         await refused(Array(#"{"fmt":"sigil-debug-v1","publicKey":"","mac":"","x":1}"#.utf8))
         await refused(Array("{".utf8) + [UInt8](repeating: 0x20, count: 5000))
-        // A short token is refused at start.
-        #expect(throws: SigilInputError.self) { _ = try AppAttestDebugVerifier(verifier: real, tokens: ["short"]) }
+        // A short token is refused at start, and a long one that is no random token.
+        for weak in ["short", String(repeating: "a", count: 32), String(repeating: "12345678", count: 4)] {
+            #expect(throws: SigilInputError.self) { _ = try AppAttestDebugVerifier(verifier: real, tokens: [weak]) }
+        }
     }
 
     @Test(

@@ -304,7 +304,7 @@ struct GatewayTargetTests {
         // Escapes that decode to no UTF-8 became `/` on the way to the backend, the query kept.
         for hostile in [
             "*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", "", "/a\\b",
-            "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe",
+            "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe", "/api/public/..%5Cprivate",
         ] {
             for profile in [SignatureProfile.sigilV1, .rfc9421] {
                 #expect(throws: SigilError(.forbidden, "")) {
