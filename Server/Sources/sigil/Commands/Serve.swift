@@ -405,6 +405,10 @@ struct ServerOptions: ParsableArguments {
     var auditRetention: Int64 = 400
 
     func validate() throws {
+        // A port number is 16 bits: 70000 listened on 70000 - 65536 = 4464.
+        for (flag, value) in [("--port", port), ("--admin-port", adminPort ?? 0)] where !(0...65_535).contains(value) {
+            throw ValidationError("\(flag) \(value) is no port (0 to 65535)")
+        }
         for prefix in requireAssertion where !prefix.hasPrefix("/") {
             throw ValidationError(
                 "--require-assertion \(OperatorText.escaped(prefix)) is a path prefix: it starts with /")

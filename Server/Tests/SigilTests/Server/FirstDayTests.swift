@@ -122,6 +122,20 @@ struct FirstDayTests {
         #expect(!FileManager.default.fileExists(atPath: data))
     }
 
+    @Test("a port out of range is refused before anything is made (70000 listened on 4464)")
+    func portOutOfRange() async throws {
+        let directory = try SigilCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        for arguments in [["--port", "70000"], ["--port", "0", "--admin-port", "65536"]] {
+            let result = try await SigilCommand.run(
+                ["serve", "--data-dir", data] + arguments, environment: ["LOG_LEVEL": "error"])
+            #expect(result.status == 2)
+            #expect(result.error.contains("is no port"), "\(arguments): \(result.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: data))
+    }
+
     @Test("SIGHUP (log rotation) leaves sigil serve running and answering; SIGTERM still stops it")
     func hangupKeepsServing() async throws {
         let directory = try SigilCommand.temporaryDirectory()
