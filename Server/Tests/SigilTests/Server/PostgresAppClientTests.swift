@@ -86,17 +86,7 @@ extension ExternalStoreSuites {
                     services: [postgres, store], gracefulShutdownSignals: [], logger: Self.logger)
                 try await withThrowingDiscardingTaskGroup { tasks in
                     tasks.addTask { try await group.run() }
-                    // The schema is made once the group runs: a change applies when it is there.
-                    let key = try SigningKey.generate(.ed25519)
-                    let keyID = try #require(try key.verificationKey.derivedKeyID)
-                    let change = DirectoryChange(
-                        added: [RegisteredKey(keyID: keyID, key: try key.verificationKey, deviceID: "dev-group")])
-                    var applied = false
-                    for _ in 0..<200 where !applied {
-                        applied = (try? await directory.apply(change)) != nil
-                        if !applied { try await Task.sleep(for: .milliseconds(50)) }
-                    }
-                    #expect(applied)
+                    let (key, keyID) = try await Self.deviceOnceReady(in: directory, deviceID: "dev-group")
                     var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/me")
                     try RequestSigner(key: key, keyID: keyID, clock: clock).sign(&request, body: [])
                     let verifier = RequestVerifier(
@@ -106,6 +96,24 @@ extension ExternalStoreSuites {
                 }
                 #expect(store.isClosed)
             }
+        }
+
+        /// A device of one new key registered in `directory` as soon as its schema is there (a store's
+        /// service makes it once its group runs), read again every 50 ms for at most 10 s.
+        static func deviceOnceReady(in directory: PostgresKeyDirectory, deviceID: String) async throws
+            -> (SigningKey, String)
+        {
+            let key = try SigningKey.generate(.ed25519)
+            let keyID = try #require(try key.verificationKey.derivedKeyID)
+            let change = DirectoryChange(
+                added: [RegisteredKey(keyID: keyID, key: try key.verificationKey, deviceID: deviceID)])
+            var applied = false
+            for _ in 0..<200 where !applied {
+                applied = (try? await directory.apply(change)) != nil
+                if !applied { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try #require(applied)
+            return (key, keyID)
         }
 
         /// An application's own pool on `server`, not running yet.

@@ -26,16 +26,8 @@ extension ExternalStoreSuites {
                 try await withApp { app in
                     app.lifecycle.use(SigilServices([postgres, store], logger: app.logger))
                     try await app.asyncBoot()
-                    let key = try SigningKey.generate(.ed25519)
-                    let keyID = try #require(try key.verificationKey.derivedKeyID)
-                    let change = DirectoryChange(
-                        added: [RegisteredKey(keyID: keyID, key: try key.verificationKey, deviceID: "dev-vapor")])
-                    var applied = false
-                    for _ in 0..<200 where !applied {
-                        applied = (try? await directory.apply(change)) != nil
-                        if !applied { try await Task.sleep(for: .milliseconds(50)) }
-                    }
-                    #expect(applied)
+                    let (_, keyID) = try await PostgresAppClientTests.deviceOnceReady(
+                        in: directory, deviceID: "dev-vapor")
                     #expect(try await directory.key(for: keyID)?.deviceID == "dev-vapor")
                 }
                 #expect(store.isClosed)
