@@ -39,7 +39,9 @@ struct CoreBench: AsyncParsableCommand {
     func run() async throws {
         #if DEBUG
             FileHandle.standardError.write(
-                Data("sigil: warning: a debug build; run `swift run -c release --package-path Server sigil bench`\n".utf8))
+                Data(
+                    ("sigil: warning: a debug build; run "
+                        + "`swift run -c release --package-path Server sigil bench`\n").utf8))
         #endif
         if breakdown {
             for (stage, microseconds) in try await BreakdownBench.run(seconds: seconds) {

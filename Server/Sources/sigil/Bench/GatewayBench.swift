@@ -37,7 +37,9 @@ struct GatewayBench: AsyncParsableCommand {
     func run() async throws {
         #if DEBUG
             FileHandle.standardError.write(
-                Data("sigil: warning: a debug build; run `swift run -c release --package-path Server sigil bench gateway`\n".utf8))
+                Data(
+                    ("sigil: warning: a debug build; run "
+                        + "`swift run -c release --package-path Server sigil bench gateway`\n").utf8))
         #endif
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical

@@ -49,7 +49,9 @@ struct HTTPBench: AsyncParsableCommand {
     func run() async throws {
         #if DEBUG
             FileHandle.standardError.write(
-                Data("sigil: warning: a debug build; run `swift run -c release --package-path Server sigil bench http`\n".utf8))
+                Data(
+                    ("sigil: warning: a debug build; run "
+                        + "`swift run -c release --package-path Server sigil bench http`\n").utf8))
         #endif
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical
