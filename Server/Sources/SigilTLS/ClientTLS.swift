@@ -123,14 +123,15 @@ extension ClientTLS {
     ///   - configuration: the client's TLS settings (its anchors, groups and identity).
     ///   - timeout: the deadline of the connection, and of the handshake.
     ///   - linger: how long to wait after the handshake for a refusal of the client's certificate,
-    ///     which a TLS 1.3 server sends only once the client's handshake has ended.
+    ///     which a TLS 1.3 server sends only once the client's handshake has ended: 2 s, as this runs
+    ///     only to explain a failure already seen, and a busy server's alert took longer than 500 ms.
     /// - Returns: what stopped the connection, or `nil` when it found nothing wrong.
     public static func diagnose(
         host: String,
         port: Int,
         configuration: TLSConfiguration,
         timeout: TimeAmount = .seconds(5),
-        linger: TimeAmount = .milliseconds(500)
+        linger: TimeAmount = .seconds(2)
     ) async -> ConnectionError? {
         let context: NIOSSLContext
         do {
