@@ -51,6 +51,8 @@ public struct Exchange: Sendable {
     /// the side that must not match less than a router would). Discovery lists them
     /// (`assertionPaths`), so an App Attest device signs those requests with its App Attest key.
     public let assertionPaths: PathPrefixes
+    /// The budget the unsigned bodies monitor mode holds for their routes share.
+    public let unverifiedBodies: UnverifiedBodies
     /// The ways a request proves who sent it, asked in turn: a Sigil signature, a DPoP proof when
     /// ``dpop`` is set (a client certificate, read per connection, is asked last).
     let authenticators: [any RequestAuthenticator]
@@ -75,6 +77,8 @@ public struct Exchange: Sendable {
     ///   - monitor: path prefixes under which refusals are held back (``monitor``).
     ///   - outcomes: where each request's outcome is counted.
     ///   - requireAssertion: path prefixes that take App Attest assertions only (``assertionPaths``).
+    ///   - unverifiedBodyBudget: the bytes unsigned bodies under monitored prefixes may hold at once,
+    ///     across requests (``unverifiedBodies``); twice the body limit when `nil`.
     public init(
         verifier: RequestVerifier,
         responseSigner: ResponseSigner? = nil,
@@ -85,9 +89,12 @@ public struct Exchange: Sendable {
         origin: String? = nil,
         monitor: [String] = [],
         outcomes: RequestOutcomes? = nil,
-        requireAssertion: [String] = []
+        requireAssertion: [String] = [],
+        unverifiedBodyBudget: Int? = nil
     ) {
         self.monitor = PathPrefixes(monitor)
+        self.unverifiedBodies = UnverifiedBodies(
+            budget: unverifiedBodyBudget ?? 2 * verifier.configuration.bodyLimit)
         self.assertionPaths = PathPrefixes(requireAssertion)
         self.outcomes = outcomes
         self.origin = origin
@@ -137,19 +144,24 @@ public struct Exchange: Sendable {
         let route = monitored(head)
         let limit = min(limit ?? verifier.configuration.bodyLimit, verifier.configuration.bodyLimit)
         let declared = head.headerFields[.contentLength].flatMap(Int.init)
-        let read = { () async throws -> [UInt8] in
-            guard let bodyTimeout = self.bodyTimeout else {
-                return try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
+        let read = {
+            try await self.withBodyTimeout {
+                try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit)
             }
-            return try await withDeadline(
-                bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")
-            ) { try await BodyReader.collect(bodyChunks, declaredLength: declared, limit: limit) }
         }
         let pending: PendingAdmission
         do {
             pending = try await authenticateHead(head, clientCertificate: clientCertificate)
         } catch let refused as SigilError where holdsBack(refused, head, route) {
-            return unverified(head, body: try await counted(route, read), refused, route)
+            // Unsigned, so held under the budget every such body shares.
+            let held = try await counted(route) {
+                try await self.withBodyTimeout {
+                    try await self.unverifiedBodies.collect(bodyChunks, declaredLength: declared, limit: limit)
+                }
+            }
+            var admission = unverified(head, body: held.body, refused, route)
+            admission.bodyHold = held.hold
+            return admission
         } catch {
             throw counted(error, route)
         }
@@ -233,9 +245,18 @@ public struct Exchange: Sendable {
         return error
     }
 
+    /// What `read` reads, within ``bodyTimeout`` when one is set.
+    @usableFromInline
+    func withBodyTimeout<Body: Sendable>(_ read: @escaping @Sendable () async throws -> Body) async throws -> Body {
+        guard let bodyTimeout else { return try await read() }
+        return try await withDeadline(bodyTimeout, SigilError(.requestTimeout, "the body did not arrive in time")) {
+            try await read()
+        }
+    }
+
     /// The body `read` reads, a failure counted as the request's outcome.
     @usableFromInline
-    func counted(_ route: String?, _ read: () async throws -> [UInt8]) async throws -> [UInt8] {
+    func counted<Body>(_ route: String?, _ read: () async throws -> Body) async throws -> Body {
         do {
             return try await read()
         } catch {
@@ -517,4 +538,6 @@ public struct Admission: Sendable {
     /// The code the request would have been refused with, when monitor mode let it through unverified;
     /// `nil` when it verified.
     public var outcome: SigilError.Code? = nil
+    /// The budget an unsigned body holds while the route has it (``Exchange/unverifiedBodies``).
+    @usableFromInline var bodyHold: UnverifiedBodies.Hold? = nil
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import NIOSSL
 import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilServer
@@ -185,6 +186,68 @@ struct MonitorTests {
             let headers = verified.json["headers"] as? [String: [String]] ?? [:]
             #expect(headers["sigil-verified"] == ["?1"] && headers["sigil-outcome"] == nil)
             #expect(headers["sigil-key-id"] == [device.keyID])
+        }
+    }
+}
+
+extension ExternalStoreSuites {
+    /// Monitor mode's unsigned bodies on a `sigil serve` process of its own, whose memory is read
+    /// from `/proc`.
+    @Suite("Monitor mode: unsigned bodies under one budget")
+    struct MonitorBodyBudgetTests {
+        /// The most memory, in KiB, the process has held (`VmHWM`).
+        static func peakKiB(of process: Process) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+            return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        }
+
+        @Test(
+            "64 unsigned 8 MiB bodies at once under --monitor: the server's peak memory is that of the two bodies the shared budget holds (it grew by 300 MB for twelve), the others are refused body-too-large, and the budget is whole again after"
+        )
+        func flatMemory() async throws {
+            let directory = try SigilCommand.temporaryDirectory()
+            let data = directory.appendingPathComponent("data").path
+            let server = try ServerProcess(dataDirectory: data, arguments: ["--monitor", "/v1"])
+            defer { server.stop() }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(data + "/tls-cert.pem"))
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.timeout = .init(connect: .seconds(60), read: .seconds(600))
+            try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration).using { client in
+                let body = [UInt8](repeating: UInt8(ascii: "x"), count: (8 << 20) - 64)
+                /// Sends `count` bodies at once; their statuses and codes.
+                func send(_ count: Int) async throws -> [(status: Int, code: String?)] {
+                    try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                        for _ in 0..<count {
+                            group.addTask {
+                                // Far from any production deadline: 512 MiB through a debug build's TLS.
+                                // A path no route takes: the body is held while the request is
+                                // admitted and routed, and no route copies it.
+                                let answer = try await TestRequest(.post, "/v1/none", port: server.port, body: body)
+                                    .send(client, timeout: .seconds(600))
+                                return (answer.status, answer.code)
+                            }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                }
+                // Two bodies fit the budget (twice the body limit): the peak they make is the reference.
+                let two = try await send(2)
+                #expect(two.allSatisfy { $0.status == 404 }, "\(two)")
+                let reference = try Self.peakKiB(of: server.process)
+
+                let statuses = try await send(64)
+                let grown = try Self.peakKiB(of: server.process) - reference
+                #expect(grown < 24 << 10, "64 bodies grew the peak by \(grown) KiB over two's")
+                #expect(statuses.contains { $0.status == 404 }, "some get through to the router")
+                #expect(
+                    statuses.allSatisfy { $0.status == 404 || ($0.status == 413 && $0.code == "body-too-large") },
+                    "\(statuses.filter { $0.status != 404 })")
+                // Every hold given back: two whole bodies fit again.
+                let after = try await send(2)
+                #expect(after.allSatisfy { $0.status == 404 }, "\(after)")
+            }
         }
     }
 }

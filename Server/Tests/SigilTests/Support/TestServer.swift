@@ -194,15 +194,15 @@ struct TestRequest: Sendable {
         try await send(client)
     }
 
-    /// Sends it with `client` to the authority it names.
-    func send(_ client: HTTPClient) async throws -> TestResponse {
+    /// Sends it with `client` to the authority it names, waiting `timeout` for the whole answer.
+    func send(_ client: HTTPClient, timeout: TimeAmount = .seconds(30)) async throws -> TestResponse {
         var request = HTTPClientRequest(url: "https://\(head.authority ?? "localhost")" + (head.path ?? "/"))
         request.method = HTTPMethod(rawValue: head.method.rawValue)
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
         if !body.isEmpty || head.method == .post {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(request, timeout: timeout)
         var headers = HTTPFields()
         for (name, value) in response.headers {
             if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) }
