@@ -16,20 +16,39 @@ public struct AppAttestDebugVerifier: DeviceAttestationVerifier {
     public let verifier: any DeviceAttestationVerifier
     let tokens: [[UInt8]]
 
-    /// Accepts debug attestations made with one of `tokens` (at least 32 bytes each, of at least 10
-    /// different characters: a random token's, never `aaaa…` or `1234…` repeated).
+    /// Accepts debug attestations made with one of `tokens`, each holding at least 128 bits by
+    /// ``estimatedBits(_:)``.
     ///
-    /// - Throws: ``SigilInputError`` for a token shorter than 32 bytes or of fewer than 10 different
-    ///   characters, or none.
+    /// - Throws: ``SigilInputError`` for a token estimated below 128 bits, or none.
     public init(verifier: any DeviceAttestationVerifier, tokens: [String]) throws {
-        // 32 hex characters of a random token hold fewer than 10 different ones with a chance below
-        // 10^-9; a made-up one (32 × a, a word repeated) holds a few.
-        guard !tokens.isEmpty, tokens.allSatisfy({ $0.utf8.count >= 32 && Set($0.utf8).count >= 10 }) else {
+        guard !tokens.isEmpty, tokens.allSatisfy({ Self.estimatedBits($0) >= Self.minimumBits }) else {
             throw SigilInputError(
-                "an App Attest debug token is at least 32 random characters (sigil keygen --alg hmac-sha256)")
+                "an App Attest debug token holds at least \(Int(Self.minimumBits)) bits: 44 random base64 characters (sigil keygen --alg hmac-sha256 writes them) or 64 hex digits"
+            )
         }
         self.verifier = verifier
         self.tokens = tokens.map { Array($0.utf8) }
+    }
+
+    /// The fewest bits a debug token must hold by ``estimatedBits(_:)``.
+    public static let minimumBits = 128.0
+
+    /// The bits `token` holds by the stated rule (PROTOCOL.md section 7): its length in bytes times
+    /// the Shannon entropy of its own byte frequencies, `n × Σ −p log2 p`. A random token's bytes are
+    /// spread over its alphabet, so it is near length × log2(alphabet): 44 base64 characters about
+    /// 220, 64 hex digits about 240, 32 hex digits at most 128 and nearly always fewer. A made-up one
+    /// repeats a few: `aaaa…` holds 0, `12345678` four times 96.
+    public static func estimatedBits(_ token: String) -> Double {
+        let bytes = Array(token.utf8)
+        var counts = [Int](repeating: 0, count: 256)
+        for byte in bytes { counts[Int(byte)] += 1 }
+        let total = Double(bytes.count)
+        let perByte = counts.reduce(0.0) { sum, count in
+            guard count > 0 else { return sum }
+            let p = Double(count) / total
+            return sum - p * log2(p)
+        }
+        return total * perByte
     }
 
     /// ``RegisteredKey/appAttestDebug`` for a debug attestation, recorded with the device.

@@ -50,7 +50,7 @@ extension SigilStandalone {
         public var environments: Set<AppAttestVerifier.Environment> = [.production]
         /// The root attestations chain to: Apple's App Attestation Root CA unless a test names its own.
         public var root: Certificate?
-        /// Files each holding a debug token (at least 32 characters) whose debug attestations (App
+        /// Files each holding a debug token (at least 128 bits, PROTOCOL.md section 7) whose debug attestations (App
         /// Attest's debug provider, for the simulator) are accepted beside Apple's; none: refused.
         public var debugTokenFiles: [String] = []
         /// Path prefixes whose routes take only requests signed by an App Attest assertion

@@ -69,9 +69,17 @@ struct AppAttestDebugTests {
         await refused(Array("{".utf8))
         await refused(Array(#"{"fmt":"sigil-debug-v1","publicKey":"","mac":"","x":1}"#.utf8))
         await refused(Array("{".utf8) + [UInt8](repeating: 0x20, count: 5000))
-        // A short token is refused at start, and a long one that is no random token.
-        for weak in ["short", String(repeating: "a", count: 32), String(repeating: "12345678", count: 4)] {
+        // A token under 128 bits by the stated rule is refused at start: short, made up, or 32 hex
+        // digits (at most 128, nearly always fewer); 64 hex digits and keygen's 44 base64 hold more.
+        let hex = { (count: Int) in (0..<count).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined() }
+        for weak in ["short", String(repeating: "a", count: 64), String(repeating: "12345678", count: 4), hex(31)] {
             #expect(throws: SigilInputError.self) { _ = try AppAttestDebugVerifier(verifier: real, tokens: [weak]) }
+        }
+        #expect(AppAttestDebugVerifier.estimatedBits(String(repeating: "12345678", count: 4)) == 96)
+        #expect(AppAttestDebugVerifier.estimatedBits(String(repeating: "a", count: 64)) == 0)
+        let keygen = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+        for strong in [hex(64), keygen, Self.token] {
+            #expect(throws: Never.self) { _ = try AppAttestDebugVerifier(verifier: real, tokens: [strong]) }
         }
     }
 
