@@ -59,6 +59,8 @@ struct GatewayRoutes: Sendable {
     let bodyLimit: Int
     /// `scheme://host:port/prefix`, without a trailing `/`.
     let base: String
+    /// The upstream's path prefix (`/prefix`, or empty), percent-encoded, without a trailing `/`.
+    let prefix: String
 
     init(
         middleware: SigilMiddleware<SigilBasicRequestContext>, upstream: SigilStandalone.Upstream, client: HTTPClient,
@@ -75,6 +77,7 @@ struct GatewayRoutes: Sendable {
         var prefix = components.percentEncodedPath
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.base = "\(scheme)://\(hostPart)\(port)\(prefix)"
+        self.prefix = prefix
         self.middleware = middleware
         self.upstream = upstream
         self.client = client
@@ -118,7 +121,7 @@ struct GatewayRoutes: Sendable {
             // DPoP (and an unverified request) compares paths canonically, as sigil-v1 does: the
             // backend gets the path compared.
             profile: identity?.request?.profile ?? .sigilV1, keepPath: upstream.keepPath)
-        var outgoing = HTTPClientRequest(url: base + target)
+        var outgoing = HTTPClientRequest(url: try forwardedURL(target))
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers = forwardedHeaders(
             request, identity: identity, outcome: context.sigilOutcome, client: Self.clientAddress(context.channel))
@@ -175,9 +178,9 @@ struct GatewayRoutes: Sendable {
     static func target(_ requestTarget: String, profile: SignatureProfile, keepPath: Bool) throws -> String {
         let bytes = Array(requestTarget.utf8)
         guard bytes.first == UInt8(ascii: "/"), !bytes.contains(UInt8(ascii: "#")),
-            !bytes.contains(where: { $0 < 0x21 || $0 == 0x7F || $0 == UInt8(ascii: "\\") })
+            !bytes.contains(where: { $0 < 0x21 || $0 == 0x7F })
         else {
-            throw SigilError(.forbidden, "the gateway forwards only paths of the form /…, without # or \\")
+            throw SigilError(.forbidden, "the gateway forwards only paths of the form /…, without #")
         }
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
         let path = bytes[..<queryStart]
@@ -186,11 +189,11 @@ struct GatewayRoutes: Sendable {
         // root, verified). Refused, whatever the profile.
         let decoded = PercentEncoding.decode(path)
         guard String(validating: decoded, as: UTF8.self) != nil else {
-            throw SigilError(.forbidden, "the path's percent-escapes do not decode to UTF-8")
+            throw SigilError(.invalidTarget, "the path's percent-escapes do not decode to UTF-8")
         }
         // An encoded backslash, which some backends read as `/` (`/api/public/..%5Cprivate`).
         guard !decoded.contains(UInt8(ascii: "\\")) else {
-            throw SigilError(.forbidden, "the gateway forwards no path with a backslash, encoded or not")
+            throw SigilError(.invalidTarget, "the gateway forwards no path with a backslash, encoded or not")
         }
         guard profile == .sigilV1 else { return requestTarget }
         let canonicalQuery =
@@ -204,6 +207,26 @@ struct GatewayRoutes: Sendable {
             )
         }
         return String(decoding: path, as: UTF8.self) + query
+    }
+
+    /// The upstream's URL for `target`, once the URI AsyncHTTPClient would send for it (its path as
+    /// Foundation's URL re-encodes it, `/` when that is empty, then `?` and the query) is exactly the
+    /// upstream's prefix followed by `target`: whatever a URL library would make of a target, the
+    /// backend gets that target under that prefix, or nothing.
+    func forwardedURL(_ target: String) throws -> String {
+        let url = base + target
+        guard let parsed = URL(string: url), Self.uri(of: parsed) == prefix + target else {
+            throw SigilError(.invalidTarget, "the target would not reach the upstream as it was sent")
+        }
+        return url
+    }
+
+    /// The URI AsyncHTTPClient sends for `url` (its `URL.uri`, 1.37).
+    static func uri(of url: URL) -> String {
+        let path =
+            url.path.isEmpty
+            ? "/" : URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        return path + (url.query.map { "?" + $0 } ?? "")
     }
 
     /// The request's fields without hop-by-hop fields, any `Sigil-*` field (only the gateway says

@@ -60,6 +60,9 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidRegistration = Code("invalid-registration")
         /// Enrollment without a valid bootstrap token or JWT.
         public static let enrollmentRefused = Code("enrollment-refused")
+        /// A request target no route may be given: a path whose percent-escapes decode to no UTF-8,
+        /// or, at `sigil gateway`, a backslash in a path, encoded or not.
+        public static let invalidTarget = Code("invalid-target")
         /// A verified key acting beyond its rights: on another device, or managing its device while
         /// it is not the device's active key.
         public static let forbidden = Code("forbidden")
@@ -69,7 +72,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             .missingSignature, .malformedSignature, .unsupportedAlgorithm, .algorithmMismatch, .unknownKey,
             .revokedKey, .timestampOutOfWindow, .expired, .invalidSignature, .digestMismatch, .missingComponent,
             .replayedNonce, .certificateMismatch, .credentialMismatch, .invalidRegistration, .enrollmentRefused,
-            .forbidden, .bodyTooLarge,
+            .invalidTarget, .forbidden, .bodyTooLarge,
             .requestTimeout, .sealedBodyInvalid, .storeUnavailable, .upstreamUnavailable, .upstreamTimeout,
         ]
 
@@ -87,7 +90,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .storeUnavailable: return 503
             case .upstreamUnavailable: return 502
             case .upstreamTimeout: return 504
-            case .invalidRegistration, .sealedBodyInvalid: return 400
+            case .invalidRegistration, .sealedBodyInvalid, .invalidTarget: return 400
             case .forbidden: return 403
             default: return 401
             }
@@ -117,6 +120,7 @@ public struct SigilError: Error, Sendable, Hashable, CustomStringConvertible {
             case .upstreamUnavailable: return "Upstream unavailable"
             case .upstreamTimeout: return "Upstream did not answer in time"
             case .invalidRegistration: return "Registration input unusable"
+            case .invalidTarget: return "Request target unusable"
             case .enrollmentRefused: return "Enrollment refused"
             case .forbidden: return "Not allowed for this key"
             default: return rawValue

@@ -145,6 +145,42 @@ struct GatewayTests {
         }
     }
 
+    @Test(
+        "targets no reading may forward (escapes that decode to no UTF-8, an encoded backslash) are refused 400 invalid-target before the backend, signed for a signed request, and unsigned ones under --monitor too"
+    )
+    func unusableTargets() async throws {
+        try await Self.withGateway(configure: {
+            $0.upstream?.url += "/backend"
+            $0.monitor = ["/api/public"]
+        }) { server, upstream, device, client in
+            for path in ["/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe", "/api/public/..%5Cprivate"] {
+                for profile in SignatureProfile.allCases {
+                    var request = TestRequest(.get, path, server: server)
+                    try request.sign(with: device.signer(profile, clock: server.clock))
+                    // Over a client that sends the path as it is: AsyncHTTPClient would send `/`.
+                    let refused = try await IdentityTests.sendHTTP2(request, to: server)
+                    #expect(refused.status == 400 && refused.code == "invalid-target", "\(path): \(refused.text)")
+                    if profile == .sigilV1 {
+                        try Self.responses(server).verifySigilV1(
+                            HTTPResponse(status: .badRequest, headerFields: refused.headers), body: refused.body,
+                            answering: request.answered)
+                    }
+                }
+                let unsigned = try await IdentityTests.sendHTTP2(TestRequest(.get, path, server: server), to: server)
+                // Let through by monitor mode under /api/public, then refused all the same; refused
+                // for its missing signature elsewhere.
+                let expected = path.hasPrefix("/api/public") ? "invalid-target" : "missing-signature"
+                #expect(unsigned.code == expected, "\(path): \(unsigned.text)")
+            }
+            #expect(try await upstream.count() == 0, "nothing reached the backend")
+            // Under the upstream's path, as sent.
+            var fine = TestRequest(.get, "/api/orders/%C3%A9", server: server)
+            try fine.sign(with: device.signer(clock: server.clock))
+            let forwarded = try await fine.send(client, to: server)
+            #expect(forwarded.json["path"] as? String == "/backend/api/orders/%C3%A9", "\(forwarded.text)")
+        }
+    }
+
     @Test("a 5 MiB body goes through whole, and rfc9421 requests keep their path as signed")
     func largeBodiesAndRFC9421() async throws {
         try await Self.withGateway { server, _, device, client in
@@ -302,13 +338,21 @@ struct GatewayTargetTests {
     func targets() throws {
         // Joined to http://127.0.0.1:8080 these would name another host, or hide a path from the signature.
         // Escapes that decode to no UTF-8 became `/` on the way to the backend, the query kept.
-        for hostile in [
-            "*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", "", "/a\\b",
-            "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe", "/api/public/..%5Cprivate",
-        ] {
+        for hostile in ["*@evil.example/x", "@evil.example/x", "/v1/notes#/../../admin/users?role=admin", ""] {
             for profile in [SignatureProfile.sigilV1, .rfc9421] {
                 #expect(throws: SigilError(.forbidden, "")) {
                     _ = try GatewayRoutes.target(hostile, profile: profile, keepPath: false)
+                }
+            }
+        }
+        // A backslash, raw or encoded, is refused: some backends read it as `/`.
+        for unusable in [
+            "/a\\b", "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe", "/api/public/..%5Cprivate",
+            "/api/public/..%5cprivate",
+        ] {
+            for profile in [SignatureProfile.sigilV1, .rfc9421] {
+                #expect(throws: SigilError(.invalidTarget, "")) {
+                    _ = try GatewayRoutes.target(unusable, profile: profile, keepPath: false)
                 }
             }
         }
