@@ -197,8 +197,8 @@ struct Curl: AsyncParsableCommand {
 
     /// Reads one of the server's public routes, sent unsigned as anyone may (no key needed). Discovery
     /// and the key directory carry signatures of their own (PROTOCOL.md sections 8.1 and 12): when an
-    /// identity holds the server's response key they are checked, and an answer they do not sign is
-    /// refused as any unsigned answer of that server is; the attestation challenge is never signed.
+    /// identity holds the server's response key they are checked whatever the status, and nothing of
+    /// an answer they do not sign is printed (exit 1); the attestation challenge is never signed.
     func readPublic(
         _ route: PublicRoute, body: [UInt8], authority: String, path: String,
         stored: (identity: DeviceIdentity, store: FileDeviceStore)?, connection: SigilHTTPClient
@@ -220,7 +220,7 @@ struct Curl: AsyncParsableCommand {
         let statusLine = "HTTP \(head.status.code) \(head.status.reasonPhrase)"
         // Whether the answer carries a signature by the key the identity holds; nil: none to check.
         var verified: Bool?
-        if let stored, route != .attestChallenge, Self.checksSignature(of: head.status) {
+        if let stored, route != .attestChallenge {
             let key = try KeyFile.load(Array(stored.identity.responseKey.utf8), formats: .withRSA).verificationKey
             switch route {
             case .discovery:
@@ -243,16 +243,18 @@ struct Curl: AsyncParsableCommand {
                 case true?: "signature verified (\(route == .discovery ? "Sigil-Discovery-Signature" : "RFC 9421"))"
                 case false?: "NOT signed by the server's key"
                 case nil:
-                    route == .attestChallenge || !Self.checksSignature(of: head.status)
+                    route == .attestChallenge
                         ? "unsigned, as this route answers"
                         : "signature not checked (no server key: sigil enroll, or name an --identity)"
                 }
             note("response: HTTP \(head.status.code), \(said)")
         }
+        let hint = request.method == route.method ? "" : " (\(route.path) is \(route.method.rawValue))"
         if verified == false {
-            // Not the enrolled server's word: nothing of it is printed as if it were.
+            // Not the enrolled server's word, whatever its status (an impostor holding the TLS key
+            // answered `203` with another server's keys): nothing of it is printed.
             warn(
-                "the answer is not signed by the server's key: \(statusLine); "
+                "the answer is not signed by the server's key: \(statusLine)\(hint); "
                     + "this server signs its \(route == .discovery ? "discovery" : "key directory"): a proxy or another server answered?"
             )
             throw ExitStatus(code: 1)
@@ -264,17 +266,10 @@ struct Curl: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data(answer))
         if head.status.code >= 400 {
-            let hint = request.method == route.method ? "" : " (\(route.path) is \(route.method.rawValue))"
             warn("\(statusLine), unsigned\(hint)")
             throw ExitStatus(code: 1)
         }
     }
-
-    /// Whether a public route's answer of `status` must carry the server's signature: every answer
-    /// printed as the server's document, whatever its success code (an impostor holding the TLS key
-    /// answered `203` with another server's keys, printed, exit 0, when only `200` was checked); a
-    /// refusal (4xx, 5xx) is printed as one, unsigned, and exits 1.
-    static func checksSignature(of status: HTTPResponse.Status) -> Bool { status.code < 400 }
 
     /// The `-H` headers, added to `request`.
     func appendHeaders(to request: inout HTTPRequest) throws {

@@ -391,11 +391,16 @@ final class PythonUpstream: @unchecked Sendable {
         self.pid = pid
     }
 
-    static func start() async throws -> PythonUpstream {
+    /// `Tests/Upstream/impostor.py`: answers given paths with given statuses, fields and bodies over TLS.
+    static let impostorScript = URL(fileURLWithPath: script).deletingLastPathComponent()
+        .appendingPathComponent("impostor.py").path
+
+    /// `script` (the echo backend unless told) run with `arguments` and a free port, once it listens.
+    static func start(script: String = script, arguments: [String] = []) async throws -> PythonUpstream {
         guard let python else { throw ExternalServers.ServerError("python3 is not installed") }
         let port = try ExternalServers.freePort()
         let pid = try ExternalServers.spawn(
-            python, [script, String(port)], log: NSTemporaryDirectory() + "sigil-upstream-\(port).log")
+            python, [script] + arguments + [String(port)], log: NSTemporaryDirectory() + "sigil-upstream-\(port).log")
         let upstream = PythonUpstream(port: port, pid: pid)
         do {
             try await ExternalServers.waitForPort(port)
