@@ -140,6 +140,8 @@ public enum SigilStandalone {
         }
         /// The admin API's application and the audit trail's pruning, run beside the application.
         let background: [any Service]
+        /// The data directory's lock, while this server's nonces are its own; let go at ``close()``.
+        var servingLock: ServingLock?
         /// The server's own keys.
         public let serverKeys: ServerKeyRing
         /// The outcome of every request to the protected routes, by monitored prefix, the last day.
@@ -161,6 +163,7 @@ public enum SigilStandalone {
 
         /// Closes the stores and the gateway's upstream connections; call it after the application stopped.
         public func close() async throws {
+            defer { servingLock?.release() }
             accessLog?.close()
             try? await upstreamClient?.shutdown()
             try await stores.close()
@@ -184,9 +187,13 @@ public enum SigilStandalone {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Prepared {
         let data = try DataDirectory(path: options.dataDirectory)
+        let lock = options.sharesNonces ? nil : try ServingLock(data)
         let stores = try await openStores(options, data: data, masterKey: try data.masterKey(), logger: logger)
         do {
-            return try await prepare(options, data: data, stores: stores, logger: logger, onListening: onListening)
+            var prepared = try await prepare(
+                options, data: data, stores: stores, logger: logger, onListening: onListening)
+            prepared.servingLock = lock
+            return prepared
         } catch {
             try? await stores.close()
             throw error
