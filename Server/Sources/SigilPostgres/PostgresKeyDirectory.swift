@@ -430,6 +430,12 @@ public final class PostgresKeyDirectory: KeyRegistry {
                 logger: logger)
         }
 
+        func hasUnrevokedKey(device: String) async throws -> Bool {
+            try await !connection.query(
+                "SELECT 1 FROM sigil_keys WHERE device_id = \(device) AND state <> 'revoked' LIMIT 1", logger: logger
+            ).collect().isEmpty
+        }
+
         func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws {
             try await connection.query(
                 """

@@ -594,6 +594,12 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 [.text(device), .text(SignatureAlgorithm.hmacSHA256.rawValue)])
         }
 
+        func hasUnrevokedKey(device: String) async throws -> Bool {
+            try await !writer.query(
+                "SELECT 1 FROM sigil_keys WHERE device_id = ? AND state <> 'revoked' LIMIT 1", [.text(device)]
+            ).isEmpty
+        }
+
         func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws {
             _ = try await writer.query(
                 """

@@ -498,7 +498,8 @@ public enum SigilStandalone {
                 try adminApplication(
                     options.admin,
                     administration: Administration(
-                        directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes),
+                        directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes,
+                        metrics: metricsFactory),
                     identity: identity,
                     deviceCAs: (clientCA ?? [])
                         + (try data.certificateAuthority().map {

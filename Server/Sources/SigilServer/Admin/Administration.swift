@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
+import Metrics
 @_spi(Sigil) import SigilCore
 
 /// What operators do, free of any front end: `sigil admin` runs it on a store directly, the admin API
 /// (``handle(_:path:query:actor:)``) on a running server. Every change is one directory write with
-/// its audit rows; every admin API call is audited too.
+/// its audit rows, and every admin API call that may change something is audited too; reads are
+/// counted (``AdminReads``), so the trail holds changes rather than page views.
 public struct Administration: Sendable {
     /// What a revocation names.
     public enum Target: Sendable, Hashable {
@@ -24,16 +26,21 @@ public struct Administration: Sendable {
     public let clock: any UnixClock
     /// The outcomes of the running server's requests (the console's rollout charts), when there is one.
     public let outcomes: RequestOutcomes?
+    /// Counts the admin API's reads.
+    public let reads: AdminReads
 
     /// Creates the service.
+    ///
+    /// - Parameter metrics: where the admin API's reads are counted (`MetricsSystem`'s by default).
     public init(
         directory: any AdministeredDirectory, serverKeys: ServerKeyRing?, clock: any UnixClock,
-        outcomes: RequestOutcomes? = nil
+        outcomes: RequestOutcomes? = nil, metrics: any MetricsFactory = MetricsSystem.factory
     ) {
         self.directory = directory
         self.serverKeys = serverKeys
         self.clock = clock
         self.outcomes = outcomes
+        self.reads = AdminReads(factory: metrics)
     }
 
     /// Devices, by device ID.
@@ -180,8 +187,9 @@ public struct Administration: Sendable {
     /// `?reason=…`), `GET /admin/v1/audit?device=…&user=…&since=…&limit=…&before=…`, `GET /admin/v1/keys`,
     /// `GET /admin/v1/rollout?window=hour|day`, `POST /admin/v1/keys/{response|sealing}/rotate` and `…/promote`.
     ///
-    /// The caller has authenticated the operator (`actor`); the call is audited before it runs, so a
-    /// call whose audit row cannot be written does nothing (503).
+    /// The caller has authenticated the operator (`actor`). A call that may change something (any
+    /// method but `GET` and `HEAD`) is audited before it runs, so one whose audit row cannot be
+    /// written does nothing (503); a read is counted in ``reads``.
     public func handle(
         _ method: HTTPRequest.Method, path: String, query: [String: String], actor: String
     ) async -> Answer {
@@ -190,11 +198,15 @@ public struct Administration: Sendable {
                 String(decoding: PercentEncoding.decode(Array($0.utf8)[...]), as: UTF8.self)
             }
             guard segments.count >= 3, segments[0] == "admin", segments[1] == "v1" else { return Self.notFound }
-            try await directory.appendAudit([
-                AuditEntry(
-                    time: clock.now(), action: .adminCall, actor: AuditEntry.operatorActor(actor),
-                    clientAddress: AuditContext.clientAddress, reason: "\(method.rawValue) \(path.prefix(512))")
-            ])
+            if method == .get || method == .head {
+                reads.count(segments[2])
+            } else {
+                try await directory.appendAudit([
+                    AuditEntry(
+                        time: clock.now(), action: .adminCall, actor: AuditEntry.operatorActor(actor),
+                        clientAddress: AuditContext.clientAddress, reason: "\(method.rawValue) \(path.prefix(512))")
+                ])
+            }
             // No ID, user or query value holds a control character (a NUL byte is refused by PostgreSQL
             // as an outage would be): a bad request, said as such.
             func holdsControl(_ text: String) -> Bool {
@@ -315,5 +327,26 @@ extension Administration.Answer {
         var answer = self
         answer.headers[Administration.linkField] = "<\(next)>; rel=\"next\""
         return answer
+    }
+}
+
+/// The admin API's reads, counted by collection: `sigil_admin_reads_total{route}`, `route` one of
+/// `devices`, `audit`, `keys`, `rollout` or `other`.
+public struct AdminReads: Sendable {
+    /// The collections counted by name.
+    public static let routes = ["devices", "audit", "keys", "rollout"]
+    private let counters: [String: Counter]
+
+    init(factory: any MetricsFactory) {
+        var counters: [String: Counter] = [:]
+        for route in Self.routes + ["other"] {
+            counters[route] = Counter(label: "sigil_admin_reads_total", dimensions: [("route", route)], factory: factory)
+        }
+        self.counters = counters
+    }
+
+    /// Counts one read of `collection`.
+    func count(_ collection: String) {
+        (counters[collection] ?? counters["other"])?.increment()
     }
 }

@@ -41,6 +41,8 @@ package protocol DirectoryTransaction {
     func revoke(keyID: String) async throws -> (deviceID: String, algorithm: String)?
     /// Revokes every HMAC secret of a device.
     func revokeSecrets(ofDevice device: String) async throws
+    /// Whether the device has a key that is not revoked.
+    func hasUnrevokedKey(device: String) async throws -> Bool
     /// Records a client certificate issued.
     func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws
     /// Appends audit rows.
@@ -94,12 +96,19 @@ extension DirectoryChange {
         for device in revokedDevices + revokedUsers.flatMap({ devicesOfUsers[$0] ?? [] }) {
             guard try await store.revoke(device: device, at: now) else { throw Self.unknownTarget("device \(device)") }
         }
+        var keysRevokedOf: Set<String> = []
         for keyID in revokedKeys {
             // A key pair revoked takes its device's HMAC secrets with it (one may have been fetched with it).
             guard let revoked = try await store.revoke(keyID: keyID) else { throw Self.unknownTarget("key \(keyID)") }
             if revoked.algorithm != SignatureAlgorithm.hmacSHA256.rawValue {
                 try await store.revokeSecrets(ofDevice: revoked.deviceID)
             }
+            keysRevokedOf.insert(revoked.deviceID)
+        }
+        // A device left with no key that may sign is revoked: it can do nothing more, and reads as such
+        // everywhere (its state, the `state=` filter, the console).
+        for device in keysRevokedOf.sorted() where try await !store.hasUnrevokedKey(device: device) {
+            if try await !store.isRevoked(device: device) { _ = try await store.revoke(device: device, at: now) }
         }
         for certificate in certificates { try await store.record(certificate, now: now) }
         try await store.append(auditRows(devicesOfUsers: devicesOfUsers))

@@ -295,6 +295,10 @@ final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
         }
     }
 
+    func hasUnrevokedKey(device: String) -> Bool {
+        keys.values.contains { $0.deviceID == device && $0.state != .revoked }
+    }
+
     func record(_ certificate: IssuedCertificateRecord, now: Int64) { certificates.append(certificate) }
 
     func append(_ audit: [AuditEntry]) { appendedAudit += audit }

@@ -47,6 +47,9 @@ enum ConsoleAssets {
             (body, type) = (PackageResources.console_js, "text/javascript; charset=utf-8")
         case "/console.css":
             (body, type) = (PackageResources.console_css, "text/css; charset=utf-8")
+        case "/favicon.ico":
+            // Asked for by every browser that opens the console: no icon, and no refusal to log.
+            return Response(status: .noContent, headers: commonHeaders)
         default:
             return nil
         }

@@ -156,6 +156,8 @@ struct ConsoleTests {
                 #expect(!code.contains(sink), "the console's script uses \(sink)")
             }
             #expect(try await get("/console.css").status == .ok)
+            // The icon every browser asks for: nothing, not a refusal logged as a failed admin call.
+            #expect(try await get("/favicon.ico").status == .noContent)
             // Anything else still needs the credential, and says nothing without it.
             for path in ["/console.map", "/admin/v1/devices", "/index.html", "/metrics"] {
                 let refused = try await get(path)

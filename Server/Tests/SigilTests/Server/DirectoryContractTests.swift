@@ -45,6 +45,29 @@ extension ExternalStoreSuites {
         }
 
         @Test(
+            "a device whose last key that may sign is revoked is revoked itself: its state and the state filter say so; one with another key stays active",
+            arguments: Store.available)
+        func lastKeyRevoked(_ store: Store) async throws {
+            try await RevocationTests.withRegistry(store) { registry, _, _ in
+                let administered = try #require(registry as? any AdministeredDirectory)
+                let only = try RevocationTests.key("dev-only")
+                let first = try RevocationTests.key("dev-two")
+                let second = try RevocationTests.key("dev-two")
+                try await registry.apply(DirectoryChange(added: [only, first, second]))
+                try await registry.apply(DirectoryChange(revokedKeys: [only.keyID, first.keyID]))
+                let records = try await administered.devices(DeviceQuery())
+                #expect(records.first { $0.deviceID == "dev-only" }?.state == .revoked)
+                #expect(records.first { $0.deviceID == "dev-two" }?.state == .active)
+                #expect(
+                    try await administered.devices(DeviceQuery(state: .active)).map(\.deviceID) == ["dev-two"])
+                #expect(
+                    try await administered.devices(DeviceQuery(state: .revoked)).map(\.deviceID) == ["dev-only"])
+                try await registry.apply(DirectoryChange(revokedKeys: [second.keyID]))
+                #expect(try await administered.devices(DeviceQuery(state: .active)).isEmpty)
+            }
+        }
+
+        @Test(
             "a single-use credential is spent once, with the change that spends it; a change that fails spends nothing",
             arguments: Store.available)
         func singleUse(_ store: Store) async throws {
