@@ -340,7 +340,8 @@ public struct AdminReads: Sendable {
     init(factory: any MetricsFactory) {
         var counters: [String: Counter] = [:]
         for route in Self.routes + ["other"] {
-            counters[route] = Counter(label: "sigil_admin_reads_total", dimensions: [("route", route)], factory: factory)
+            counters[route] = Counter(
+                label: "sigil_admin_reads_total", dimensions: [("route", route)], factory: factory)
         }
         self.counters = counters
     }

@@ -404,7 +404,8 @@ struct AdminAPITests {
             #expect(try await status(certificate: deviceCertificate, key: holder.privateKey) == 401)
             #expect(try await status(certificate: operatorCertificate, key: operatorKey) == 200)
             #expect(
-                try await status(certificate: operatorCertificate, key: operatorKey, .POST, "/admin/v1/keys/none/revoke")
+                try await status(
+                    certificate: operatorCertificate, key: operatorKey, .POST, "/admin/v1/keys/none/revoke")
                     == 404)
             let calls = try await server.prepared.directory.auditTrail(AuditQuery()).filter { $0.action == .adminCall }
             #expect(calls.map(\.actor) == ["operator:jo_ops"], "a certificate's holder is named in the trail")
