@@ -5,6 +5,7 @@ import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilFiles
 import SigilRSA
+import SigilServer
 import SigilTLS
 
 /// The `sigil` command (PROTOCOL.md section 5).
@@ -28,6 +29,10 @@ struct Sigil: AsyncParsableCommand {
 
     /// Exit codes: 0 valid or done, 1 invalid (verify), 2 unusable input or arguments. One line, no traces.
     static func main() async {
+        if let unknown = unknownCommand(CommandLine.arguments.dropFirst().first) {
+            FileHandle.standardError.write(Data("sigil: \(unknown)\n".utf8))
+            Foundation.exit(2)
+        }
         var parsed: (any ParsableCommand)?
         do {
             var command = try parseAsRoot()
@@ -54,6 +59,36 @@ struct Sigil: AsyncParsableCommand {
             FileHandle.standardError.write(Data("sigil: \(message)\n".utf8))
             Foundation.exit(2)
         }
+    }
+}
+
+extension Sigil {
+    /// What to say when `word`, the first argument, names no command (`sigil enrol` said "2 unexpected
+    /// arguments"), with the nearest command when one is a typo away; `nil` for a command or an option.
+    static func unknownCommand(_ word: String?) -> String? {
+        guard let word, !word.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !names.contains(word) else { return nil }
+        let nearest = names.map { (name: $0, distance: editDistance(Array(word.utf8), Array($0.utf8))) }
+            .min { $0.distance < $1.distance }
+        let shown = OperatorText.escaped(String(word.prefix(40)), quoting: .never)
+        guard let nearest, nearest.distance <= 2 else {
+            return "no command '\(shown)'; sigil --help lists them"
+        }
+        return "no command '\(shown)'; did you mean 'sigil \(nearest.name)'?"
+    }
+
+    /// Levenshtein distance of `a` and `b`.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }
 

@@ -109,6 +109,15 @@ struct CommandTests {
         #expect(base.text.contains(profile == "rfc9421" ? "\"@signature-params\": " : "POST\n/v1/echo?a=1&b=2\n"))
     }
 
+    @Test("a command mistyped is named with the nearest one (sigil enrol said \"2 unexpected arguments\")")
+    func mistypedCommand() async throws {
+        let enrol = try await SigilCommand.run(["enrol", "https://localhost:8443", "--token", "t"])
+        #expect(enrol.status == 2)
+        #expect(enrol.error == "sigil: no command 'enrol'; did you mean 'sigil enroll'?\n", "\(enrol.error)")
+        let far = try await SigilCommand.run(["\u{1B}[31mserver"])
+        #expect(far.status == 2 && far.error.contains("sigil --help lists them") && !far.error.contains("\u{1B}"))
+    }
+
     @Test func vectorsVerifyFromTheCommandLine() async throws {
         let vector = try #require(Vectors.cases("sigil-v1-requests.json").first { $0.name == "ed25519-post-json" })
         let keyPath = Vectors.directory.appendingPathComponent("keys/ed25519.pub.pem").path

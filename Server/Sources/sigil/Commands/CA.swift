@@ -56,8 +56,19 @@ struct CA: AsyncParsableCommand {
         @Option(name: .long, help: "Write the certificate here instead of standard output.")
         var out: String?
 
+        @Flag(name: .long, help: "Replace --out and --p12 if they exist.")
+        var force = false
+
         func run() async throws {
-            let data = try DataDirectory(path: dataDirectory ?? DataDirectory.defaultPath)
+            if !force {
+                // Before anything is written, as keygen does: a bundle someone relies on is never replaced by accident.
+                for path in [out, p12].compactMap({ $0 }) {
+                    try SecureFile.refuseExisting(
+                        path, advice: "it is kept; choose another path, or replace it with --force")
+                }
+            }
+            // Creates no data directory: one without a CA issues nothing.
+            let data = DataDirectory(existing: dataDirectory ?? DataDirectory.defaultPath)
             guard let authority = try data.certificateAuthority() else {
                 throw SigilInputError("no client CA in \(data.path); run `sigil ca init` first")
             }

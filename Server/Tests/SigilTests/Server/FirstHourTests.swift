@@ -99,6 +99,22 @@ struct FirstHourTests {
         #expect(issued.status == 0, "\(issued.error)")
         let certificate = try Certificate(pemEncoded: issued.text)
         #expect(certificate.subject.description.contains("CN=\(keyID ?? "-")"), "\(certificate.subject)")
+
+        // As keygen does, a file that exists is kept unless --force: issuing again refuses before writing.
+        let issue = ["ca", "issue", "--data-dir", directory + "/data", "--csr", directory + "/client.csr"]
+        let out = directory + "/client-cert.pem"
+        #expect(try await SigilCommand.run(issue + ["--out", out]).status == 0)
+        let first = try String(contentsOfFile: out, encoding: .utf8)
+        let again = try await SigilCommand.run(issue + ["--out", out])
+        #expect(again.status == 2 && again.error.contains("exists already"), "\(again.error)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == first)
+        #expect(try await SigilCommand.run(issue + ["--out", out, "--force"]).status == 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) != first)
+        // A data directory without a CA is refused and not made.
+        let none = try await SigilCommand.run([
+            "ca", "issue", "--data-dir", directory + "/none", "--csr", directory + "/client.csr",
+        ])
+        #expect(none.status == 2 && !FileManager.default.fileExists(atPath: directory + "/none"), "\(none.error)")
     }
 
     @Test("a server that is not running: connection refused to HOST:PORT, at once, from curl, enroll and pin")
