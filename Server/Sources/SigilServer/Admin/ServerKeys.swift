@@ -348,7 +348,7 @@ public final class ServerKeyRing: Sendable {
                 AuditEntry(
                     time: now, action: .serverKeyRotated, keyID: stored.keyID, actor: actor,
                     clientAddress: AuditContext.clientAddress,
-                    reason: "\(kind.rawValue) key, current at \(now + overlap)")
+                    reason: "\(kind.rawValue) key, current from \(OperatorText.time(now + overlap))")
             ])
         try await reload()
         return stored.keyID
