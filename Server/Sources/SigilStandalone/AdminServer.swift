@@ -287,7 +287,13 @@ extension SigilStandalone {
                 store: stores.directory, overlap: options.keyOverlap, clock: options.clock, keyFormats: .withRSA,
                 initialResponse: { throw none }, initialSealing: { throw none })
             return (
-                Administration(directory: stores.directory, serverKeys: ring, clock: options.clock),
+                {
+                    var administration = Administration(
+                        directory: stores.directory, serverKeys: ring, clock: options.clock)
+                    // A self-signed server's data directory: its backup key is the next TLS key.
+                    if options.keyStore == .dataDirectory { administration.backupTLSKey = data.backupTLSKey }
+                    return administration
+                }(),
                 { try? await stores.close() }
             )
         } catch {

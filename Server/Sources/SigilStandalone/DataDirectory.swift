@@ -165,6 +165,21 @@ public struct DataDirectory: Sendable {
         return SPKIPin.pin(spkiDER: key.publicKey.derRepresentation)
     }
 
+    /// The backup TLS key as a TLS rotation takes it: the key of ``backupPin()``, then a new one in
+    /// its place.
+    public var backupTLSKey: BackupTLSKey {
+        BackupTLSKey(
+            current: {
+                _ = try backupPin()
+                let pem = try read("tls-backup-key.pem", secret: true) ?? []
+                return try SigningKey(P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)))
+            },
+            renew: {
+                try SecureFile.write(
+                    P256.Signing.PrivateKey().pemRepresentation + "\n", to: file("tls-backup-key.pem"))
+            })
+    }
+
     /// The client CA of `sigil ca init`, if there is one.
     public func certificateAuthority() throws -> CertificateAuthority? {
         guard let certificate = try read("ca-cert.pem"), let key = try read("ca-key.pem", secret: true) else {

@@ -435,8 +435,9 @@ public enum SigilStandalone {
         if let served {
             // The key served now, then the next one's (published before its promotion) and the backup key's.
             registration.publishedPins = {
+                // Read each time: a TLS rotation takes the backup key and leaves a new one.
                 let now = served.pins
-                return (now.current, now.next + (backupPin.map { [$0] } ?? []))
+                return (now.current, now.next + ((try? data.backupPin()).map { [$0] } ?? []))
             }
         }
         let service = RegistrationService(
@@ -497,9 +498,13 @@ public enum SigilStandalone {
             background.append(
                 try adminApplication(
                     options.admin,
-                    administration: Administration(
-                        directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes,
-                        metrics: metricsFactory),
+                    administration: {
+                        var administration = Administration(
+                            directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes,
+                            metrics: metricsFactory)
+                        if options.certificateFile == nil { administration.backupTLSKey = data.backupTLSKey }
+                        return administration
+                    }(),
                     identity: identity,
                     deviceCAs: (clientCA ?? [])
                         + (try data.certificateAuthority().map {

@@ -28,6 +28,9 @@ public struct Administration: Sendable {
     public let outcomes: RequestOutcomes?
     /// Counts the admin API's reads.
     public let reads: AdminReads
+    /// The backup TLS key of the server's data directory, which a TLS rotation publishes as the next
+    /// key, when this process holds it.
+    public var backupTLSKey: BackupTLSKey?
 
     /// Creates the service.
     ///
@@ -153,9 +156,18 @@ public struct Administration: Sendable {
     }
 
     /// Publishes a next key of `kind`, current after the overlap.
+    ///
+    /// A TLS key's next key is the backup key (``backupTLSKey``) when there is one: every device
+    /// pins it already, so none is stranded by a promotion it did not hear of; a new backup key then
+    /// takes its place.
     public func rotate(_ kind: ServerKeyKind, by actor: String) async throws -> String {
         guard let serverKeys else { throw SigilError(.forbidden, "this store holds no server keys") }
-        return try await serverKeys.rotate(kind, actor: AuditEntry.operatorActor(actor))
+        let backup = kind == .tls ? backupTLSKey : nil
+        let keyID = try await serverKeys.rotate(
+            kind, actor: AuditEntry.operatorActor(actor), tlsKey: try backup?.current())
+        // Only once the key is published: a rotation refused keeps the backup devices pin.
+        try backup?.renew()
+        return keyID
     }
 
     /// Makes the next key of `kind` current now.
@@ -349,5 +361,20 @@ public struct AdminReads: Sendable {
     /// Counts one read of `collection`.
     func count(_ collection: String) {
         (counters[collection] ?? counters["other"])?.increment()
+    }
+}
+
+/// A key that clients pin beside the served one and that is not served yet (a self-signed server's
+/// backup TLS key): read for a rotation, then replaced by a new one.
+public struct BackupTLSKey: Sendable {
+    /// The backup key now.
+    public var current: @Sendable () throws -> SigningKey
+    /// Replaces it with a new one (its pin listed from then on).
+    public var renew: @Sendable () throws -> Void
+
+    /// A backup key read by `current` and replaced by `renew`.
+    public init(current: @escaping @Sendable () throws -> SigningKey, renew: @escaping @Sendable () throws -> Void) {
+        self.current = current
+        self.renew = renew
     }
 }

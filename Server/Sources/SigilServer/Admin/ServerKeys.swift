@@ -316,12 +316,15 @@ public final class ServerKeyRing: Sendable {
 
     /// Publishes a new next key of `kind`, current after ``overlap``.
     ///
-    /// - Parameter algorithm: a response key's algorithm; the current key's by default.
+    /// - Parameters:
+    ///   - algorithm: a response key's algorithm; the current key's by default.
+    ///   - tlsKey: the next TLS key (a P-256 key clients pin already, the data directory's backup
+    ///     key); a new one when `nil`.
     /// - Returns: the new key ID.
     /// - Throws: `forbidden` when a next key is published already.
-    public func rotate(_ kind: ServerKeyKind, actor: String, algorithm: SignatureAlgorithm? = nil) async throws
-        -> String
-    {
+    public func rotate(
+        _ kind: ServerKeyKind, actor: String, algorithm: SignatureAlgorithm? = nil, tlsKey: SigningKey? = nil
+    ) async throws -> String {
         let now = clock.now()
         let stored: StoredServerKey
         switch kind {
@@ -340,7 +343,8 @@ public final class ServerKeyRing: Sendable {
                     "this server serves a certificate of its own (--cert): its TLS key is not Sigil's to rotate")
             }
             stored = try Self.stored(
-                kind, signing: try SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap, now: now)
+                kind, signing: try tlsKey ?? SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap,
+                now: now)
         }
         try await store.addServerKey(
             stored, onlyIfFirst: false,

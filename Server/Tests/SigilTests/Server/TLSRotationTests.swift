@@ -65,9 +65,13 @@ extension ExternalStoreSuites {
                 ["curl", "-v", "--json", "{}", url + "/v1/echo"], environment: environment)
             #expect(curl.status == 0, "\(curl.error)")
             #expect(curl.error.contains("pins from the server's signed discovery"), "\(curl.error)")
+            // The next key is the backup key every device pinned at enrollment; the new backup key
+            // that took its place is adopted from discovery.
             let adopted = try identity().pins
-            let next = try #require(adopted.first { !enrolledPins.contains($0) })
-            #expect(adopted.contains(first))
+            let next = try #require(enrolledPins.last)
+            #expect(next != first)
+            let newBackup = try #require(adopted.first { !enrolledPins.contains($0) })
+            #expect(adopted.contains(first) && adopted.contains(next) && adopted.contains(newBackup))
 
             let promote = try await SigilCommand.run(
                 ["admin", "keys", "promote", "tls", "--data-dir", data], environment: environment)
@@ -98,6 +102,46 @@ extension ExternalStoreSuites {
             curl = try await SigilCommand.run(["curl", "-v", moved + "/.well-known/sigil"], environment: environment)
             #expect(curl.status == 0, "\(curl.error)")
             #expect(curl.error.contains("pins matched"), "\(curl.error)")
+        }
+
+        @Test(
+            "rotate tls then promote tls at once: a device that heard of neither still connects, since the next key was the backup key it pinned at enrollment, and learns the new backup"
+        )
+        func promotedUnheard() async throws {
+            let directory = try SigilCommand.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let data = directory.appendingPathComponent("data").path
+            let environment = ["HOME": directory.appendingPathComponent("client-home").path]
+            let server = try ServerProcess(dataDirectory: data)
+            defer { server.stop() }
+            let url = "https://localhost:\(server.port)"
+            let enrolledPins = server.pins
+            let enroll = try await SigilCommand.run(
+                ["enroll", url, "--token", TestServer.token] + enrolledPins.flatMap { ["--pin", $0] },
+                environment: environment)
+            #expect(enroll.status == 0, "\(enroll.error)")
+            for step in ["rotate", "promote"] {
+                let run = try await SigilCommand.run(
+                    ["admin", "keys", step, "tls", "--data-dir", data], environment: environment)
+                #expect(run.status == 0, "\(run.error)")
+            }
+            var served = try await Self.served(server.port)
+            for _ in 0..<200 where served != enrolledPins.last {
+                try await Task.sleep(for: .milliseconds(50))
+                served = try await Self.served(server.port)
+            }
+            #expect(served == enrolledPins.last, "the backup key is served")
+            let curl = try await SigilCommand.run(
+                ["curl", "-v", "--json", "{}", url + "/v1/echo"], environment: environment)
+            #expect(curl.status == 0, "\(curl.error)")
+            #expect(curl.error.contains("pins matched"), "\(curl.error)")
+            let pins = try JSONDecoder().decode(
+                DeviceIdentity.self,
+                from: Data(
+                    contentsOf: URL(
+                        fileURLWithPath: environment["HOME"]! + "/.sigil/identities/default/identity.json"))
+            ).pins
+            #expect(pins.contains { !enrolledPins.contains($0) }, "the new backup pin is learnt: \(pins)")
         }
 
         @Test(
