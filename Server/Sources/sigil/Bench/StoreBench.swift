@@ -157,7 +157,9 @@ struct StoreBench: AsyncParsableCommand {
         if let user = components.user { arguments += ["-U", user] }
         let database = String(components.path.drop { $0 == "/" })
         if !database.isEmpty { arguments.append(database) }
-        let output = try run(pgbench, arguments)
+        // The password as libpq reads it, never on the command line.
+        let password = ProcessInfo.processInfo.environment["SIGIL_STORE_PASSWORD"] ?? components.password
+        let output = try run(pgbench, arguments, environment: password.map { ["PGPASSWORD": $0] } ?? [:])
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }) else { return nil }
         return Double(line.dropFirst(6).prefix { $0 == "." || $0.isNumber })
     }
@@ -182,10 +184,13 @@ struct StoreBench: AsyncParsableCommand {
         return directories.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    static func run(_ path: String, _ arguments: [String]) throws -> String {
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

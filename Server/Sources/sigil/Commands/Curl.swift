@@ -135,7 +135,11 @@ struct Curl: AsyncParsableCommand {
             }
             return
         }
-        let stored = try storedIdentity(for: origin)
+        // A key and a server both given by hand (`--key` with `--cacert` or `--pin`): the default
+        // identity lends nothing, neither pins nor the server's key (its pins named another server on
+        // the same origin in the README's DPoP walkthrough). With `--key` alone it lends both.
+        let byHand = identity == nil && key != nil && (cacert != nil || !pin.isEmpty)
+        let stored = byHand ? nil : try storedIdentity(for: origin)
         if identity == nil, key == nil, let stored {
             // An identity whose server does not read as an origin signs for none.
             guard let enrolled = Origin(url: stored.identity.server) else {
@@ -178,8 +182,10 @@ struct Curl: AsyncParsableCommand {
         clientIdentity: TLSIdentity?
     ) async throws -> SigilHTTPClient {
         var options = SigilHTTPClient.Options()
-        options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
-        options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
+        // Pins and anchors given by hand replace the identity's.
+        let byHand = !pin.isEmpty || cacert != nil
+        options.pins = byHand ? pin : stored?.identity.pins ?? []
+        options.allowSinglePin = allowSinglePin || (!byHand && stored != nil)
         options.pqOnly = pqOnly
         options.anchors = try cacert.map(Anchors.load)
         options.identity = clientIdentity

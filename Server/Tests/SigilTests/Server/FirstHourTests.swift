@@ -261,6 +261,25 @@ struct FirstHourTests {
             ["curl", "-v", "-d", "x", "https://127.0.0.1:\(server.port)/v1/echo"], environment: home)
         #expect(echo.status == 0, "\(echo.error)")
         #expect(echo.error.contains("signature verified"))
+
+        // Another server now on the identity's origin (the README's DPoP walkthrough on 8443): a key
+        // and a server given by hand borrow neither the identity's pins nor its server key.
+        let otherData = directory.appendingPathComponent("other").path
+        let other = try await ServeProcess.start(["serve", "--data-dir", otherData, "--port", "0"])
+        defer { other.stop() }
+        let identityFile = home["HOME"]! + "/.sigil/identities/default/identity.json"
+        var identity = try JSONDecoder().decode(
+            DeviceIdentity.self, from: Data(contentsOf: URL(fileURLWithPath: identityFile)))
+        identity.server = "https://127.0.0.1:\(other.port)"
+        try FileDeviceStore(directory: home["HOME"]! + "/.sigil/identities/default").saveIdentity(identity)
+        let byHand = try await SigilCommand.run(
+            [
+                "curl", "--key", key, "--cacert", otherData + "/tls-cert.pem", "-d", "x",
+                "https://127.0.0.1:\(other.port)/v1/echo",
+            ],
+            environment: home)
+        #expect(!byHand.error.contains("pin mismatch") && !byHand.error.contains("not signed"), "\(byHand.error)")
+        #expect(byHand.error.contains("401"), "the stranger's key is unknown there: \(byHand.error)")
     }
 }
 
