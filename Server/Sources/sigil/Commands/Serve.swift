@@ -37,6 +37,19 @@ struct Serve: AsyncParsableCommand {
         // there is one, reopens on it (AccessLog.reopenOnHangup).
         signal(SIGHUP, SIG_IGN)
         let banner = Banner()
+        // A first start that never listens (a port in use) leaves no data directory behind.
+        let made = !FileManager.default.fileExists(atPath: options.dataDirectory)
+        do {
+            try await serve(options, name: name, host: host, banner: banner, logger: logger)
+        } catch {
+            if made, await !banner.listened { try? FileManager.default.removeItem(atPath: options.dataDirectory) }
+            throw error
+        }
+    }
+
+    private static func serve(
+        _ options: SigilStandalone.Options, name: String, host: String, banner: Banner, logger: Logger
+    ) async throws {
         let prepared = try await SigilStandalone.prepare(options, logger: logger) { port in
             await banner.print(port: port)
         }
@@ -547,6 +560,8 @@ struct ServerOptions: ParsableArguments {
 actor Banner {
     private var make: (@Sendable (Int) -> String)?
     private var port: Int?
+    /// Whether the server listened.
+    var listened: Bool { port != nil }
 
     func set(_ make: @escaping @Sendable (Int) -> String) {
         self.make = make

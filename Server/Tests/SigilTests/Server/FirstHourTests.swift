@@ -160,17 +160,20 @@ struct FirstHourTests {
         }
     }
 
-    @Test("a port in use names the port and --port, for serve and gateway")
+    @Test(
+        "a port in use names the port and --port, for serve and gateway, and a first start that never listened leaves no data directory"
+    )
     func portInUse() async throws {
         let listener = try Listener()
         defer { listener.close() }
-        let data = try SigilCommand.temporaryDirectory().path
+        let data = try SigilCommand.temporaryDirectory().appendingPathComponent("data").path
         for command in [["serve"], ["gateway", "--upstream", "http://127.0.0.1:9"]] {
             let result = try await SigilCommand.run(
                 command + ["--data-dir", data, "--port", "\(listener.port)"], environment: ["LOG_LEVEL": "error"])
             #expect(result.status == 2)
             #expect(result.error.contains("port \(listener.port)"), "\(command): \(result.error)")
             #expect(result.error.contains("--port"), "\(result.error)")
+            #expect(!FileManager.default.fileExists(atPath: data), "\(command) left \(data)")
         }
     }
 
