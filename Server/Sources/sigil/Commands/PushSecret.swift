@@ -2,13 +2,13 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 @_spi(Sigil) import SigilCore
-import SigilSQLite
 import SigilServer
 import SigilStandalone
 
-/// `sigil push-secret --device dev-…`: a new HMAC secret for a device of the data directory's
-/// registry, sealed to the device's X-Wing key and signed with the response key, written as an APNs
-/// payload for the team's own push sender. No APNs connection is made.
+/// `sigil push-secret --device dev-…`: a new HMAC secret for a device of a server's store (the data
+/// directory's, or PostgreSQL), sealed to the device's X-Wing key and signed with the response key
+/// current in the key ring, written as an APNs payload for the team's own push sender. No APNs
+/// connection is made.
 struct PushSecret: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push-secret",
@@ -21,8 +21,7 @@ struct PushSecret: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .customLong("data-dir"), help: "The data directory of sigil serve (default: ~/.sigil).")
-    var dataDirectory: String?
+    @OptionGroup var store: Admin.StoreOptions
 
     @Option(name: .long, help: "The device ID (dev-…).")
     var device: String
@@ -41,33 +40,27 @@ struct PushSecret: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let data = try DataDirectory(path: dataDirectory ?? DataDirectory.defaultPath)
-        guard FileManager.default.fileExists(atPath: data.databasePath) else {
-            throw SigilInputError("no registry in \(data.path): start sigil serve there first")
-        }
         guard secretOverlap >= 0 else { throw SigilInputError("--secret-overlap must not be negative") }
-        let responseKey = try data.responseKey()
-        guard let responseKeyID = try responseKey.verificationKey.derivedKeyID else {
-            throw SigilInputError("the response key has no key ID")
-        }
-        let registry = try await SQLiteKeyDirectory.open(
-            path: data.databasePath, masterKey: try data.masterKey(), keyFormats: .withRSA)
-        let payload: [UInt8]
-        do {
+        // The store and the server's keys as `sigil serve` and `sigil admin` open them: the data
+        // directory's SQLite file or PostgreSQL, and the response key current now in the key ring
+        // (not a file: after a promotion the file's key is retired).
+        let payload: [UInt8] = try await store.with(serverKeys: true) { administration in
+            guard let ring = administration.serverKeys else {
+                throw SigilInputError("this store holds no server keys yet: start `sigil serve` on it once")
+            }
             var configuration = RegistrationService.Configuration()
             configuration.secretOverlap = secretOverlap
             let service = RegistrationService(
-                registry: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(),
-                configuration: configuration)
-            let issued = try await service.issueSealedSecret(toDevice: device)
-            // Checked before anything is written: a payload over 4 KB is refused.
-            payload = try ResponseSigner(signer: responseKey, keyID: responseKeyID).secretPush(issued, deviceID: device)
-                .payload()
-            try await registry.close()
-        } catch {
-            try? await registry.close()
-            if let error = error as? SigilError { throw SigilInputError("\(error.code): \(error.detail)") }
-            throw error
+                registry: administration.directory, nonces: MemoryNonceStore(), enrollment: NoEnrollment(),
+                configuration: configuration, clock: administration.clock)
+            do {
+                let issued = try await service.issueSealedSecret(toDevice: device)
+                // Checked before anything is written: a payload over 4 KB is refused.
+                return try ResponseSigner(ring: ring, clock: administration.clock).secretPush(issued, deviceID: device)
+                    .payload()
+            } catch let error as SigilError {
+                throw SigilInputError("\(error.code): \(error.detail)")
+            }
         }
         if let out {
             try IO.writeSecret(String(decoding: payload, as: UTF8.self) + "\n", to: out)

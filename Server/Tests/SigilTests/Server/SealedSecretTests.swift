@@ -422,12 +422,11 @@ struct PushedSecretTests {
 extension PushedSecretTests {
     @Test("sigil push-secret: an APNs payload for a device of the data directory, which the device takes")
     func pushSecretCommand() async throws {
-        let dataPath = TestServer.temporaryDirectory()
-        let data = try DataDirectory(path: dataPath)
-        let responseKey = try data.responseKey()
+        // A data directory as a server leaves it after its first start: its keys in its store.
+        let (dataPath, registry) = try await ServerProcess.startedOnce(in: try SigilCommand.temporaryDirectory())
+        let responseKey = try DataDirectory(path: dataPath).responseKey()
         let device = try TestDevice(.ecdsaP256SHA256)
         let sealing = try SealingPrivateKey.generate()
-        let registry = try await SQLiteKeyDirectory.open(path: data.databasePath, masterKey: try data.masterKey())
         try await registry.apply(
             DirectoryChange(
                 added: [
