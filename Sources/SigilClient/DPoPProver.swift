@@ -35,8 +35,8 @@ public struct DPoPProver: Sendable {
         signer: any SignatureProvider, clock: any UnixClock = SystemUnixClock(),
         nonces: any NonceSource = RandomNonceSource()
     ) throws {
-        guard let key = signer.publicKey, let alg = JWK.joseAlgorithm(signer.algorithm),
-            JWK.algorithm(jose: alg) == signer.algorithm
+        guard let key = signer.publicKey, let entry = AlgorithmEntry.of(signer.algorithm), entry.inDPoP,
+            let alg = entry.jose
         else { throw SigilInputError("DPoP needs an ES256, ES384, EdDSA or RS256 key") }
         let jwk = try JWK(key)
         self.signer = signer

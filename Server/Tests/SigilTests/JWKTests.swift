@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Sigil) import SigilCore
 import SigilRSA
+import SigilServer
 import Testing
 
 /// JWKs and RFC 7638 thumbprints against outside code (joserfc; `cryptography` for ML-DSA):
@@ -56,6 +57,35 @@ struct JWKTests {
         }
         #expect(JWK.joseAlgorithm(.ed25519) == "EdDSA")
         #expect(JWK.joseAlgorithm(.hmacSHA256) == nil)
+    }
+
+    @Test(
+        "one algorithm table: every JOSE name written is read back to its algorithm (PS512 was written, not read), DPoP's list is the table's, and discovery lists RSA only where RSA keys are read"
+    )
+    func algorithmTable() async throws {
+        for algorithm in SignatureAlgorithm.allCases {
+            #expect(AlgorithmEntry.of(algorithm) != nil, "\(algorithm) is in the table")
+            if let jose = JWK.joseAlgorithm(algorithm) {
+                #expect(JWK.algorithm(jose: jose) == algorithm, "\(jose)")
+            }
+        }
+        #expect(JWK.joseAlgorithm(.rsaPSSSHA512) == "PS512" && JWK.algorithm(jose: "PS512") == .rsaPSSSHA512)
+        #expect(JWK.algorithm(jose: "Ed25519") == .ed25519)
+        #expect(JWK.algorithm(jose: "PS256") == nil && JWK.algorithm(jose: "none") == nil)
+        #expect(DPoPProof.algorithms == ["ES256", "ES384", "EdDSA", "RS256", "PS256"])
+        #expect(Set(AlgorithmEntry.all.compactMap(\.jose)).count == AlgorithmEntry.all.compactMap(\.jose).count)
+
+        let clock = ManualUnixClock(SigningSetup.start)
+        for (formats, listsRSA) in [(KeyFormats.builtIn, false), (.withRSA, true)] {
+            var configuration = RegistrationService.Configuration()
+            configuration.keyFormats = formats
+            let service = RegistrationService(
+                registry: MemoryKeyDirectory(clock: clock), nonces: MemoryNonceStore(clock: clock),
+                enrollment: PushedSecretTests.NoEnrollment(), configuration: configuration, clock: clock)
+            let listed = service.discovery(responseSigner: nil, pins: [], backupPins: []).algorithms
+            #expect(listed.contains("rsa-pss-sha512") == listsRSA && listed.contains("rsa-v1_5-sha256") == listsRSA)
+            #expect(listed.contains("ed25519") && listed.contains("ml-dsa-65") && !listed.contains("apple-appattest"))
+        }
     }
 
     @Test("sigil jwk prints the JWK and the thumbprint; sigil keygen --jwk prints the new key's JWK")

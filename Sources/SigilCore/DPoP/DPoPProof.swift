@@ -12,7 +12,7 @@ public struct DPoPProof: Sendable {
     /// The largest proof read, in bytes.
     public static let maximumSize = 8_192
     /// The JOSE algorithms accepted, for `WWW-Authenticate: DPoP algs="…"`.
-    public static let algorithms = ["ES256", "ES384", "EdDSA", "RS256", "PS256"]
+    public static let algorithms = AlgorithmEntry.all.filter(\.inDPoP).compactMap(\.jose)
 
     /// The proof's JOSE `alg` (one of ``algorithms``).
     public let algorithm: String
@@ -93,17 +93,16 @@ public struct DPoPProof: Sendable {
         guard header["typ"]?.string == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
         // RFC 7515 section 4.1.11: an extension this verifier does not know must not be ignored.
         guard header["crit"] == nil else { throw malformed("the DPoP proof names critical extensions") }
-        // PS256 has no Sigil algorithm: its key is read as an RSA key and the signature checked by JOSE's name.
-        guard let name = header["alg"]?.string,
-            let algorithm = name == "PS256" ? .rsaV15SHA256 : JWK.algorithm(jose: name)
-        else {
+        // The key is read as its entry's (PS256, which has no Sigil algorithm, as an RSA key's).
+        guard let name = header["alg"]?.string, let entry = AlgorithmEntry.jose(name), entry.inDPoP else {
             throw SigilError(
                 .unsupportedAlgorithm, "the DPoP proof's alg must be one of \(algorithms.joined(separator: ", "))")
         }
         guard let members = header["jwk"]?.stringMembers else { throw malformed("the DPoP proof carries no jwk") }
         do {
-            let key = try JWK.verificationKey(members, algorithm: algorithm, formats: formats)
-            return KnownKeys.Entry(key: key, thumbprint: try JWK(key).thumbprint, jose: name)
+            let key = try JWK.verificationKey(members, algorithm: entry.key, formats: formats)
+            return KnownKeys.Entry(
+                key: key, thumbprint: try JWK(key).thumbprint, jose: name, checkedByName: entry.sigil == nil)
         } catch {
             throw malformed("the DPoP proof's jwk is not a public key for \(name)")
         }
@@ -172,10 +171,12 @@ final class KnownKeys: Sendable {
         let thumbprint: String
         /// The header's `alg`.
         let jose: String
+        /// Whether the signature is checked by the JOSE name, for an algorithm with no Sigil one (`PS256`).
+        let checkedByName: Bool
 
         /// Checks the JWS signature (ECDSA as JOSE's `r‖s`, as rfc9421 has it).
         func isValidSignature(_ signature: [UInt8], for signingInput: [UInt8]) -> Bool {
-            if jose == "PS256" {
+            if checkedByName {
                 guard case .external(let external) = key.material else { return false }
                 return external.isValidSignature(signature, for: signingInput, jose: jose)
             }

@@ -84,20 +84,11 @@ public struct JWK: Sendable, Hashable {
         "{" + members.sorted { $0.0 < $1.0 }.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// The JOSE `alg` of a Sigil algorithm, where JOSE has one: `ES256`, `ES384`, `EdDSA`, `PS512`,
-    /// `RS256`, `ML-DSA-65`, `ML-DSA-87`; `nil` for HMAC (no public key), `ecdsa-p256-sha512` and App
-    /// Attest (no JOSE name).
+    /// The JOSE `alg` of a Sigil algorithm, where JOSE has one (``AlgorithmEntry``): `ES256`, `ES384`,
+    /// `EdDSA`, `PS512`, `RS256`, `ML-DSA-65`, `ML-DSA-87`; `nil` for HMAC (no public key),
+    /// `ecdsa-p256-sha512` and App Attest (no JOSE name).
     public static func joseAlgorithm(_ algorithm: SignatureAlgorithm) -> String? {
-        switch algorithm {
-        case .ecdsaP256SHA256: return "ES256"
-        case .ecdsaP384SHA384: return "ES384"
-        case .ed25519: return "EdDSA"
-        case .rsaPSSSHA512: return "PS512"
-        case .rsaV15SHA256: return "RS256"
-        case .mlDSA65: return "ML-DSA-65"
-        case .mlDSA87: return "ML-DSA-87"
-        default: return nil
-        }
+        AlgorithmEntry.of(algorithm)?.jose
     }
 }
 
@@ -164,15 +155,10 @@ extension JWK {
         }
     }
 
-    /// The Sigil algorithm of a JOSE `alg` a JWS may name: `ES256`, `ES384`, `EdDSA` (and `Ed25519`),
-    /// `RS256`; `nil` for anything else (`none`, `HS*`, the rest).
+    /// The Sigil algorithm of a JOSE `alg` (``AlgorithmEntry``): `ES256`, `ES384`, `EdDSA` (and
+    /// `Ed25519`), `PS512`, `RS256`, `ML-DSA-65`, `ML-DSA-87`; `nil` for anything else (`none`, `HS*`,
+    /// `PS256`, which has no Sigil algorithm).
     public static func algorithm(jose: String) -> SignatureAlgorithm? {
-        switch jose {
-        case "ES256": return .ecdsaP256SHA256
-        case "ES384": return .ecdsaP384SHA384
-        case "EdDSA", "Ed25519": return .ed25519
-        case "RS256": return .rsaV15SHA256
-        default: return nil
-        }
+        AlgorithmEntry.jose(jose)?.sigil
     }
 }

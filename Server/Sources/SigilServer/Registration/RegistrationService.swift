@@ -99,6 +99,16 @@ public struct RegistrationService: Sendable {
 
     // MARK: Discovery
 
+    /// The algorithms discovery lists: those whose keys this server reads (RSA only with a format
+    /// added, `.withRSA`), App Attest only when attestations are taken.
+    var advertisedAlgorithms: [SignatureAlgorithm] {
+        SignatureAlgorithm.allCases.filter { algorithm in
+            guard let entry = AlgorithmEntry.of(algorithm) else { return false }
+            if algorithm == .appleAppAttest { return attestation != nil }
+            return entry.isBuiltIn || configuration.keyFormats.formats.contains { $0.algorithms.contains(algorithm) }
+        }
+    }
+
     /// The discovery document (`GET /.well-known/sigil`).
     ///
     /// - Parameters:
@@ -114,8 +124,7 @@ public struct RegistrationService: Sendable {
         var discovery = Registration.Discovery(
             responseKeys: keys,
             profiles: configuration.verifier.profiles.map(\.rawValue).sorted(),
-            algorithms: (attestation == nil ? SignatureAlgorithm.generatable : SignatureAlgorithm.allCases)
-                .map(\.rawValue),
+            algorithms: advertisedAlgorithms.map(\.rawValue),
             maxSkew: configuration.verifier.maxSkew,
             serverTime: clock.now(),
             pins: pins,
