@@ -23,7 +23,8 @@ import SigilTLS
 ///
 /// ```swift
 /// let router = Router(context: SigilBasicRequestContext.self)
-/// router.group("v1").add(middleware: SigilMiddleware(verifier: verifier, responseSigner: signer))
+/// let exchange = Exchange(verifier: verifier, responseSigner: signer)
+/// router.group("v1").add(middleware: SigilMiddleware(exchange: exchange))
 ///     .post("echo") { request, context in try context.requireSigilIdentity().keyID }
 /// ```
 public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
@@ -42,45 +43,15 @@ public struct SigilMiddleware<Context: SigilRequestContext>: RouterMiddleware {
     /// Signs responses to verified requests, when set.
     public var responseSigner: ResponseSigner? { exchange.responseSigner }
 
-    /// Creates the middleware.
+    /// Creates the middleware around `exchange`, which holds everything every adapter shares (the
+    /// verifier, signer, sealing, DPoP, origin, monitor mode and body timeout): the one way to make
+    /// one, so the adapters cannot differ.
     ///
     /// - Parameters:
-    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
-    ///   - responseSigner: signs responses and refusals (sigil-v1 section 2.7, or rfc9421 with `;req`).
-    ///   - includeSignatureBase: put `signatureBase` in refusals.
-    ///     - Warning: for development: it shows a caller what the server expected.
     ///   - readsClientCertificate: put the TLS client certificate's identity on the context, and
     ///     refuse a certificate naming a key of another device.
-    ///   - sealing: the keys sealed bodies open with; routes then see the plaintext and the answer to
-    ///     a sealed request is sealed.
-    ///   - bodyTimeout: how long a body may take to arrive whole; `nil` (the default) where the
-    ///     server's channel enforces ``RequestTimeouts``, as `sigil serve` does.
-    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
-    ///     when it ``DPoPVerifier/requiresSigilSignature``.
     ///   - secure: whether the server serves TLS, when known (`sigil serve` does); `nil` (the default)
     ///     reads it from each connection.
-    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
-    ///     proxy or load balancer (``Exchange/origin``).
-    public init(
-        verifier: RequestVerifier,
-        responseSigner: ResponseSigner? = nil,
-        includeSignatureBase: Bool = false,
-        readsClientCertificate: Bool = false,
-        sealing: SealedBodies? = nil,
-        bodyTimeout: Duration? = nil,
-        dpop: DPoPVerifier? = nil,
-        secure: Bool? = nil,
-        origin: String? = nil
-    ) {
-        self.exchange = Exchange(
-            verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
-        self.readsClientCertificate = readsClientCertificate
-        self.secure = secure
-    }
-
-    /// Creates the middleware around an exchange built once and shared with other adapters (the
-    /// same verifier, signer, sealing, DPoP and origin everywhere).
     public init(exchange: Exchange, readsClientCertificate: Bool = false, secure: Bool? = nil) {
         self.exchange = exchange
         self.readsClientCertificate = readsClientCertificate

@@ -19,7 +19,8 @@ import SigilServer
 /// becomes a signed refusal too.
 ///
 /// ```swift
-/// try handler.registerHandlers(on: transport, middlewares: [SigilServerMiddleware(verifier: verifier, responseSigner: signer)])
+/// let sigil = SigilServerMiddleware(exchange: Exchange(verifier: verifier, responseSigner: signer))
+/// try handler.registerHandlers(on: transport, middlewares: [sigil])
 /// // in a handler:
 /// let device = try SigilServerMiddleware.requireIdentity().deviceID
 /// ```
@@ -45,44 +46,13 @@ public struct SigilServerMiddleware: ServerMiddleware {
     /// Signs responses to verified requests, when set.
     public var responseSigner: ResponseSigner? { exchange.responseSigner }
 
-    /// Creates the middleware.
+    /// Creates the middleware around `exchange`, which holds everything every adapter shares (the
+    /// verifier, signer, sealing, DPoP, origin, monitor mode and body timeout): the one way to make
+    /// one, so the adapters cannot differ.
     ///
     /// - Parameters:
-    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
-    ///   - responseSigner: signs responses and refusals (sigil-v1 section 2.7, or rfc9421 with `;req`).
-    ///   - includeSignatureBase: put `signatureBase` in refusals.
-    ///     - Warning: for development: it shows a caller what the server expected.
-    ///   - sealing: the keys sealed bodies open with; handlers then read the plaintext and the answer
-    ///     to a sealed request is sealed.
-    ///   - bodyTimeout: how long the request body may take to arrive whole; then `request-timeout` (408).
-    ///   - scheme: the scheme of every request (`https` when the server runs TLS); `nil` takes the
-    ///     transport's.
-    ///   - authority: the authority (host and port clients use) of requests the transport passes
-    ///     with neither an authority nor a `Host` field.
-    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
-    ///     when it ``DPoPVerifier/requiresSigilSignature``.
-    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
-    ///     proxy or load balancer (``Exchange/origin``).
-    public init(
-        verifier: RequestVerifier,
-        responseSigner: ResponseSigner? = nil,
-        includeSignatureBase: Bool = false,
-        sealing: SealedBodies? = nil,
-        bodyTimeout: Duration = .seconds(60),
-        scheme: String? = nil,
-        authority: String? = nil,
-        dpop: DPoPVerifier? = nil,
-        origin: String? = nil
-    ) {
-        self.exchange = Exchange(
-            verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
-        self.authority = authority
-        self.scheme = scheme
-    }
-
-    /// Creates the middleware around an exchange built once and shared with other adapters (the
-    /// same verifier, signer, sealing, DPoP and origin everywhere).
+    ///   - scheme: the scheme requests are verified with, when the transport does not say (`https`
+    ///     behind TLS); `authority`: the authority, when a request carries no `Host`.
     public init(exchange: Exchange, scheme: String? = nil, authority: String? = nil) {
         self.exchange = exchange
         self.authority = authority

@@ -11,7 +11,7 @@ import Vapor
 /// ML-DSA-87 key), whatever the application's default.
 ///
 /// ```swift
-/// let sigil = SigilMiddleware(verifier: verifier, responseSigner: signer)
+/// let sigil = SigilMiddleware(exchange: Exchange(verifier: verifier, responseSigner: signer))
 /// try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))
 /// ```
 public struct SigilRegistrationRoutes: RouteCollection, Sendable {

@@ -31,7 +31,7 @@ import Vapor
 /// Vapor's `ErrorMiddleware` would make, signed.
 ///
 /// ```swift
-/// let sigil = SigilMiddleware(verifier: verifier, responseSigner: signer)
+/// let sigil = SigilMiddleware(exchange: Exchange(verifier: verifier, responseSigner: signer))
 /// app.grouped(sigil, SigilIdentity.guardMiddleware()).post("v1", "echo") { request in
 ///     try request.auth.require(SigilIdentity.self).keyID
 /// }
@@ -54,48 +54,16 @@ public struct SigilMiddleware: AsyncAuthenticator {
     /// Signs responses to verified requests, when set.
     public var responseSigner: ResponseSigner? { exchange.responseSigner }
 
-    /// Creates the middleware.
+    /// Creates the middleware around `exchange`, which holds everything every adapter shares (the
+    /// verifier, signer, sealing, DPoP, origin, monitor mode and body timeout): the one way to make
+    /// one, so the adapters cannot differ.
     ///
     /// - Parameters:
-    ///   - verifier: verifies requests; its configuration sets the profiles, window and body limit.
-    ///   - responseSigner: signs responses and refusals (sigil-v1 section 2.7, or rfc9421 with `;req`).
-    ///   - includeSignatureBase: put `signatureBase` in refusals.
-    ///     - Warning: for development: it shows a caller what the server expected.
-    ///   - readsClientCertificate: read the TLS client certificate, and refuse one naming a key of
-    ///     another device.
-    ///   - sealing: the keys sealed bodies open with; routes then read the plaintext and the answer
-    ///     to a sealed request is sealed.
-    ///   - bodyLimit: the most body to read; `nil` for the application's `routes.defaultMaxBodySize`.
-    ///   - bodyTimeout: how long the body may take to arrive whole (Vapor has no such limit of its own).
-    ///   - errorMiddleware: makes responses of a route's errors (other than ``SigilError``) to be
-    ///     signed: your app's own, or `nil` for `ErrorMiddleware.default` in the app's environment
-    ///     (which shows an error's description outside production).
-    ///   - dpop: accepts DPoP-bound access tokens (RFC 9449) in place of a signature, or with one
-    ///     when it ``DPoPVerifier/requiresSigilSignature``.
-    ///   - origin: the public origin (`https://api.example`) requests are checked against, behind a
-    ///     proxy or load balancer (``Exchange/origin``).
-    public init(
-        verifier: RequestVerifier,
-        responseSigner: ResponseSigner? = nil,
-        includeSignatureBase: Bool = false,
-        readsClientCertificate: Bool = false,
-        sealing: SealedBodies? = nil,
-        bodyLimit: Int? = nil,
-        bodyTimeout: Duration = .seconds(60),
-        errorMiddleware: ErrorMiddleware? = nil,
-        dpop: DPoPVerifier? = nil,
-        origin: String? = nil
-    ) {
-        self.exchange = Exchange(
-            verifier: verifier, responseSigner: responseSigner, sealing: sealing,
-            includeSignatureBase: includeSignatureBase, bodyTimeout: bodyTimeout, dpop: dpop, origin: origin)
-        self.errorMiddleware = errorMiddleware
-        self.readsClientCertificate = readsClientCertificate
-        self.bodyLimit = bodyLimit
-    }
-
-    /// Creates the middleware around an exchange built once and shared with other adapters (the
-    /// same verifier, signer, sealing, DPoP and origin everywhere).
+    ///   - readsClientCertificate: read the TLS client certificate into the identity.
+    ///   - bodyLimit: the most body read, when lower than the verifier's; `nil` for the application's
+    ///     `routes.defaultMaxBodySize`.
+    ///   - errorMiddleware: turns a route's errors into responses, which are signed; Vapor's default
+    ///     when `nil`.
     public init(
         exchange: Exchange, readsClientCertificate: Bool = false, bodyLimit: Int? = nil,
         errorMiddleware: ErrorMiddleware? = nil

@@ -42,7 +42,9 @@ enum HummingbirdBackend {
         let keys = try await ServerKeyRing.open(
             store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
         let sigil = SigilMiddleware<SigilBasicRequestContext>(
-            verifier: RequestVerifier(keys: directory, nonces: nonces), responseSigner: try ResponseSigner(ring: keys))
+            exchange: Exchange(
+                verifier: RequestVerifier(keys: directory, nonces: nonces),
+                responseSigner: try ResponseSigner(ring: keys)))
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
         let router = Router(context: SigilBasicRequestContext.self)

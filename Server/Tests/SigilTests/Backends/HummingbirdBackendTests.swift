@@ -80,14 +80,16 @@ struct HummingbirdAuthTests {
 
     static func application(_ setup: SigningSetup) -> some ApplicationProtocol {
         let router = Router(context: AppContext.self)
-        router.group("api").add(middleware: SigilMiddleware(verifier: setup.verifier))
-            .add(
-                middleware: ClosureAuthenticator { _, context in
-                    context.sigilIdentity.map { AppUser(name: "user of \($0.keyID ?? "none")") }
-                }
-            )
-            .add(middleware: IsAuthenticatedMiddleware())
-            .get("me") { _, context in "\(try context.requireIdentity())" }
+        router.group("api").add(
+            middleware: SigilMiddleware(exchange: Exchange(verifier: setup.verifier, bodyTimeout: nil))
+        )
+        .add(
+            middleware: ClosureAuthenticator { _, context in
+                context.sigilIdentity.map { AppUser(name: "user of \($0.keyID ?? "none")") }
+            }
+        )
+        .add(middleware: IsAuthenticatedMiddleware())
+        .get("me") { _, context in "\(try context.requireIdentity())" }
         // Behind hummingbird-auth alone, without Sigil's middleware: nothing authenticates.
         router.group("bare").add(middleware: IsAuthenticatedMiddleware()).get("me") { _, _ in "reached" }
         return Application(router: router)
@@ -129,14 +131,16 @@ struct HummingbirdAuthTests {
     func basicContext() async throws {
         let setup = try await SigningSetup(.ed25519)
         let router = Router(context: SigilBasicRequestContext.self)
-        router.group("api").add(middleware: SigilMiddleware(verifier: setup.verifier))
-            .add(middleware: IsAuthenticatedMiddleware())
-            .get("me") { _, context in
-                // One property under two names.
-                #expect(context.sigilIdentity == context.identity)
-                return (try context.requireIdentity().keyID ?? "none") + " "
-                    + (try context.requireSigilIdentity().keyID ?? "none")
-            }
+        router.group("api").add(
+            middleware: SigilMiddleware(exchange: Exchange(verifier: setup.verifier, bodyTimeout: nil))
+        )
+        .add(middleware: IsAuthenticatedMiddleware())
+        .get("me") { _, context in
+            // One property under two names.
+            #expect(context.sigilIdentity == context.identity)
+            return (try context.requireIdentity().keyID ?? "none") + " "
+                + (try context.requireSigilIdentity().keyID ?? "none")
+        }
         router.get("open") { _, context in
             #expect(context.identity == nil)
             return context.identity == nil ? "anonymous" : "authenticated"

@@ -35,7 +35,9 @@ enum VaporBackend {
         let keys = try await ServerKeyRing.open(
             store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
         let sigil = SigilMiddleware(
-            verifier: RequestVerifier(keys: directory, nonces: nonces), responseSigner: try ResponseSigner(ring: keys))
+            exchange: Exchange(
+                verifier: RequestVerifier(keys: directory, nonces: nonces),
+                responseSigner: try ResponseSigner(ring: keys)))
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
         try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))

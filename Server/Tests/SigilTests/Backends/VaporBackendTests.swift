@@ -55,7 +55,7 @@ struct VaporBackendTests {
     func loginOnlyFromTheMiddleware() async throws {
         let setup = try await SigningSetup(.ed25519)
         try await withApp { app in
-            let sigil = SigilVapor.SigilMiddleware(verifier: setup.verifier)
+            let sigil = SigilVapor.SigilMiddleware(exchange: Exchange(verifier: setup.verifier))
             app.grouped(sigil, SigilIdentity.guardMiddleware()).get("api", "me") { request in
                 // One identity under both names.
                 #expect(request.auth.get(SigilIdentity.self) == request.sigil.identity)

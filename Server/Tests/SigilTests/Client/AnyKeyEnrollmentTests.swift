@@ -59,8 +59,10 @@ struct AnyKeyEnrollmentTests {
         clock.advance(by: 2)  // past the store's start, which only later timestamps may follow
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)
         let sigil = SigilMiddleware<SigilBasicRequestContext>(
-            verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock),
-            responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock))
+            exchange: Exchange(
+                verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock),
+                responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock)
+            ))
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
             certificates: certificates, clock: clock)

@@ -10,9 +10,9 @@ import SigilServer
 func readmeSnippet5(_ responseKey: SigningKey, _ responseKeyID: String, _ token: String) async throws {
     let directory = MemoryKeyDirectory()                     // or SQLiteKeyDirectory (SigilSQLite)
     let nonces = MemoryNonceStore()
-    let sigil = SigilMiddleware<SigilBasicRequestContext>(
+    let sigil = SigilMiddleware<SigilBasicRequestContext>(exchange: Exchange(
         verifier: RequestVerifier(keys: directory, nonces: nonces),
-        responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID))
+        responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID)))
     let registration = RegistrationService(
         registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token))
     let router = Router(context: SigilBasicRequestContext.self)

@@ -8,9 +8,9 @@ import Vapor
 @MainActor
 func readmeSnippet6(_ directory: MemoryKeyDirectory, _ nonces: MemoryNonceStore, _ responseKey: SigningKey, _ responseKeyID: String, _ registration: RegistrationService) async throws {
     let app = try await Application.make(.detect())
-    let sigil = SigilMiddleware(
+    let sigil = SigilMiddleware(exchange: Exchange(
         verifier: RequestVerifier(keys: directory, nonces: nonces),
-        responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID))  // bodyLimit: Vapor's default 16 KiB
+        responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID)))  // bodyLimit: Vapor's default 16 KiB
     try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))
     app.grouped("api").grouped(sigil, SigilIdentity.guardMiddleware()).get("me") { request in
         try request.auth.require(SigilIdentity.self).deviceID ?? ""  // device, user, key ID, algorithm, profile

@@ -24,6 +24,7 @@ func readmeSnippet7(_ deviceKey: SigningKey, _ keyID: String, _ serverKey: Verif
     try handler.registerHandlers(
         on: VaporTransport(routesBuilder: app), serverURL: URL(string: "/v1")!,
         middlewares: [SigilServerMiddleware(
-            verifier: verifier, responseSigner: responseSigner, scheme: "https", authority: "api.example.com")])
+            exchange: Exchange(verifier: verifier, responseSigner: responseSigner),
+            scheme: "https", authority: "api.example.com")])
     // in an operation: let device = try SigilServerMiddleware.requireIdentity().deviceID
 }

@@ -116,8 +116,9 @@ struct OpenAPIAdapterTests {
         // swift-openapi-vapor hands on neither the authority nor the Host field: the middleware is told it.
         let port = try ExternalServers.freePort()
         let sigil = SigilServerMiddleware(
-            verifier: RequestVerifier(keys: directory, nonces: nonces, clock: serverClock),
-            responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID, clock: serverClock),
+            exchange: Exchange(
+                verifier: RequestVerifier(keys: directory, nonces: nonces, clock: serverClock),
+                responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID, clock: serverClock)),
             authority: "127.0.0.1:\(port)")
 
         try await withApp { app in

@@ -159,7 +159,7 @@ struct RefusalAndLimitTests {
         let body = Array(
             try JSONEncoder().encode([String](repeating: String(repeating: "x", count: 1000), count: 2100)))
         let router = Router(context: Context.self)
-        router.add(middleware: SigilMiddleware<Context>(verifier: setup.verifier))
+        router.add(middleware: SigilMiddleware<Context>(exchange: Exchange(verifier: setup.verifier, bodyTimeout: nil)))
         router.post("upload") { request, context -> String in
             "\(try await request.decode(as: [String].self, context: context).count)"
         }

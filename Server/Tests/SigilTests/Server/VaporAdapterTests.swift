@@ -46,9 +46,12 @@ struct VaporAdapterTests {
                 verifier: verifier, challenges: AttestationChallenges(key: SymmetricKey(size: .bits256)), store: store)
         }
         let sigil = SigilVapor.SigilMiddleware(
-            verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock, configuration: configuration),
-            responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock),
-            readsClientCertificate: readsClientCertificate, bodyLimit: bodyLimit, bodyTimeout: bodyTimeout)
+            exchange: Exchange(
+                verifier: RequestVerifier(keys: directory, nonces: nonces, clock: clock, configuration: configuration),
+                responseSigner: ResponseSigner(
+                    signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock),
+                bodyTimeout: bodyTimeout),
+            readsClientCertificate: readsClientCertificate, bodyLimit: bodyLimit)
         let registration = RegistrationService(
             registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
             certificates: certificates, attestation: attestation,
