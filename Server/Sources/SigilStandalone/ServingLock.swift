@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 @_spi(Sigil) import SigilCore
 import Synchronization
 
@@ -14,7 +15,10 @@ import Synchronization
 ///
 /// `serve.lock` in the directory, `flock`ed for the process's life (the kernel lets go at its exit,
 /// however it ends) and holding its process ID for the refusal's message.
-final class ServingLock: Sendable {
+///
+/// It is a service of the server's `ServiceGroup`, run before the stores: it lets go when the group
+/// stops, after every other service has (or at ``SigilStandalone/Prepared/close()``).
+final class ServingLock: Service, Sendable {
     private let descriptor: Mutex<Int32?>
 
     /// Takes the lock of `data`.
@@ -48,6 +52,12 @@ final class ServingLock: Sendable {
             if let open = descriptor { close(open) }
             descriptor = nil
         }
+    }
+
+    /// Holds the lock until the group shuts down or is cancelled.
+    func run() async throws {
+        defer { release() }
+        try? await gracefulShutdown()
     }
 
     deinit { release() }

@@ -135,8 +135,8 @@ public enum SigilStandalone {
         /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
         /// the application has stopped, whether it stopped cleanly or failed.
         public var services: [any Service] {
-            stores.services + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background
-                + [application]
+            (servingLock.map { [$0] } ?? []) + stores.services
+                + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background + [application]
         }
         /// The admin API's application and the audit trail's pruning, run beside the application.
         let background: [any Service]

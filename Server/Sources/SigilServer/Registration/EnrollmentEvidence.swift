@@ -3,11 +3,21 @@ import Crypto
 
 /// One kind of evidence a registration proves its key with (PROTOCOL.md section 8): a public key the
 /// request's own signature proves, an App Attest attestation, or an Android Key Attestation chain.
-/// ``RegistrationService`` picks the kind a submission carries and asks it for the key; it branches on
-/// nothing else.
+/// Each kind says what it carries, how it is verified, and what its devices may do (``rights``);
+/// ``RegistrationService`` picks the kind a submission carries, asks it for the key, and reads a
+/// device's rights from the kind that recorded it. It decides nothing by kind itself.
+///
+/// A new kind is a type here (or in its verifier's module), a field of the registration message,
+/// its options, and a line in ``RegistrationService``'s list of kinds.
 protocol EnrollmentEvidence: Sendable {
+    /// The kind's name, as refusals say it (`App Attest`).
+    var name: String { get }
     /// Whether `submission` carries this kind of evidence.
     func isCarried(by submission: Registration.KeySubmission) -> Bool
+    /// Whether `key` belongs to a device this kind enrolled (its recorded attestation, or its algorithm).
+    func enrolled(_ key: RegisteredKey) -> Bool
+    /// What the devices it enrolled may do.
+    var rights: DeviceRights { get }
     /// Whether the evidence admits the device by itself (an attestation), so that a credential is
     /// optional and, when sent, names the user; else the enrollment policy admits the request first.
     var admitsByItself: Bool { get }
@@ -15,6 +25,29 @@ protocol EnrollmentEvidence: Sendable {
     ///
     /// - Throws: ``SigilError`` `enrollment-refused` or `invalid-registration`, naming the failed step.
     func provenKey(_ submission: Registration.KeySubmission, now: Int64) async throws -> ProvenKey
+}
+
+/// What a device may do, by the kind of evidence it enrolled with.
+struct DeviceRights: Sendable {
+    /// How a device's keys are replaced.
+    enum Rotation: Sendable {
+        /// By the signer's own rotation request (`POST /v1/keys/rotate`).
+        case bySigner
+        /// Only by an assertion of the device's App Attest key, which retires the key it vouched for.
+        case byAssertion
+        /// Never: the device enrolls a new attested key.
+        case never
+    }
+
+    /// Whether the device may hold an HMAC secret (which signs from anywhere, outside an attested key).
+    var getsSecrets: Bool
+    /// How its keys rotate.
+    var rotation: Rotation
+
+    /// A device enrolled by its key alone.
+    static let plain = DeviceRights(getsSecrets: true, rotation: .bySigner)
+    /// A device whose attestation no kind here knows: nothing beyond signing (fail closed).
+    static let unknown = DeviceRights(getsSecrets: false, rotation: .never)
 }
 
 /// What a registration's evidence proved.
@@ -36,9 +69,14 @@ struct ProvenKey: Sendable {
 struct SubmittedKey: EnrollmentEvidence {
     let keyFormats: KeyFormats
 
-    func isCarried(by submission: Registration.KeySubmission) -> Bool {
-        submission.attestation == nil && submission.androidKeyAttestation == nil
-    }
+    var name: String { "its key" }
+
+    /// The fallback: carried when no other kind is.
+    func isCarried(by submission: Registration.KeySubmission) -> Bool { true }
+
+    func enrolled(_ key: RegisteredKey) -> Bool { key.deviceAttestation == nil }
+
+    var rights: DeviceRights { .plain }
 
     var admitsByItself: Bool { false }
 
@@ -97,7 +135,18 @@ struct AppAttestEvidence: EnrollmentEvidence {
     /// only to be refused on every assertion.
     let checksAssertions: Bool
 
+    var name: String { "App Attest" }
+
     func isCarried(by submission: Registration.KeySubmission) -> Bool { submission.attestation != nil }
+
+    /// An App Attest key itself, or any key of a device recorded as `app-attest…`.
+    func enrolled(_ key: RegisteredKey) -> Bool {
+        key.key.algorithm == .appleAppAttest || key.deviceAttestation?.hasPrefix(RegisteredKey.appAttest) == true
+    }
+
+    /// No secret (it would sign with no assertion, so the app's proof would end at enrollment); keys
+    /// rotate only by an assertion.
+    var rights: DeviceRights { DeviceRights(getsSecrets: false, rotation: .byAssertion) }
 
     var admitsByItself: Bool { true }
 
@@ -156,7 +205,15 @@ struct AndroidKeyEvidence: EnrollmentEvidence {
     let enrollment: AndroidEnrollment?
     let submittedKey: SubmittedKey
 
+    var name: String { "Android Key Attestation" }
+
     func isCarried(by submission: Registration.KeySubmission) -> Bool { submission.androidKeyAttestation != nil }
+
+    func enrolled(_ key: RegisteredKey) -> Bool { key.deviceAttestation?.hasPrefix("android-key") == true }
+
+    /// No secret and no rotation: either would leave the device signing with a key the attestation
+    /// does not cover.
+    var rights: DeviceRights { DeviceRights(getsSecrets: false, rotation: .never) }
 
     var admitsByItself: Bool { true }
 

@@ -55,6 +55,10 @@ public struct RegistrationService: Sendable {
     let clock: any UnixClock
     let metricsFactory: any MetricsFactory
     let logger: Logger
+    /// The registration of a key alone, proved by the request's own signature.
+    let submittedKey: SubmittedKey
+    /// The kinds of attestation a registration may carry (at most one), each with its devices' rights.
+    let attestedKinds: [any EnrollmentEvidence]
 
     /// Creates the service.
     ///
@@ -89,6 +93,14 @@ public struct RegistrationService: Sendable {
         self.clock = clock
         self.metricsFactory = metricsFactory
         self.logger = logger
+        let submitted = SubmittedKey(keyFormats: configuration.keyFormats)
+        self.submittedKey = submitted
+        self.attestedKinds = [
+            AppAttestEvidence(
+                enrollment: attestation, submittedKey: submitted,
+                checksAssertions: configuration.verifier.assertions != nil),
+            AndroidKeyEvidence(enrollment: android, submittedKey: submitted),
+        ]
         if attestation != nil && configuration.verifier.assertions == nil {
             // Said at start, not at the first enrollment: one half of App Attest's wiring is missing.
             logger.error(
@@ -152,18 +164,12 @@ public struct RegistrationService: Sendable {
     {
         try BodyReader.check(body.count, limit: configuration.bodyLimit)
         let submission = try decode(Registration.KeySubmission.self, from: body, fields: "alg and publicKey")
-        try Self.checkCredential(submission, request: request)
-        guard submission.attestation == nil || submission.androidKeyAttestation == nil else {
+        let carried = attestedKinds.filter { $0.isCarried(by: submission) }
+        try Self.checkCredential(submission, request: request, attested: !carried.isEmpty)
+        guard carried.count <= 1 else {
             throw SigilError(.invalidRegistration, "a registration carries one attestation")
         }
-        let submitted = SubmittedKey(keyFormats: configuration.keyFormats)
-        let kinds: [any EnrollmentEvidence] = [
-            AppAttestEvidence(
-                enrollment: attestation, submittedKey: submitted,
-                checksAssertions: configuration.verifier.assertions != nil),
-            AndroidKeyEvidence(enrollment: android, submittedKey: submitted),
-        ]
-        let evidence = kinds.first { $0.isCarried(by: submission) } ?? submitted
+        let evidence = carried.first ?? submittedKey
         // Evidence that admits the device by itself takes a credential only to name the user;
         // otherwise the enrollment policy admits the request before the key is read.
         var userID = evidence.admitsByItself ? nil : try await enrollment.authorize(request)
@@ -259,7 +265,7 @@ public struct RegistrationService: Sendable {
     /// one only bound, so a proxy cannot add its own JWT to tie the device to its account.
     ///
     /// - Throws: `enrollment-refused`.
-    static func checkCredential(_ submission: Registration.KeySubmission, request: HTTPRequest) throws {
+    static func checkCredential(_ submission: Registration.KeySubmission, request: HTTPRequest, attested: Bool) throws {
         let authorization = request.headerFields[.authorization]
         if let credential = submission.credential {
             guard let authorization,
@@ -267,7 +273,7 @@ public struct RegistrationService: Sendable {
             else {
                 throw SigilError(.enrollmentRefused, "the Authorization field is not the credential the body names")
             }
-        } else if authorization != nil, submission.attestation != nil || submission.androidKeyAttestation != nil {
+        } else if authorization != nil, attested {
             throw SigilError(
                 .enrollmentRefused, "a credential sent with an attestation must be named in the body (credential)")
         }
@@ -278,7 +284,29 @@ public struct RegistrationService: Sendable {
     /// - Throws: `invalid-registration` for an unknown algorithm, an HMAC secret, a private key, or
     ///   a key that does not parse or cannot be used with the algorithm.
     public func publicKey(of submission: Registration.KeySubmission) throws -> VerificationKey {
-        try SubmittedKey(keyFormats: configuration.keyFormats).key(of: submission)
+        try submittedKey.key(of: submission)
+    }
+
+    /// What the device whose keys are `keys` may do, and the name of the kind it enrolled by: the
+    /// first attested kind that recorded one of its keys; a device recorded by an attestation no kind
+    /// here knows may do nothing beyond signing (fail closed); else a device enrolled by its key.
+    func rights(of keys: [RegisteredKey]) -> (rights: DeviceRights, kind: String) {
+        for kind in attestedKinds where keys.contains(where: kind.enrolled) { return (kind.rights, kind.name) }
+        if keys.contains(where: { $0.deviceAttestation != nil }) {
+            return (.unknown, "an attestation this server does not know")
+        }
+        return (submittedKey.rights, submittedKey.name)
+    }
+
+    /// Refuses (`forbidden`) an HMAC secret to a device whose kind gives it none.
+    func refuseSecret(_ keys: [RegisteredKey]) throws {
+        let (rights, kind) = rights(of: keys)
+        guard rights.getsSecrets else {
+            throw SigilError(
+                .forbidden,
+                "a device enrolled by \(kind) gets no HMAC secret (it would sign from anywhere, outside the attested key)"
+            )
+        }
     }
 
     /// The device's X-Wing key a submission names, if any.
@@ -307,13 +335,7 @@ public struct RegistrationService: Sendable {
             guard request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
             }
-            guard request.algorithm != .appleAppAttest else {
-                // A secret would sign from anywhere, with no assertion: the app's proof would end at enrollment.
-                throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
-            }
-            try Self.refuseAttested(
-                try await registry.keys(ofDevice: deviceID),
-                "gets no HMAC secret (it would sign from anywhere, outside the attested key)")
+            try refuseSecret(try await registry.keys(ofDevice: deviceID))
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -329,21 +351,8 @@ public struct RegistrationService: Sendable {
         guard let userID = keys.first.map(\.userID) else {
             throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
         }
-        guard !keys.contains(where: { $0.key.algorithm == .appleAppAttest }) else {
-            throw SigilError(.forbidden, "an App Attest device signs with assertions; it gets no HMAC secret")
-        }
-        try Self.refuseAttested(keys, "gets no HMAC secret (it would sign from anywhere, outside the attested key)")
+        try refuseSecret(keys)
         return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
-    }
-
-    /// Refuses (`forbidden`) what would take an attested device's proof away (Android Key Attestation,
-    /// App Attest vouching for a key): a key or a secret the attestation does not cover. `keys` are the
-    /// device's.
-    static func refuseAttested(_ keys: [RegisteredKey], _ what: String) throws {
-        if let attestation = keys.lazy.compactMap(\.deviceAttestation).first {
-            let kind = attestation.hasPrefix("app-attest") ? "App Attest" : "Android Key Attestation"
-            throw SigilError(.forbidden, "a device enrolled by \(kind) \(what)")
-        }
     }
 
     /// A new secret for `deviceID`, sealed to the device's X-Wing key when it has one; the device's
@@ -445,23 +454,28 @@ public struct RegistrationService: Sendable {
             // assertion: the genuine app asks), the key its attestation vouched for. Nothing else moves
             // an attested device's key: its proof would end with the key it covers.
             let retiring: [String]
-            if request.algorithm == .appleAppAttest {
+            let (rights, kind) = rights(of: deviceKeys)
+            switch rights.rotation {
+            case .bySigner:
+                retiring = [request.keyID]
+            case .byAssertion:
+                guard request.algorithm == .appleAppAttest else {
+                    throw SigilError(
+                        .forbidden, "a key \(kind) vouched for rotates only by an assertion of the device's \(kind) key"
+                    )
+                }
                 retiring = deviceKeys.filter { key in
                     key.key.algorithm != .appleAppAttest && key.key.algorithm != .hmacSHA256 && key.isActive(at: now)
                 }.map(\.keyID)
                 guard !retiring.isEmpty else {
-                    // Its App Attest key is the device's only key: rotating it away would drop the proof
+                    // Its assertion key is the device's only key: rotating it away would drop the proof
                     // that the genuine app holds the key.
-                    throw SigilError(.forbidden, "an App Attest device does not rotate; it enrolls a new attested key")
-                }
-            } else {
-                if deviceKeys.contains(where: { $0.key.algorithm == .appleAppAttest }) {
                     throw SigilError(
-                        .forbidden,
-                        "a key App Attest vouched for rotates only by an assertion of the device's App Attest key")
+                        .forbidden, "a device enrolled by \(kind) does not rotate; it enrolls a new attested key")
                 }
-                try Self.refuseAttested(deviceKeys, "does not rotate; it enrolls a new attested key")
-                retiring = [request.keyID]
+            case .never:
+                throw SigilError(
+                    .forbidden, "a device enrolled by \(kind) does not rotate; it enrolls a new attested key")
             }
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let rotation = try decode(Registration.Rotation.self, from: body, fields: "alg, publicKey and proof")

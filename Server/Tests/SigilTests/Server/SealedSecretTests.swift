@@ -452,3 +452,38 @@ extension PushedSecretTests {
         #expect(unknown.error.contains("unknown-key"))
     }
 }
+
+extension PushedSecretTests {
+    @Test(
+        "a device's rights come from the kind of evidence that enrolled it: one recorded by an attestation no kind here knows gets no secret (fail closed), as an Android one does; a plain one does"
+    )
+    func rightsByKind() async throws {
+        let clock = ManualUnixClock(SigningSetup.start)
+        let registry = MemoryKeyDirectory(clock: clock)
+        let sealing = try SealingPrivateKey.generate()
+        for (deviceID, attestation) in [
+            ("dev-plain", nil), ("dev-android", "android-key,TrustedEnvironment"), ("dev-new", "play-integrity,strong"),
+        ] as [(String, String?)] {
+            let device = try TestDevice(.ecdsaP256SHA256)
+            try await registry.apply(
+                DirectoryChange(
+                    added: [
+                        RegisteredKey(
+                            keyID: device.keyID, key: try device.key.verificationKey, deviceID: deviceID,
+                            createdAt: clock.now(), deviceAttestation: attestation)
+                    ],
+                    sealingKeys: [(deviceID, sealing.publicKey)]))
+        }
+        let service = RegistrationService(
+            registry: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
+        #expect(try await service.issueSealedSecret(toDevice: "dev-plain").keyId.hasPrefix("hmac-"))
+        for (deviceID, kind) in [("dev-android", "Android Key Attestation"), ("dev-new", "does not know")] {
+            do {
+                _ = try await service.issueSealedSecret(toDevice: deviceID)
+                Issue.record("\(deviceID) got a secret")
+            } catch let error as SigilError {
+                #expect(error.code == .forbidden && error.detail.contains(kind), "\(error.detail)")
+            }
+        }
+    }
+}
