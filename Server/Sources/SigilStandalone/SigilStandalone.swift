@@ -241,6 +241,9 @@ public enum SigilStandalone {
         return origin
     }
 
+    /// Builds the server, one step per feature (Startup.swift): App Attest, Android, the verifier, the
+    /// keys and TLS, enrollment and JWTs, DPoP, the exchanges, the access log, registration, the
+    /// gateway or echo routes, the admin API and metrics, the application.
     static func prepare(
         _ options: Options,
         data: DataDirectory,
@@ -248,318 +251,57 @@ public enum SigilStandalone {
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void
     ) async throws -> Prepared {
-        let clock = options.clock
-        let directory = stores.directory
-        let nonces = stores.nonces
-        let registry = options.metrics ? PrometheusCollectorRegistry() : nil
-        let metricsFactory: any MetricsFactory =
-            registry.map { PrometheusMetricsFactory(registry: $0) }
-            ?? MetricsSystem.factory
-        var verifierConfiguration = options.verifier
-        var attestation: AttestationEnrollment?
-        if !options.appAttest.appIDs.isEmpty {
-            let appAttest = AppAttestVerifier(
-                appIDs: options.appAttest.appIDs, environments: options.appAttest.environments,
-                root: options.appAttest.root ?? AppAttestVerifier.appleAppAttestationRootCA)
-            // Counters and receipts with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
-            let records = directory as? any AppAttestStore ?? MemoryAppAttestStore()
-            verifierConfiguration.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
-            var verifier: any DeviceAttestationVerifier = appAttest
-            if !options.appAttest.debugTokenFiles.isEmpty {
-                // Secret files: refused when others may read them, as the master key is.
-                let tokens = try options.appAttest.debugTokenFiles.map { path in
-                    String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
-                        .trimmingCharacters(in: .whitespacesAndNewlines)
-                }
-                verifier = try AppAttestDebugVerifier(verifier: appAttest, tokens: tokens)
-                verifierConfiguration.acceptsAppAttestDebugKeys = true
-                logger.warning(
-                    "App Attest debug attestations accepted (--app-attest-debug-token): never in production, where they prove no genuine device"
-                )
-            }
-            // Challenges are keyed from the master key, so replicas sharing it accept each other's.
-            attestation = AttestationEnrollment(
-                verifier: verifier, challenges: AttestationChallenges(masterKey: try data.master()), store: records)
-        }
-        var android: AndroidEnrollment?
-        if let policy = options.android.policy {
-            let statusFile = try options.android.statusFile.map { path in
-                do { return try AttestationStatusFile(path: path, now: clock.now()) } catch let error
-                    as AndroidAttestationError
-                {
-                    throw SigilInputError("--android-status: \(error.detail)")
-                }
-            }
-            if statusFile == nil {
-                logger.warning(
-                    "Android Key Attestation without a status list: revoked attestation keys are not refused (--android-status FILE)"
-                )
-            }
-            android = AndroidEnrollment(
-                verifier: {
-                    var verifier = AndroidKeyEnrollmentVerifier(
-                        policy: policy, roots: options.android.roots ?? GoogleAttestationRoots.hardware)
-                    verifier.statusFile = statusFile
-                    return verifier
-                }(),
-                challenges: AttestationChallenges(masterKey: try data.master()))
-        }
-        verifierConfiguration.usage = KeyUsageTracker(store: directory)
-        let verifier = RequestVerifier(
-            keys: directory,
-            nonces: nonces,
-            clock: clock,
-            configuration: verifierConfiguration,
-            metricsFactory: metricsFactory
-        )
-
-        var names = ["localhost", "127.0.0.1", "::1"]
-        if !names.contains(options.host) && options.host != "0.0.0.0" && options.host != "::" {
-            names.append(options.host)
-        }
-        let tlsFiles = try data.tlsFiles(certificate: options.certificateFile, key: options.keyFile, names: names)
-        // The key file, the data directory's or --key, is refused when others may read it (TLSIdentity).
-        let fileIdentity = try TLSIdentity(certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key)
-        // A server that makes its own certificate keeps its TLS key in the store, where it rotates like
-        // the others; one given --cert serves that certificate, whose key is the operator's.
-        let selfSigned = options.certificateFile == nil
-        let fileKey =
-            selfSigned
-            ? try KeyFile.load(Array(try SecureFile.readSecret(tlsFiles.key)), algorithm: .ecdsaP256SHA256).signingKey
-            : nil
-        let initialTLS: (@Sendable () throws -> SigningKey)? = fileKey.map { key in { @Sendable in key } }
-
-        // The server's keys live in the store (shared by replicas); a data directory's key files are
-        // imported on the first start.
-        let sealingFiles = try data.sealingKeys(sealedPaths: options.sealedPaths)
-        let serverKeys = try await ServerKeyRing.open(
-            store: directory, overlap: options.keyOverlap, clock: clock, keyFormats: .withRSA,
-            initialResponse: { try data.responseKey() },
-            initialSealing: {
-                guard let current = sealingFiles.keys.first else { throw SigilInputError("no sealing key") }
-                return current
-            },
-            initialTLS: initialTLS)
-        let responseSigner = try ResponseSigner(ring: serverKeys, clock: clock)
-        let responseKeyID = responseSigner.keyID
-
-        let served: ServedTLSKey? =
-            selfSigned
-            ? ServedTLSKey(
-                ring: serverKeys, names: names, certificateFile: tlsFiles.certificate, keyFile: tlsFiles.key,
-                initial: try fileKey?.derivedKeyID.map { ($0, fileIdentity) })
-            : nil
-        let identity = try served?.current() ?? fileIdentity
-        let pins =
-            try served?.pins.current
-            ?? identity.chain.map { SPKIPin.pin(spkiDER: try $0.extractPublicKey().toSPKIBytes()) }
-        let clientCA = try options.clientCAFile.map { path in
-            do {
-                return try NIOSSLCertificate.fromPEMFile(path)
-            } catch {
-                throw SigilInputError("cannot read the client CA file \(path)")
-            }
-        }
-        let configured = ServerTLS.configuration(
-            identity: identity,
-            allowClassical: options.allowClassical,
-            clientCA: clientCA,
-            groups: options.tlsGroups
-        )
-        let tls = served?.serving(configured) ?? configured
-
-        let jwtKeys = try await EnrollmentPolicy.jwtKeys(
-            pemKeys: try options.jwt.keyFiles.map { try readText($0) },
-            hs256Secrets: try options.jwt.secretFiles.map { path in
-                // The key that mints enrollment JWTs (and DPoP access tokens): refused when others may read it.
-                let text = String(decoding: try SecureFile.readSecret(path), as: UTF8.self)
-                guard let secret = Base64.decode(text.trimmed) else {
-                    throw SigilInputError("\(path) is not base64")
-                }
-                return secret
-            },
-            jwks: try options.jwt.jwksFiles.map { try readText($0) }
-        )
-        var jwt: EnrollmentPolicy.JWTRules?
-        if let jwtKeys {
-            guard let audience = options.jwt.audience, !audience.isEmpty, let issuer = options.jwt.issuer,
-                !issuer.isEmpty
-            else {
-                throw SigilInputError("enrollment JWTs need --jwt-audience and --jwt-issuer")
-            }
-            jwt = EnrollmentPolicy.JWTRules(keys: jwtKeys, audience: audience, issuer: issuer)
-            jwt?.allowsReuse = options.jwt.reuse
-        }
+        let prometheus = options.metrics ? PrometheusCollectorRegistry() : nil
+        let startup = Startup(
+            options: options, data: data, stores: stores, logger: logger, prometheus: prometheus,
+            metricsFactory: prometheus.map { PrometheusMetricsFactory(registry: $0) } ?? MetricsSystem.factory)
+        let (verifier, attestation) = try verification(startup)
+        let android = try android(startup)
+        let tls = try await keysAndTLS(startup)
+        let responseSigner = try ResponseSigner(ring: tls.serverKeys, clock: options.clock)
+        let enrollment = try await enrollment(startup)
         let dpop = try dpopVerifier(
-            options, keys: jwtKeys, nonces: nonces, clock: clock, masterKey: try data.master())
-        // With JWTs, a bootstrap token would be a second way in: only an explicitly given one is on.
-        let token = jwt == nil || options.enrollToken != nil ? try data.enrollToken(given: options.enrollToken) : nil
-        let policy = EnrollmentPolicy(
-            bootstrapToken: token?.token,
-            jwt: jwt,
-            isOpen: options.openEnrollment,
-            clock: clock
+            options, keys: enrollment.jwtKeys, nonces: stores.nonces, clock: options.clock, masterKey: try data.master()
         )
-        if options.openEnrollment {
-            logger.warning("open enrollment: anyone who can reach this server can register a device")
-        }
-
         let origin = try publicOrigin(options)
-        let outcomes = RequestOutcomes(clock: clock, metricsFactory: metricsFactory, monitored: options.monitor)
-        func middleware(dpop: DPoPVerifier?, protected: Bool) -> SigilMiddleware<SigilBasicRequestContext> {
-            let exchange = Exchange(
-                verifier: verifier,
-                responseSigner: options.signsResponses ? responseSigner : nil,
-                sealing: SealedBodies(
-                    ring: serverKeys, extraKeys: Array(sealingFiles.keys.dropFirst()),
-                    extraRetired: sealingFiles.retired, sealedPaths: options.sealedPaths),
-                includeSignatureBase: options.includeSignatureBase,
-                bodyTimeout: nil,
-                dpop: dpop,
-                origin: origin,
-                monitor: protected ? options.monitor : [],
-                outcomes: protected ? outcomes : nil,
-                requireAssertion: protected ? options.appAttest.requireAssertion : []
-            )
-            return SigilMiddleware(exchange: exchange, readsClientCertificate: clientCA != nil, secure: true)
-        }
+        let outcomes = RequestOutcomes(
+            clock: options.clock, metricsFactory: startup.metricsFactory, monitored: options.monitor)
+        let exchanges = Exchanges(
+            startup: startup, verifier: verifier, responseSigner: responseSigner, tls: tls, origin: origin,
+            outcomes: outcomes)
         // DPoP and monitor mode apply to the protected routes; a device's own routes (registration,
         // rotation, revocation) take its Sigil key's signature, always.
-        let protected = middleware(dpop: dpop, protected: true)
-        let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
-        var registration = RegistrationService.Configuration(verifier: verifierConfiguration)
-        registration.secretOverlap = options.secretOverlap
-        registration.rotationGrace = options.rotationGrace
-        registration.keyFormats = .withRSA
-        registration.assertionPaths = options.appAttest.requireAssertion
-        if let served {
-            // The key served now, then the next one's (published before its promotion) and the backup key's.
-            registration.publishedPins = {
-                // Read each time: a TLS rotation takes the backup key and leaves a new one.
-                let now = served.pins
-                return (now.current, now.next + ((try? data.backupPin()).map { [$0] } ?? []))
-            }
-        }
-        let service = RegistrationService(
-            registry: directory,
-            nonces: nonces,
-            enrollment: policy,
-            certificates: try data.certificateAuthority(),
-            attestation: attestation,
-            android: android,
-            configuration: registration,
-            clock: clock,
-            metricsFactory: metricsFactory,
-            logger: logger
-        )
+        let protected = exchanges.middleware(dpop: dpop, protected: true)
         let router = Router(context: SigilBasicRequestContext.self)
-        let accessLog = try options.accessLog.map { try AccessLog(path: $0) }
-        if let accessLog {
-            accessLog.reopenOnHangup()
-            router.add(middleware: AccessLogMiddleware(log: accessLog, clock: clock))
-        }
+        let accessLog = try accessLog(startup, router: router)
+        let backupPin = options.certificateFile == nil ? try data.backupPin() : nil
         SigilRegistrationRoutes(
-            service: service, middleware: middleware(dpop: nil, protected: false), pins: pins,
+            service: try registration(
+                startup, verifier: verifier.configuration, tls: tls, policy: enrollment.policy,
+                attestation: attestation, android: android),
+            middleware: exchanges.middleware(dpop: nil, protected: false), pins: tls.pins,
             backupPins: backupPin.map { [$0] } ?? []
         ).add(to: router)
-        var upstreamClient: HTTPClient?
-        var gateway: GatewayRoutes?
-        if let upstream = options.upstream {
-            // A backend that refuses connections is a 502 within 2 s (connecting is retried until then).
-            var configuration = HTTPClient.Configuration(
-                redirectConfiguration: .disallow,
-                timeout: .init(
-                    connect: GatewayRoutes.timeAmount(min(upstream.timeout, .seconds(2))),
-                    read: GatewayRoutes.timeAmount(upstream.timeout)),
-                decompression: .disabled)
-            configuration.httpVersion = .automatic
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            upstreamClient = client
-            do {
-                gateway = try GatewayRoutes(
-                    middleware: protected, upstream: upstream, client: client, bodyLimit: options.verifier.bodyLimit)
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
-        } else {
-            let echo = EchoRoutes(middleware: protected, bodyLimit: options.verifier.bodyLimit)
-            echo.add(to: router)
-            if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
-        }
-        var background: [any Service] = [
-            AuditRetentionService(directory: directory, retention: options.auditRetention, clock: clock, logger: logger)
-        ]
-        var adminPort: ListeningPort?
-        if options.admin.port != nil {
-            let port = ListeningPort()
-            adminPort = port
-            background.append(
-                try adminApplication(
-                    options.admin,
-                    administration: {
-                        var administration = Administration(
-                            directory: directory, serverKeys: serverKeys, clock: clock, outcomes: outcomes,
-                            metrics: metricsFactory)
-                        if options.certificateFile == nil { administration.backupTLSKey = data.backupTLSKey }
-                        return administration
-                    }(),
-                    identity: identity,
-                    deviceCAs: (clientCA ?? [])
-                        + (try data.certificateAuthority().map {
-                            [try NIOSSLCertificate(bytes: try $0.certificate.serializeAsPEM().derBytes, format: .der)]
-                        } ?? []),
-                    metrics: registry, limits: options.connectionLimits, logger: logger,
-                    onListening: { await port.set($0) }))
-        }
-        // With an admin API, /metrics is served there only, behind its credential.
-        if let registry, adminPort == nil {
-            router.get("metrics") { _, _ in
-                Response(
-                    status: .ok,
-                    headers: [.contentType: "text/plain; version=0.0.4"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer()))
-                )
-            }
-        }
+        let backend = try await backend(startup, protected: protected, router: router)
+        let admin = try admin(startup, tls: tls, outcomes: outcomes, router: router)
         // Last, after every route: what none of them answers goes to the backend.
-        gateway?.addFallback(to: router)
-
-        let application = Application(
-            router: router,
-            server: .sigilTLS(
-                tlsConfiguration: tls,
-                configuration: HTTP2UpgradeChannel.Configuration(
-                    // An HTTP/2 connection with no stream open waits as long as a request head may take.
-                    idleTimeout: .nanoseconds(options.timeouts.header.nanoseconds),
-                    gracefulCloseTimeout: .seconds(5),
-                    streamConfiguration: options.timeouts.channelConfiguration(
-                        metricsFactory: metricsFactory, clock: clock)
-                ),
-                limits: options.connectionLimits,
-                metricsFactory: metricsFactory
-            ),
-            configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port)),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? options.port) },
-            logger: logger
-        )
+        backend.gateway?.addFallback(to: router)
         return Prepared(
-            application: application,
-            pins: pins,
+            application: application(startup, router: router, tls: tls.configuration, onListening: onListening),
+            pins: tls.pins,
             backupPin: backupPin,
-            certificateFile: tlsFiles.certificate,
-            madeCertificate: tlsFiles.isNew,
-            enrollToken: token?.token,
-            madeToken: token?.isNew ?? false,
-            background: background,
-            serverKeys: serverKeys,
+            certificateFile: tls.files.certificate,
+            madeCertificate: tls.files.isNew,
+            enrollToken: enrollment.token?.token,
+            madeToken: enrollment.token?.isNew ?? false,
+            background: admin.background,
+            serverKeys: tls.serverKeys,
             outcomes: outcomes,
             accessLog: accessLog,
-            adminPort: adminPort,
+            adminPort: admin.port,
             stores: stores,
-            responseKeyID: responseKeyID,
-            upstreamClient: upstreamClient
+            responseKeyID: responseSigner.keyID,
+            upstreamClient: backend.client
         )
     }
 

@@ -11,8 +11,10 @@ import SigilSQLite
 import SigilServer
 
 /// A key registry `sigil serve` can run on: one that can also list its keys, be administered (audit
-/// trail, devices, last use) and hold the server's own keys.
-public protocol ServedKeyRegistry: AdministeredDirectory, ServerKeyStore {
+/// trail, devices, last use), hold the server's own keys, and keep App Attest counters and receipts
+/// where every replica and restart sees them. What a server needs, a store provides, or it does not
+/// compile as one: nothing falls back to memory.
+public protocol ServedKeyRegistry: AdministeredDirectory, ServerKeyStore, AppAttestStore {
     /// Every key ID, sorted.
     func keyIDs() async throws -> [String]
 }

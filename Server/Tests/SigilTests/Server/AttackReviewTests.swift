@@ -28,7 +28,8 @@ struct AttackReviewTests {
                 let secret = try await EndToEndTests.issueSecret(for: device, server: server, client: client)
                 let admin = Administration(directory: server.prepared.directory, serverKeys: nil, clock: server.clock)
                 let after = try await admin.revoke(.key(device.keyID), by: "ops", reason: "key pair stolen")
-                #expect(after.first?.state == .active)  // documented: the device keeps its *other* keys
+                // Its secret goes with it, so no key of the device may sign: the device reads revoked.
+                #expect(after.first?.state == .revoked)
 
                 let (byKey, _, _) = try await EndToEndTests.echo(
                     "{}", signer: device.signer(clock: server.clock), server: server, client: client)
