@@ -16,12 +16,11 @@ public struct AppAttestDebugVerifier: DeviceAttestationVerifier {
     public let verifier: any DeviceAttestationVerifier
     let tokens: [[UInt8]]
 
-    /// Accepts debug attestations made with one of `tokens`, each holding at least 128 bits by
-    /// ``estimatedBits(_:)``.
+    /// Accepts debug attestations made with one of `tokens`, each ``isStrong(_:)``.
     ///
-    /// - Throws: ``SigilInputError`` for a token estimated below 128 bits, or none.
+    /// - Throws: ``SigilInputError`` for a token that is not, or none.
     public init(verifier: any DeviceAttestationVerifier, tokens: [String]) throws {
-        guard !tokens.isEmpty, tokens.allSatisfy({ Self.estimatedBits($0) >= Self.minimumBits }) else {
+        guard !tokens.isEmpty, tokens.allSatisfy(Self.isStrong) else {
             throw SigilInputError(
                 "an App Attest debug token holds at least \(Int(Self.minimumBits)) bits: 44 random base64 characters (sigil keygen --alg hmac-sha256 writes them) or 64 hex digits"
             )
@@ -30,7 +29,20 @@ public struct AppAttestDebugVerifier: DeviceAttestationVerifier {
         self.tokens = tokens.map { Array($0.utf8) }
     }
 
-    /// The fewest bits a debug token must hold by ``estimatedBits(_:)``.
+    /// Whether `token` is taken (PROTOCOL.md section 7): more than ``minimumBits`` by
+    /// ``estimatedBits(_:)``, and no 8 bytes of it appear twice (a pattern repeated holds more bits
+    /// by frequency the longer it runs: `0123456789abcdef` twice, `ab` 64 times).
+    public static func isStrong(_ token: String) -> Bool {
+        let bytes = Array(token.utf8)
+        guard estimatedBits(token) > minimumBits else { return false }
+        var seen = Set<ArraySlice<UInt8>>()
+        for start in 0..<max(bytes.count - 7, 0) where !seen.insert(bytes[start..<(start + 8)]).inserted {
+            return false
+        }
+        return true
+    }
+
+    /// The bits a debug token must hold more than, by ``estimatedBits(_:)``.
     public static let minimumBits = 128.0
 
     /// The bits `token` holds by the stated rule (PROTOCOL.md section 7): its length in bytes times

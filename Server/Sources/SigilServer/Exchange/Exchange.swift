@@ -166,13 +166,26 @@ public struct Exchange: Sendable {
             throw counted(error, route)
         }
         let body: [UInt8]
+        // Under a monitored prefix a body whose signature has not verified yet may be let through
+        // unverified (a forged signature naming a registered key): it draws on the same budget as an
+        // unsigned one, which it keeps only when let through; a request that verifies gives it back.
+        var hold: UnverifiedBodies.Hold?
         do {
-            body = try await read()
+            if route != nil {
+                let held = try await withBodyTimeout {
+                    try await self.unverifiedBodies.collect(bodyChunks, declaredLength: declared, limit: limit)
+                }
+                (body, hold) = (held.body, held.hold)
+            } else {
+                body = try await read()
+            }
         } catch {
             bodyFailed(error, pending)
             throw counted(error, route)
         }
-        return try await admitted(pending, body: body, awaited: true, route: route)
+        var admission = try await admitted(pending, body: body, awaited: true, route: route)
+        if admission.outcome != nil { admission.bodyHold = hold }
+        return admission
     }
 
     /// ``admit(_:bodyChunks:limit:clientCertificate:)`` for a body that has been read already.

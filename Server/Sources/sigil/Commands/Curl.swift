@@ -182,10 +182,10 @@ struct Curl: AsyncParsableCommand {
         clientIdentity: TLSIdentity?
     ) async throws -> SigilHTTPClient {
         var options = SigilHTTPClient.Options()
-        // Pins and anchors given by hand replace the identity's.
-        let byHand = !pin.isEmpty || cacert != nil
-        options.pins = byHand ? pin : stored?.identity.pins ?? []
-        options.allowSinglePin = allowSinglePin || (!byHand && stored != nil)
+        // Pins given by hand replace the identity's; `--cacert` adds anchors and keeps them (dropping
+        // them would let any certificate of that CA read the identity's requests).
+        options.pins = pin.isEmpty ? stored?.identity.pins ?? [] : pin
+        options.allowSinglePin = allowSinglePin || (pin.isEmpty && stored != nil)
         options.pqOnly = pqOnly
         options.anchors = try cacert.map(Anchors.load)
         options.identity = clientIdentity

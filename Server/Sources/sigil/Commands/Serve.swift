@@ -351,7 +351,7 @@ struct ServerOptions: ParsableArguments {
     @Option(
         name: .customLong("app-attest-debug-token"),
         help:
-            "Also accept App Attest debug attestations (the simulator's AppAttestDebugProvider) made with the token in FILE (at least 32 characters; repeatable). Never in production."
+            "Also accept App Attest debug attestations (the simulator's AppAttestDebugProvider) made with the token in FILE (more than 128 bits: sigil keygen --alg hmac-sha256 writes one; repeatable). Never in production."
     )
     var appAttestDebugToken: [String] = []
 

@@ -14,7 +14,7 @@ import Testing
 /// App Attest's debug provider (the simulator's) and the server's debug token.
 @Suite("App Attest debug provider")
 struct AppAttestDebugTests {
-    static let token = "debug-token-0123456789abcdef0123456789"
+    static let token = "Xq7fK2mPzR9vT4wLbN8cJ3hYdG6sAeU1oI5nQtVx"
     static let appID = TestAppAttestAuthority.appID
 
     static func provider(token: String = token) -> AppAttestDebugProvider {
@@ -72,7 +72,12 @@ struct AppAttestDebugTests {
         // A token under 128 bits by the stated rule is refused at start: short, made up, or 32 hex
         // digits (at most 128, nearly always fewer); 64 hex digits and keygen's 44 base64 hold more.
         let hex = { (count: Int) in (0..<count).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined() }
-        for weak in ["short", String(repeating: "a", count: 64), String(repeating: "12345678", count: 4), hex(31)] {
+        for weak in [
+            "short", String(repeating: "a", count: 64), String(repeating: "12345678", count: 4), hex(32),
+            // Patterns repeated hold more bits by frequency the longer they run: refused for repeating.
+            String(repeating: "0123456789abcdef", count: 2), String(repeating: "ab", count: 64),
+            String(repeating: "12345678", count: 6),
+        ] {
             #expect(throws: SigilInputError.self) { _ = try AppAttestDebugVerifier(verifier: real, tokens: [weak]) }
         }
         #expect(AppAttestDebugVerifier.estimatedBits(String(repeating: "12345678", count: 4)) == 96)

@@ -251,3 +251,43 @@ extension ExternalStoreSuites {
         }
     }
 }
+
+/// The unsigned-body budget, on the exchange itself.
+@Suite("Monitor mode: the body budget covers every body not yet verified")
+struct MonitorBudgetExchangeTests {
+    @Test(
+        "a forged signature naming a registered key draws on the budget like an unsigned body (it was read whole, outside it); a request that verifies gives its share back"
+    )
+    func forgedSignatureDrawsOnTheBudget() async throws {
+        let clock = ManualUnixClock(SigningSetup.start)
+        let device = try TestDevice(.ed25519)
+        let directory = MemoryKeyDirectory(
+            [RegisteredKey(keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-1")])
+        let exchange = Exchange(
+            verifier: RequestVerifier(keys: directory, nonces: MemoryNonceStore(clock: clock), clock: clock),
+            bodyTimeout: nil, monitor: ["/v1"], unverifiedBodyBudget: 300)
+        clock.advance(by: 2)  // past the nonce store's start, which only later timestamps may follow
+        func request(_ size: Int, forged: Bool) throws -> TestRequest {
+            var request = TestRequest(.post, "/v1/echo", port: 443, body: [UInt8](repeating: 0x61, count: size))
+            try request.sign(with: device.signer(clock: clock))
+            if forged { request.body[0] = 0x62 }
+            return request
+        }
+        func admit(_ request: TestRequest) async throws -> Admission {
+            try await exchange.admit(request.head, bodyChunks: [request.body].async)
+        }
+        // Past the budget: refused, as an unsigned body of that size is.
+        await #expect(throws: SigilError(.bodyTooLarge, "")) { _ = try await admit(try request(400, forged: true)) }
+        // Within it: let through unverified, holding its bytes while the route has it.
+        let forged = try await admit(try request(200, forged: true))
+        #expect(
+            forged.outcome == .invalidSignature && exchange.unverifiedBodies.inUse == 200,
+            "\(String(describing: forged.outcome)) \(exchange.unverifiedBodies.inUse)")
+        // A request that verifies holds nothing once admitted.
+        let verified = try await admit(try request(50, forged: false))
+        #expect(
+            verified.identity != nil && exchange.unverifiedBodies.inUse == 200,
+            "\(String(describing: verified.outcome))")
+        withExtendedLifetime(forged) {}
+    }
+}
