@@ -195,6 +195,33 @@ struct GatewayRoutes: Sendable {
         guard !decoded.contains(UInt8(ascii: "\\")) else {
             throw SigilError(.invalidTarget, "the gateway forwards no path with a backslash, encoded or not")
         }
+        let forwarded = try forwardedTarget(
+            path, bytes: bytes, queryStart: queryStart, profile: profile, keepPath: keepPath)
+        try checkSegments(forwarded)
+        return forwarded
+    }
+
+    /// Refuses (`invalid-target`) a forwarded target with a dot segment, raw, encoded, or behind an
+    /// encoded slash: joined under the upstream's prefix, a backend that decodes and normalizes
+    /// (`/app/x/../../secret`, `/app/%2e%2e/secret`, `/app/..%2Fsecret`) would read a path outside it.
+    /// An encoded slash between other characters (`a%2Fb`, which `--keep-path` exists for) is kept.
+    static func checkSegments(_ target: String) throws {
+        let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
+        for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            let decoded = PercentEncoding.decode(Array(segment)[...])
+            for piece in decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            where piece.elementsEqual(".".utf8) || piece.elementsEqual("..".utf8) {
+                throw SigilError(
+                    .invalidTarget, "the gateway forwards no path with a dot segment, raw or encoded")
+            }
+        }
+    }
+
+    /// The target as forwarded, before its segments are checked.
+    static func forwardedTarget(
+        _ path: ArraySlice<UInt8>, bytes: [UInt8], queryStart: Int, profile: SignatureProfile, keepPath: Bool
+    ) throws -> String {
+        let requestTarget = String(decoding: bytes, as: UTF8.self)
         guard profile == .sigilV1 else { return requestTarget }
         let canonicalQuery =
             queryStart < bytes.endIndex ? CanonicalTarget.canonicalQuery(bytes[(queryStart + 1)...]) : []

@@ -349,6 +349,8 @@ struct GatewayTargetTests {
         for unusable in [
             "/a\\b", "/api/orders/%ff?cmd=wipe", "/api/public/%c0%ae?cmd=wipe", "/api/public/..%5Cprivate",
             "/api/public/..%5cprivate",
+            // A dot segment behind an encoded slash, which a decoding backend reads outside the prefix.
+            "/..%2Fsecret", "/a/.%2f..%2fb",
         ] {
             for profile in [SignatureProfile.sigilV1, .rfc9421] {
                 #expect(throws: SigilError(.invalidTarget, "")) {
@@ -357,8 +359,16 @@ struct GatewayTargetTests {
             }
         }
         #expect(try GatewayRoutes.target("/A/./b/?z=1&a=%7e+", profile: .sigilV1, keepPath: false) == "/a/b?a=~%2B&z=1")
-        #expect(try GatewayRoutes.target("/A/./b/?z=1", profile: .rfc9421, keepPath: false) == "/A/./b/?z=1")
+        #expect(try GatewayRoutes.target("/A/b/?z=1", profile: .rfc9421, keepPath: false) == "/A/b/?z=1")
         #expect(try GatewayRoutes.target("/a/%2fb?q", profile: .sigilV1, keepPath: true) == "/a/%2fb?q=")
+        // rfc9421 keeps the target as signed: a dot segment, raw or encoded, is refused; sigil-v1's
+        // canonical form has none left.
+        for dotted in ["/x/../../secret", "/%2e%2e/secret", "/A/./b/?z=1"] {
+            #expect(throws: SigilError(.invalidTarget, "")) {
+                _ = try GatewayRoutes.target(dotted, profile: .rfc9421, keepPath: false)
+            }
+            #expect(!(try GatewayRoutes.target(dotted, profile: .sigilV1, keepPath: false)).contains("."))
+        }
     }
 
     @Test("identity values are made safe for a field: control characters and non-ASCII percent-encoded")
