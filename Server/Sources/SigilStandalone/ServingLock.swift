@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// It is a service of the server's `ServiceGroup`, run before the stores: it lets go when the group
 /// stops, after every other service has (or at ``SigilStandalone/Prepared/close()``).
-final class ServingLock: Service, Sendable {
+public final class ServingLock: Service, Sendable {
     private let descriptor: Mutex<Int32?>
 
     /// Takes the lock of `data`.
@@ -46,6 +46,17 @@ final class ServingLock: Service, Sendable {
         self.descriptor = Mutex(descriptor)
     }
 
+    /// Whether a server holds `data`'s lock now (a shared-nonce server takes none: its directory may
+    /// be in use all the same, which only the caller can tell).
+    public static func isHeld(_ data: DataDirectory) -> Bool {
+        let descriptor = open(data.file("serve.lock"), O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return true }
+        _ = flock(descriptor, LOCK_UN)
+        return false
+    }
+
     /// Lets the lock go (once).
     func release() {
         descriptor.withLock { descriptor in
@@ -55,7 +66,7 @@ final class ServingLock: Service, Sendable {
     }
 
     /// Holds the lock until the group shuts down or is cancelled.
-    func run() async throws {
+    public func run() async throws {
         defer { release() }
         try? await gracefulShutdown()
     }

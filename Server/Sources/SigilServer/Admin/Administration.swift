@@ -163,8 +163,13 @@ public struct Administration: Sendable {
     public func rotate(_ kind: ServerKeyKind, by actor: String) async throws -> String {
         guard let serverKeys else { throw SigilError(.forbidden, "this store holds no server keys") }
         let backup = kind == .tls ? backupTLSKey : nil
+        // A backup the ring holds already (a stale copy put back, a renewal that failed) is no backup:
+        // a new key then, and a new backup after.
+        let known = Set(serverKeys.describe().map(\.keyID))
+        let backupKey = try backup?.current()
         let keyID = try await serverKeys.rotate(
-            kind, actor: AuditEntry.operatorActor(actor), tlsKey: try backup?.current())
+            kind, actor: AuditEntry.operatorActor(actor),
+            tlsKey: try backupKey.flatMap { try known.contains($0.verificationKey.derivedKeyID ?? "") ? nil : $0 })
         // Only once the key is published: a rotation refused keeps the backup devices pin.
         try backup?.renew()
         return keyID

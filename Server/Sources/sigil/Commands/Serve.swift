@@ -37,12 +37,16 @@ struct Serve: AsyncParsableCommand {
         // there is one, reopens on it (AccessLog.reopenOnHangup).
         signal(SIGHUP, SIG_IGN)
         let banner = Banner()
-        // A first start that never listens (a port in use) leaves no data directory behind.
-        let made = !FileManager.default.fileExists(atPath: options.dataDirectory)
+        // A first start that never listens (a port in use) leaves no data directory behind: only one
+        // this process's own mkdir made (not a link, not one another server made a moment before),
+        // and only while no other server holds its lock.
+        let made = mkdir(options.dataDirectory, 0o700) == 0
         do {
             try await serve(options, name: name, host: host, banner: banner, logger: logger)
         } catch {
-            if made, await !banner.listened { try? FileManager.default.removeItem(atPath: options.dataDirectory) }
+            if made, await !banner.listened, !ServingLock.isHeld(DataDirectory(existing: options.dataDirectory)) {
+                try? FileManager.default.removeItem(atPath: options.dataDirectory)
+            }
             throw error
         }
     }

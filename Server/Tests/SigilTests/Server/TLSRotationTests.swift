@@ -5,6 +5,7 @@ import HTTPTypes
 import SigilServer
 import SigilStandalone
 import SigilTLS
+import Synchronization
 import Testing
 
 @testable import SigilClient
@@ -142,6 +143,22 @@ extension ExternalStoreSuites {
                         fileURLWithPath: environment["HOME"]! + "/.sigil/identities/default/identity.json"))
             ).pins
             #expect(pins.contains { !enrolledPins.contains($0) }, "the new backup pin is learnt: \(pins)")
+        }
+
+        @Test("a backup key the ring holds already (a stale copy put back) is not published again: a new key is")
+        func staleBackup() async throws {
+            try await TestServer.with { server in
+                let ring = server.prepared.serverKeys
+                let current = try #require(ring.current(.tls))
+                var administration = Administration(
+                    directory: server.prepared.directory, serverKeys: ring, clock: server.clock)
+                let renewed = Mutex(0)
+                administration.backupTLSKey = BackupTLSKey(
+                    current: { try #require(current.signing) }, renew: { renewed.withLock { $0 += 1 } })
+                let next = try await administration.rotate(.tls, by: "ops")
+                #expect(next != current.stored.keyID)
+                #expect(renewed.withLock { $0 } == 1, "a new backup follows")
+            }
         }
 
         @Test(
