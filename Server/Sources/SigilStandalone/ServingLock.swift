@@ -21,28 +21,52 @@ import Synchronization
 public final class ServingLock: Service, Sendable {
     private let descriptor: Mutex<Int32?>
 
-    /// Takes the lock of `data`.
+    /// Takes the lock of `data`: exclusive while this server's nonces are its own (`sharedNonces`
+    /// `nil`), else shared with the servers whose nonces are in the same store, which the file names.
     ///
-    /// - Throws: ``SigilInputError`` naming the process that holds it.
-    init(_ data: DataDirectory) throws {
+    /// - Throws: ``SigilInputError`` naming the process that holds it, or the other nonce store.
+    init(_ data: DataDirectory, sharedNonces: String?) throws {
         let path = data.file("serve.lock")
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw SigilInputError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            var buffer = [UInt8](repeating: 0, count: 32)
+        func recorded() -> (pid: Int?, store: String?) {
+            var buffer = [UInt8](repeating: 0, count: 4096)
             let count = pread(descriptor, &buffer, buffer.count, 0)
-            close(descriptor)
-            let holder = Int(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self).filter(\.isNumber))
-            throw SigilInputError(
-                "\(data.path) is served already\(holder.map { " by process \($0)" } ?? ""), whose nonces are its own: "
-                    + "a second server on it would accept each request once more. Replicas share nonces "
-                    + "through a shared store (--nonces redis://…, or --store postgres://…)")
+            let lines = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self).split(separator: "\n")
+            return (lines.first.flatMap { Int($0) }, lines.dropFirst().first.map(String.init))
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(descriptor, 0)
-        _ = pwrite(descriptor, pid, pid.count, 0)
+        func refuse(_ why: String) -> SigilInputError {
+            let holder = recorded().pid
+            close(descriptor)
+            return SigilInputError(
+                "\(data.path) is served already\(holder.map { " by process \($0)" } ?? ""), \(why): "
+                    + "a second server on it would accept each request once more. Servers on one data directory "
+                    + "share nonces through one shared store (--nonces redis://…, or --store postgres://…)")
+        }
+        func write() {
+            let line = Array("\(getpid())\n\(sharedNonces ?? "")\n".utf8)
+            _ = ftruncate(descriptor, 0)
+            _ = pwrite(descriptor, line, line.count, 0)
+        }
+        if let sharedNonces {
+            guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else { throw refuse("whose nonces are its own") }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+                // Alone: this server names the store; then shared again.
+                write()
+                _ = flock(descriptor, LOCK_SH)
+            } else if let theirs = recorded().store, theirs != sharedNonces {
+                throw refuse("whose nonces are in another store (\(theirs))")
+            }
+        } else {
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                throw refuse(
+                    recorded().store.map { "whose nonces are in \($0), not this server's" }
+                        ?? "whose nonces are its own")
+            }
+            write()
+        }
         self.descriptor = Mutex(descriptor)
     }
 
@@ -75,12 +99,18 @@ public final class ServingLock: Service, Sendable {
 }
 
 extension SigilStandalone.Options {
-    /// Whether this server's nonces are in a store other servers share (Redis, or PostgreSQL with
-    /// the keys), so that two servers on one data directory would not accept one request twice.
-    var sharesNonces: Bool {
+    /// The store this server's nonces are in when other servers can share it (Redis, or PostgreSQL
+    /// with the keys), named without any password; `nil` when they are the process's own.
+    var sharedNonceStore: String? {
+        func named(_ url: String) -> String {
+            guard var components = URLComponents(string: url) else { return url }
+            components.password = nil
+            return components.string ?? url
+        }
         switch (nonceStorage, keyStore) {
-        case (.redis, _), (.withKeys, .postgres): true
-        case (.memory, _), (.withKeys, .dataDirectory): false
+        case (.redis(let url), _): return named(url)
+        case (.withKeys, .postgres(let url)): return named(url)
+        case (.memory, _), (.withKeys, .dataDirectory): return nil
         }
     }
 }

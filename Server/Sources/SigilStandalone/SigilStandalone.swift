@@ -187,7 +187,7 @@ public enum SigilStandalone {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Prepared {
         let data = try DataDirectory(path: options.dataDirectory)
-        let lock = options.sharesNonces ? nil : try ServingLock(data)
+        let lock = try ServingLock(data, sharedNonces: options.sharedNonceStore)
         let stores = try await openStores(options, data: data, masterKey: try data.masterKey(), logger: logger)
         do {
             var prepared = try await prepare(

@@ -32,7 +32,7 @@ extension ExternalStoreSuites {
         }
 
         @Test(
-            "two sigil serve on one data directory with nonces in Redis both start, and a request one accepted the other refuses as replayed",
+            "two sigil serve on one data directory with nonces in Redis both start, a third with nonces of its own or in another store does not, and a request one accepted the other refuses as replayed",
             .enabled(if: ExternalServers.runRedis))
         func sharedNonces() async throws {
             try await RedisTestServer.with { redis in
@@ -45,6 +45,14 @@ extension ExternalStoreSuites {
                 defer { first.stop() }
                 let second = try ServerProcess(dataDirectory: data, arguments: shared)
                 defer { second.stop() }
+                // A third on the same directory with nonces of its own, or in another store: refused.
+                for other in [["--nonces", "memory"], ["--nonces", redis.url + "/1"], []] {
+                    let refused = try await SigilCommand.run(
+                        ["serve", "--data-dir", data, "--port", "0"] + other,
+                        environment: ["SIGIL_ENROLL_TOKEN": TestServer.token])
+                    #expect(
+                        refused.status == 2 && refused.error.contains("served already"), "\(other): \(refused.error)")
+                }
                 let key = directory.appendingPathComponent("device.pem").path
                 #expect(try await SigilCommand.run(["keygen", "--alg", "ed25519", "--out", key]).status == 0)
                 /// Runs `arguments` until no server refuses it as dated before its start (a
