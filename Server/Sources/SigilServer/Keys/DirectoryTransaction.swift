@@ -107,10 +107,17 @@ extension DirectoryChange {
         }
         // A device left with no key that may sign is revoked: it can do nothing more, and reads as such
         // everywhere (its state, the `state=` filter, the console).
+        var lastKeyRows: [AuditEntry] = []
         for device in keysRevokedOf.sorted() where try await !store.hasUnrevokedKey(device: device) {
-            if try await !store.isRevoked(device: device) { _ = try await store.revoke(device: device, at: now) }
+            guard try await !store.isRevoked(device: device) else { continue }
+            _ = try await store.revoke(device: device, at: now)
+            // A row of its own, by the change's actor: the device's revocation is in the trail too.
+            lastKeyRows.append(
+                AuditEntry(
+                    time: now, action: .revoked, deviceID: device, actor: audit.first?.actor ?? "server",
+                    clientAddress: audit.first?.clientAddress, reason: "its last key that may sign was revoked"))
         }
         for certificate in certificates { try await store.record(certificate, now: now) }
-        try await store.append(auditRows(devicesOfUsers: devicesOfUsers))
+        try await store.append(auditRows(devicesOfUsers: devicesOfUsers) + lastKeyRows)
     }
 }

@@ -54,7 +54,14 @@ extension ExternalStoreSuites {
                 let first = try RevocationTests.key("dev-two")
                 let second = try RevocationTests.key("dev-two")
                 try await registry.apply(DirectoryChange(added: [only, first, second]))
-                try await registry.apply(DirectoryChange(revokedKeys: [only.keyID, first.keyID]))
+                try await registry.apply(
+                    DirectoryChange(
+                        revokedKeys: [only.keyID, first.keyID],
+                        audit: [AuditEntry(time: 0, action: .revoked, keyID: only.keyID, actor: "operator:ops")]))
+                let rows = try await administered.auditTrail(AuditQuery(deviceID: "dev-only"))
+                #expect(
+                    rows.contains { $0.action == .revoked && $0.keyID == nil && $0.actor == "operator:ops" },
+                    "the device's own revocation row: \(rows)")
                 let records = try await administered.devices(DeviceQuery())
                 #expect(records.first { $0.deviceID == "dev-only" }?.state == .revoked)
                 #expect(records.first { $0.deviceID == "dev-two" }?.state == .active)
