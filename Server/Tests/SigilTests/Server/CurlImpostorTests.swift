@@ -19,9 +19,7 @@ extension ExternalStoreSuites {
             let home = ["HOME": directory.appendingPathComponent("client-home").path]
             let server = try ServerProcess(dataDirectory: data)
             defer { server.stop() }
-            let enroll = try await SigilCommand.run(
-                ["enroll", "https://localhost:\(server.port)", "--token", TestServer.token]
-                    + server.pins.flatMap { ["--pin", $0] }, environment: home)
+            let enroll = try await server.enroll(home: home["HOME"]!)
             #expect(enroll.status == 0, "\(enroll.error)")
 
             // Another server's documents, each with its own valid signature.

@@ -29,9 +29,7 @@ extension ExternalStoreSuites {
             let home = directory.appendingPathComponent("client-home").path
             let server = try ServerProcess(dataDirectory: data, arguments: store)
             defer { server.stop() }
-            let enroll = try await SigilCommand.run(
-                ["enroll", "https://localhost:\(server.port)", "--token", TestServer.token, "--seal-secret"]
-                    + server.pins.flatMap { ["--pin", $0] }, environment: ["HOME": home])
+            let enroll = try await server.enroll(home: home, ["--seal-secret"])
             #expect(enroll.status == 0, "\(enroll.error)")
             let device = try #require(
                 enroll.text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("device=") }

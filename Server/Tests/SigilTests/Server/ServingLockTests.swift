@@ -65,9 +65,7 @@ extension ExternalStoreSuites {
                     }
                     return run
                 }
-                let enroll = try await ready(
-                    ["enroll", "https://localhost:\(first.port)", "--token", TestServer.token, "--key", key]
-                        + first.pins.flatMap { ["--pin", $0] })
+                let enroll = try await ready(first.enrollArguments(["--key", key]))
                 #expect(enroll.status == 0, "\(enroll.error)")
                 let echo = try await ready(
                     ["curl", "--identity", "default", "--json", "{}", "https://localhost:\(second.port)/v1/echo"])

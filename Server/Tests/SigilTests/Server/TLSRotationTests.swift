@@ -36,9 +36,7 @@ extension ExternalStoreSuites {
             defer { server.stop() }
             let url = "https://localhost:\(server.port)"
             let enrolledPins = server.pins
-            let enroll = try await SigilCommand.run(
-                ["enroll", url, "--token", TestServer.token] + enrolledPins.flatMap { ["--pin", $0] },
-                environment: environment)
+            let enroll = try await server.enroll(home: home)
             #expect(enroll.status == 0, "\(enroll.error)")
             let first = try await Self.served(server.port)
             #expect(enrolledPins.first == first)
@@ -117,9 +115,7 @@ extension ExternalStoreSuites {
             defer { server.stop() }
             let url = "https://localhost:\(server.port)"
             let enrolledPins = server.pins
-            let enroll = try await SigilCommand.run(
-                ["enroll", url, "--token", TestServer.token] + enrolledPins.flatMap { ["--pin", $0] },
-                environment: environment)
+            let enroll = try await server.enroll(home: environment["HOME"]!)
             #expect(enroll.status == 0, "\(enroll.error)")
             for step in ["rotate", "promote"] {
                 let run = try await SigilCommand.run(

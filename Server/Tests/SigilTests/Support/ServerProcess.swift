@@ -53,6 +53,17 @@ final class ServerProcess: @unchecked Sendable {
         }.compactMap { $0.split(separator: " ").last.map(String.init) }
     }
 
+    /// The arguments of `sigil enroll` with this server at `https://localhost:PORT`, the test
+    /// bootstrap token and its banner's pins, plus `extra`.
+    func enrollArguments(_ extra: [String] = []) -> [String] {
+        ["enroll", "https://localhost:\(port)", "--token", TestServer.token] + extra + pins.flatMap { ["--pin", $0] }
+    }
+
+    /// Runs ``enrollArguments(_:)`` with `HOME` at `home`.
+    func enroll(home: String, _ extra: [String] = []) async throws -> SigilCommand.Result {
+        try await SigilCommand.run(enrollArguments(extra), environment: ["HOME": home])
+    }
+
     /// Stops it (SIGTERM) and waits.
     func stop() {
         if process.isRunning { process.terminate() }
