@@ -12,7 +12,7 @@ import X509
 /// let android = AndroidEnrollment(
 ///     verifier: AndroidKeyEnrollmentVerifier(policy: AndroidAttestationPolicy(apps: [app]), statusList: list),
 ///     challenges: AttestationChallenges(key: challengeKey))
-/// let service = RegistrationService(registry: directory, nonces: nonces, enrollment: tokens, android: android)
+/// let service = RegistrationService(directory: directory, nonces: nonces, enrollment: tokens, android: android)
 /// ```
 public struct AndroidKeyEnrollmentVerifier: AndroidAttestationVerifier {
     /// The rules an attestation must meet.

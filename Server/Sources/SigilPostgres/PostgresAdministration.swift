@@ -5,7 +5,7 @@ import PostgresNIO
 @_spi(Sigil) import SigilCore
 import SigilServer
 
-extension PostgresKeyDirectory: AdministeredDirectory {
+extension PostgresDirectoryBackend {
     /// Inside a transaction: appends `rows` to the audit trail.
     static func insertAudit(_ rows: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
         for row in rows {
@@ -20,7 +20,7 @@ extension PostgresKeyDirectory: AdministeredDirectory {
     }
 
     /// Runs `body` in one transaction under the change lock; nothing changes on a throw.
-    func transaction<Result: Sendable>(
+    func write<Result: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let logger = store.logger
@@ -145,15 +145,6 @@ extension PostgresKeyDirectory: AdministeredDirectory {
         }
     }
 
-    public func appendAudit(_ entries: [AuditEntry]) async throws {
-        let logger = store.logger
-        try await store.run("the audit trail could not be written") { client in
-            try await client.withTransaction(logger: logger) { connection in
-                try await Self.insertAudit(entries, on: connection, logger: logger)
-            }
-        }
-    }
-
     public func recordUses(_ uses: [String: Int64]) async throws {
         let logger = store.logger
         let sorted = uses.sorted { $0.key < $1.key }
@@ -187,7 +178,7 @@ extension PostgresKeyDirectory: AdministeredDirectory {
     }
 }
 
-extension PostgresKeyDirectory: ServerKeyStore {
+extension PostgresDirectoryBackend {
     static func sealName(_ keyID: String) -> String { "server-key:" + keyID }
 
     public func serverKeys() async throws -> [StoredServerKey] {
@@ -207,53 +198,6 @@ extension PostgresKeyDirectory: ServerKeyStore {
             return StoredServerKey(
                 kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self), activatesAt: activatesAt,
                 createdAt: createdAt)
-        }
-    }
-
-    public func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) async throws {
-        let sealed = ByteBuffer(
-            bytes: try secrets.seal(SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: Self.sealName(key.keyID)))
-        let now = clock.now()
-        let logger = store.logger
-        try await transaction("the server key could not be added") { connection in
-            let existing = try await connection.query(
-                "SELECT activates_at FROM sigil_server_keys WHERE kind = \(key.kind.rawValue)", logger: logger
-            ).collect().map { try $0.decode(Int64.self) }
-            if onlyIfFirst {
-                guard existing.isEmpty else { return }
-            } else if existing.contains(where: { $0 > now }) {
-                throw ServerKeyRules.nextExists(key.kind)
-            }
-            try await connection.query(
-                """
-                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at)
-                VALUES (\(key.keyID), \(key.kind.rawValue), \(sealed), \(key.activatesAt), \(key.createdAt))
-                """,
-                logger: logger)
-            try await Self.insertAudit(audit, on: connection, logger: logger)
-        }
-    }
-
-    public func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) async throws -> String {
-        let logger = store.logger
-        return try await transaction("the server key could not be promoted") { connection in
-            let promoted = try await connection.query(
-                """
-                UPDATE sigil_server_keys SET activates_at = \(now)
-                WHERE key_id = (SELECT key_id FROM sigil_server_keys WHERE kind = \(kind.rawValue) AND activates_at > \(now)
-                                ORDER BY activates_at LIMIT 1)
-                RETURNING key_id
-                """,
-                logger: logger
-            ).collect().map { try $0.decode(String.self) }
-            guard let keyID = promoted.first else { throw ServerKeyRules.noNext(kind) }
-            try await Self.insertAudit(
-                audit.map { entry in
-                    var entry = entry
-                    entry.keyID = keyID
-                    return entry
-                }, on: connection, logger: logger)
-            return keyID
         }
     }
 }

@@ -10,11 +10,11 @@ import SigilServer
 import Synchronization
 
 /// A connection pool to one PostgreSQL database and the Sigil schema in it: what
-/// ``PostgresKeyDirectory`` and ``PostgresNonceStore`` share.
+/// ``PostgresDirectoryBackend`` and ``PostgresNonceStore`` share.
 ///
 /// ```swift
 /// let store = try await PostgresStore.open(PostgresStore.Location(url: "postgres://sigil@db/sigil"))
-/// let directory = PostgresKeyDirectory(store: store, masterKey: masterKey)
+/// let directory = try Directory.postgres(store: store, masterKey: masterKey)
 /// let nonces = PostgresNonceStore(store: store)
 /// ```
 ///
@@ -185,11 +185,11 @@ public final class PostgresStore: Sendable {
     /// let postgres = PostgresClient(configuration: configuration)  // the application's own
     /// // running: in the application's ServiceGroup, or `group.addTask { await postgres.run() }`
     /// let store = try await PostgresStore.open(client: postgres)
-    /// let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+    /// let directory = try Directory.postgres(store: store, masterKey: masterKey.symmetricKey)
     /// ```
     ///
     /// The store never runs or shuts down `client`: ``close()`` (or the end of the store's service)
-    /// only stops Sigil's use of it. A ``PostgresKeyDirectory`` keeps one of its connections
+    /// only stops Sigil's use of it. A ``PostgresDirectoryBackend`` keeps one of its connections
     /// listening for other replicas' changes (unless made with `listensForChanges: false`): count it
     /// in the pool's `maximumConnections`.
     ///
@@ -224,7 +224,7 @@ public final class PostgresStore: Sendable {
     /// ```swift
     /// let postgres = PostgresClient(configuration: configuration)
     /// let store = PostgresStore.service(client: postgres)
-    /// let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+    /// let directory = try Directory.postgres(store: store, masterKey: masterKey.symmetricKey)
     /// // … the router and its Sigil middleware over `directory` …
     /// let app = Application(router: router, services: [postgres, store])
     /// try await app.runService()

@@ -5,7 +5,7 @@ import SQLiteNIO
 @_spi(Sigil) import SigilCore
 import SigilServer
 
-extension SQLiteKeyDirectory: AdministeredDirectory {
+extension SQLiteDirectoryBackend {
     /// Inside a write transaction: appends `rows` to the audit trail.
     func insertAudit(_ rows: [AuditEntry]) async throws {
         for row in rows {
@@ -23,26 +23,6 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
     }
 
     static func optional(_ text: String?) -> SQLiteData { text.map(SQLiteData.text) ?? .null }
-
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writing connection, rolled back on any
-    /// failure; a failure that is not a ``SigilError`` is `store-unavailable` saying `what`.
-    func transaction<Result: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> Result)
-        async throws -> Result
-    {
-        try await writeLock.withLock {
-            do {
-                _ = try await self.writer.query("BEGIN IMMEDIATE")
-                let result = try await body()
-                _ = try await self.writer.query("COMMIT")
-                return result
-            } catch {
-                _ = try? await self.writer.query("ROLLBACK")
-                if error is SigilError { throw error }
-                self.logger.error("\(what) failed", metadata: ["error": "\(type(of: error))"])
-                throw SigilError(.storeUnavailable, "\(what) failed; nothing changed")
-            }
-        }
-    }
 
     public func devices(_ query: DeviceQuery) async throws -> [DeviceRecord] {
         var conditions: [String] = []
@@ -164,12 +144,8 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
         }
     }
 
-    public func appendAudit(_ entries: [AuditEntry]) async throws {
-        try await transaction("the audit trail's write") { try await self.insertAudit(entries) }
-    }
-
     public func recordUses(_ uses: [String: Int64]) async throws {
-        try await transaction("recording keys' last use") {
+        try await write("recording keys' last use") {
             for (keyID, time) in uses.sorted(by: { $0.key < $1.key }) {
                 _ = try await self.writer.query(
                     "UPDATE sigil_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE key_id = ?",
@@ -179,13 +155,13 @@ extension SQLiteKeyDirectory: AdministeredDirectory {
     }
 
     public func pruneAudit(before time: Int64) async throws -> Int {
-        try await transaction("pruning the audit trail") {
+        try await write("pruning the audit trail") {
             try await self.writer.query("DELETE FROM sigil_audit WHERE at < ? RETURNING 1", [.integer(Int(time))]).count
         }
     }
 }
 
-extension SQLiteKeyDirectory: ServerKeyStore {
+extension SQLiteDirectoryBackend {
     /// Server keys are sealed at rest like HMAC secrets, under a name of their own.
     static func sealName(_ keyID: String) -> String { "server-key:" + keyID }
 
@@ -200,52 +176,6 @@ extension SQLiteKeyDirectory: ServerKeyStore {
                 kind: kind, keyID: keyID, privatePEM: String(decoding: pem, as: UTF8.self),
                 activatesAt: Int64(activatesAt),
                 createdAt: Int64(row.column("created_at")?.integer ?? 0))
-        }
-    }
-
-    public func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) async throws {
-        let sealed = try secrets.seal(SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: Self.sealName(key.keyID))
-        let now = clock.now()
-        try await transaction("adding a server key") {
-            let existing = try await self.writer.query(
-                "SELECT activates_at FROM sigil_server_keys WHERE kind = ?", [.text(key.kind.rawValue)]
-            ).compactMap { $0.column("activates_at")?.integer }
-            if onlyIfFirst {
-                guard existing.isEmpty else { return }
-            } else if existing.contains(where: { Int64($0) > now }) {
-                throw ServerKeyRules.nextExists(key.kind)
-            }
-            _ = try await self.writer.query(
-                """
-                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at) VALUES (?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(key.keyID), .text(key.kind.rawValue), .blob(ByteBuffer(bytes: sealed)),
-                    .integer(Int(key.activatesAt)), .integer(Int(key.createdAt)),
-                ])
-            try await self.insertAudit(audit)
-        }
-    }
-
-    public func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) async throws -> String {
-        try await transaction("promoting a server key") {
-            let promoted = try await self.writer.query(
-                """
-                UPDATE sigil_server_keys SET activates_at = ?1
-                WHERE key_id = (SELECT key_id FROM sigil_server_keys WHERE kind = ?2 AND activates_at > ?1
-                                ORDER BY activates_at LIMIT 1)
-                RETURNING key_id
-                """,
-                [.integer(Int(now)), .text(kind.rawValue)]
-            ).compactMap { $0.column("key_id")?.string }
-            guard let keyID = promoted.first else { throw ServerKeyRules.noNext(kind) }
-            try await self.insertAudit(
-                audit.map { entry in
-                    var entry = entry
-                    entry.keyID = keyID
-                    return entry
-                })
-            return keyID
         }
     }
 }

@@ -139,7 +139,7 @@ public final class SQLiteNonceStore: NonceStore {
         try await writeLock.withLock { try await self.connection.close() }
     }
 
-    /// A store dropped without ``close()`` still closes its file (see ``SQLiteKeyDirectory``).
+    /// A store dropped without ``close()`` still closes its file (see ``SQLiteDirectoryBackend``).
     deinit {
         if !closed.load(ordering: .relaxed) { _ = connection.close() }
     }

@@ -1,6 +1,6 @@
 import ServiceLifecycle
 
-extension SQLiteKeyDirectory: Service {
+extension SQLiteDirectoryBackend: Service {
     /// Waits for the service group's graceful shutdown (or cancellation, when another service failed),
     /// then closes the file: put the stores before the application in a `ServiceGroup`, so they close
     /// after it has stopped.
@@ -12,7 +12,7 @@ extension SQLiteKeyDirectory: Service {
 
 extension SQLiteNonceStore: Service {
     /// Waits for the service group's graceful shutdown (or cancellation), then closes the file; see
-    /// ``SQLiteKeyDirectory/run()``.
+    /// ``SQLiteDirectoryBackend/run()``.
     public func run() async throws {
         try? await gracefulShutdown()
         try await closeEvenIfCancelled { try await self.close() }

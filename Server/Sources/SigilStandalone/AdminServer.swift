@@ -216,7 +216,7 @@ extension SigilStandalone {
 
 /// Drops audit rows older than the retention, at start and then daily.
 struct AuditRetentionService: Service {
-    let directory: any AdministeredDirectory
+    let directory: Directory
     let retention: Int64
     let clock: any UnixClock
     let logger: Logger

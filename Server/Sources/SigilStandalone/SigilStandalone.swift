@@ -153,7 +153,7 @@ public enum SigilStandalone {
         /// The stores (closed by ``close()``, or as services of ``services``).
         public let stores: Stores
         /// The key directory.
-        public var directory: any ServedKeyRegistry { stores.directory }
+        public var directory: Directory { stores.directory }
         /// The nonce store.
         public var nonces: any NonceStore { stores.nonces }
         /// The response-signing key's ID.

@@ -33,7 +33,7 @@ extension SigilStandalone {
         let metricsFactory: any MetricsFactory
 
         var clock: any UnixClock { options.clock }
-        var directory: any ServedKeyRegistry { stores.directory }
+        var directory: Directory { stores.directory }
     }
 
     /// The TLS side of a server: its files, its keys' ring, what it serves and pins.
@@ -73,7 +73,7 @@ extension SigilStandalone {
             appIDs: options.appIDs, environments: options.environments,
             root: options.root ?? AppAttestVerifier.appleAppAttestationRootCA)
         // Counters and receipts with the keys (SQLite, PostgreSQL): a restart or another replica forgets none.
-        let records: any AppAttestStore = startup.directory
+        let records = startup.directory
         verifier.assertions = AppAttestAssertions(verifier: appAttest, counters: records)
         var attestations: any DeviceAttestationVerifier = appAttest
         if !options.debugTokenFiles.isEmpty {
@@ -269,7 +269,7 @@ extension SigilStandalone {
             }
         }
         return RegistrationService(
-            registry: startup.directory, nonces: startup.stores.nonces, enrollment: policy,
+            directory: startup.directory, nonces: startup.stores.nonces, enrollment: policy,
             certificates: try startup.data.certificateAuthority(), attestation: attestation, android: android,
             configuration: registration, clock: startup.clock, metricsFactory: startup.metricsFactory,
             logger: startup.logger)

@@ -10,18 +10,6 @@ import SigilRedis
 import SigilSQLite
 import SigilServer
 
-/// A key registry `sigil serve` can run on: one that can also list its keys, be administered (audit
-/// trail, devices, last use), hold the server's own keys, and keep App Attest counters and receipts
-/// where every replica and restart sees them. What a server needs, a store provides, or it does not
-/// compile as one: nothing falls back to memory.
-public protocol ServedKeyRegistry: AdministeredDirectory, ServerKeyStore, AppAttestStore {
-    /// Every key ID, sorted.
-    func keyIDs() async throws -> [String]
-}
-
-extension SQLiteKeyDirectory: ServedKeyRegistry {}
-extension PostgresKeyDirectory: ServedKeyRegistry {}
-
 extension SigilStandalone {
     /// Where devices and keys are kept.
     public enum KeyStore: Sendable, Equatable {
@@ -43,7 +31,7 @@ extension SigilStandalone {
 
     /// The opened stores and what closes them.
     public struct Stores: Sendable {
-        public let directory: any ServedKeyRegistry
+        public let directory: Directory
         public let nonces: any NonceStore
         /// What to run before the application in a `ServiceGroup`, so they close after it.
         public let services: [any Service]
@@ -74,14 +62,13 @@ extension SigilStandalone {
         var closers: [@Sendable () async throws -> Void] = []
         var descriptions: [String] = []
         do {
-            let directory: any ServedKeyRegistry
+            let directory: Directory
             var postgres: PostgresStore?
             switch options.keyStore {
             case .dataDirectory:
-                let sqlite = try await SQLiteKeyDirectory.open(
-                    path: data.databasePath, masterKey: masterKey, clock: clock,
-                    cacheCapacity: options.cacheSize, keyFormats: .withRSA, logger: logger)
-                directory = sqlite
+                let sqlite = try await SQLiteDirectoryBackend.open(
+                    path: data.databasePath, masterKey: masterKey, keyFormats: .withRSA, logger: logger)
+                directory = Directory(backend: sqlite, clock: clock, cacheCapacity: options.cacheSize)
                 services.append(sqlite)
                 closers.append { try await sqlite.close() }
                 descriptions.append("keys: SQLite in the data directory")
@@ -92,11 +79,9 @@ extension SigilStandalone {
                 postgres = store
                 services.append(store)
                 closers.append { store.close() }
-                let postgresDirectory = try PostgresKeyDirectory(
-                    store: store, masterKey: masterKey, clock: clock, cacheCapacity: options.cacheSize,
-                    keyFormats: .withRSA)
-                try await postgresDirectory.backfillThumbprints()
-                directory = postgresDirectory
+                let backend = try PostgresDirectoryBackend(store: store, masterKey: masterKey, keyFormats: .withRSA)
+                try await backend.backfillThumbprints()
+                directory = Directory(backend: backend, clock: clock, cacheCapacity: options.cacheSize)
                 descriptions.append("keys: PostgreSQL at \(location)")
             }
             let nonces: any NonceStore

@@ -12,7 +12,7 @@ import Vapor
 /// let postgres = PostgresClient(configuration: configuration)
 /// let store = PostgresStore.service(client: postgres)
 /// app.lifecycle.use(SigilServices([postgres, store], logger: app.logger))
-/// let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+/// let directory = try Directory.postgres(store: store, masterKey: masterKey.symmetricKey)
 /// ```
 public final class SigilServices: LifecycleHandler {
     let group: ServiceGroup

@@ -80,7 +80,7 @@ struct JWKTests {
             var configuration = RegistrationService.Configuration()
             configuration.keyFormats = formats
             let service = RegistrationService(
-                registry: MemoryKeyDirectory(clock: clock), nonces: MemoryNonceStore(clock: clock),
+                directory: Directory.inMemory(clock: clock), nonces: MemoryNonceStore(clock: clock),
                 enrollment: PushedSecretTests.NoEnrollment(), configuration: configuration, clock: clock)
             let listed = service.discovery(responseSigner: nil, pins: [], backupPins: []).algorithms
             #expect(listed.contains("rsa-pss-sha512") == listsRSA && listed.contains("rsa-v1_5-sha256") == listsRSA)

@@ -19,7 +19,7 @@ public struct Administration: Sendable {
     }
 
     /// The directory.
-    public let directory: any AdministeredDirectory
+    public let directory: Directory
     /// The server's own keys, when the store holds them.
     public let serverKeys: ServerKeyRing?
     /// The clock changes are dated by.
@@ -36,7 +36,7 @@ public struct Administration: Sendable {
     ///
     /// - Parameter metrics: where the admin API's reads are counted (`MetricsSystem`'s by default).
     public init(
-        directory: any AdministeredDirectory, serverKeys: ServerKeyRing?, clock: any UnixClock,
+        directory: Directory, serverKeys: ServerKeyRing?, clock: any UnixClock,
         outcomes: RequestOutcomes? = nil, metrics: any MetricsFactory = MetricsSystem.factory
     ) {
         self.directory = directory

@@ -12,7 +12,7 @@ import Synchronization
 /// bounded by the keys in use. Last use is for operators' eyes, never a security decision; but a
 /// key used once, while the store was down, does not read "never" once it is back.
 public final class KeyUsageTracker: Sendable {
-    let store: any AdministeredDirectory
+    let store: Directory
     /// The least time between two writes of one key's last use, in seconds.
     public let interval: Int64
     /// The pause before writing again a batch the store refused (`first`), doubled after each
@@ -43,7 +43,7 @@ public final class KeyUsageTracker: Sendable {
     ///     (each at least a millisecond, and `most` at least `first`: a retry never spins).
     ///   - sleep: waits a pause (tests pass a clock of their own).
     public init(
-        store: any AdministeredDirectory, interval: Int64 = 60,
+        store: Directory, interval: Int64 = 60,
         retryDelays: (first: Duration, most: Duration) = (.seconds(1), .seconds(30)),
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {

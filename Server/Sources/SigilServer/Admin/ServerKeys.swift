@@ -49,26 +49,6 @@ public struct StoredServerKey: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Where the server's keys live, shared by replicas: SQLite in the data directory, or PostgreSQL.
-public protocol ServerKeyStore: Sendable {
-    /// Every server key, of both kinds.
-    func serverKeys() async throws -> [StoredServerKey]
-
-    /// Adds `key` with its audit rows, in one transaction.
-    ///
-    /// - Parameter onlyIfFirst: add it only when its kind has no key yet (the first start's import);
-    ///   then no error when it has one.
-    /// - Throws: `forbidden` when its kind has a next key already (one rotation at a time);
-    ///   `store-unavailable`. Nothing changes on a throw.
-    func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) async throws
-
-    /// Makes the next key of `kind` current at `now`, with its audit rows, in one transaction.
-    ///
-    /// - Returns: the key ID promoted.
-    /// - Throws: `forbidden` when there is no next key; nothing changes.
-    func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) async throws -> String
-}
-
 /// A server key as operators see it.
 public struct ServerKeyInfo: Sendable, Hashable, Codable {
     /// `current`, `next`, `previous` (still accepted during the overlap) or `retired`.
@@ -123,7 +103,7 @@ public final class ServerKeyRing: Sendable {
         public let previous: Key?
     }
 
-    let store: any ServerKeyStore
+    let store: Directory
     /// How long a next key is published before it becomes current, and how long the previous key
     /// stays accepted after, in seconds.
     public let overlap: Int64
@@ -141,7 +121,7 @@ public final class ServerKeyRing: Sendable {
     let refreshing = Atomic<Bool>(false)
 
     private init(
-        store: any ServerKeyStore, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
+        store: Directory, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
     ) {
         self.logger = logger
         self.store = store
@@ -164,7 +144,7 @@ public final class ServerKeyRing: Sendable {
     ///     `@Sendable`, so an `async` `@main` (isolated to the main actor) can pass one in Swift 6.
     ///   - initialSealing: makes or reads the first sealing key; called only when the store has none.
     public static func open(
-        store: any ServerKeyStore,
+        store: Directory,
         overlap: Int64 = 7 * 86_400,
         clock: any UnixClock = SystemUnixClock(),
         keyFormats: KeyFormats = .builtIn,
@@ -372,52 +352,5 @@ public final class ServerKeyRing: Sendable {
             ])
         try await reload()
         return keyID
-    }
-}
-
-/// A ``ServerKeyStore`` in memory, for tests and single processes.
-public actor MemoryServerKeyStore: ServerKeyStore {
-    var keys: [StoredServerKey] = []
-    var audit: [AuditEntry] = []
-    let clock: any UnixClock
-
-    /// Creates an empty store.
-    public init(clock: any UnixClock = SystemUnixClock()) { self.clock = clock }
-
-    public func serverKeys() -> [StoredServerKey] { keys }
-
-    public func addServerKey(_ key: StoredServerKey, onlyIfFirst: Bool, audit: [AuditEntry]) throws {
-        let ofKind = keys.filter { $0.kind == key.kind }
-        if onlyIfFirst {
-            guard ofKind.isEmpty else { return }
-        } else if ofKind.contains(where: { $0.activatesAt > clock.now() }) {
-            throw ServerKeyRules.nextExists(key.kind)
-        }
-        keys.append(key)
-        self.audit += audit
-    }
-
-    public func promoteServerKey(_ kind: ServerKeyKind, at now: Int64, audit: [AuditEntry]) throws -> String {
-        guard let index = keys.firstIndex(where: { $0.kind == kind && $0.activatesAt > now }) else {
-            throw ServerKeyRules.noNext(kind)
-        }
-        keys[index].activatesAt = now
-        self.audit += audit.map { entry in
-            var entry = entry
-            entry.keyID = keys[index].keyID
-            return entry
-        }
-        return keys[index].keyID
-    }
-}
-
-/// The refusals every ``ServerKeyStore`` shares.
-package enum ServerKeyRules {
-    package static func nextExists(_ kind: ServerKeyKind) -> SigilError {
-        SigilError(.forbidden, "a next \(kind.rawValue) key is published already; promote it first")
-    }
-
-    package static func noNext(_ kind: ServerKeyKind) -> SigilError {
-        SigilError(.forbidden, "there is no next \(kind.rawValue) key to promote; rotate first")
     }
 }

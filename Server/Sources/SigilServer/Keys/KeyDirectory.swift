@@ -113,31 +113,15 @@ extension JWK {
     }
 }
 
-/// An in-memory ``KeyDirectory`` for tests and single processes.
+/// A ``KeyDirectory`` in memory holding keys you give it, as jwt-kit's `JWTKeyCollection` does: for a
+/// verifier alone, a test, a tool. It knows no devices, users or changes; a server that registers,
+/// rotates or revokes runs on a ``Directory`` (``Directory/inMemory(_:clock:)`` for one in memory).
 public actor MemoryKeyDirectory: KeyDirectory {
     var keys: [String: RegisteredKey] = [:]
-    var revokedDevices: Set<String> = []
-    var sealingKeys: [String: SealingPublicKey] = [:]
-    var deviceAttestations: [String: String] = [:]
-    var certificates: [IssuedCertificateRecord] = []
-    var auditTrail: [AuditRow] = []
-    /// The last audit row's sequence (``AuditRow/sequence``).
-    var auditSequence: Int64 = 0
-    var lastUsed: [String: Int64] = [:]
-    var revokedAt: [String: Int64] = [:]
-    var usersRevokedAt: [String: Int64] = [:]
     var thumbprints: [String: String] = [:]
-    /// Single-use credentials spent, by ID, with their expiry.
-    var spentCredentials: [String: Int64] = [:]
-    /// Counts the changes applied, so a change computed on an older state runs again.
-    var generation: UInt64 = 0
-    let clock: any UnixClock
 
     /// Creates a directory holding `keys`.
-    ///
-    /// - Parameter clock: the time changes are judged at (whether an acting key's grace has ended).
-    public init(_ keys: [RegisteredKey] = [], clock: any UnixClock = SystemUnixClock()) {
-        self.clock = clock
+    public init(_ keys: [RegisteredKey] = []) {
         for key in keys {
             self.keys[key.keyID] = key
             if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
@@ -146,7 +130,6 @@ public actor MemoryKeyDirectory: KeyDirectory {
 
     /// Registers or replaces a key.
     public func add(_ key: RegisteredKey) {
-        generation &+= 1
         keys[key.keyID] = key
         if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
     }
@@ -165,25 +148,12 @@ public actor MemoryKeyDirectory: KeyDirectory {
     }
 
     /// Marks a key revoked, effective for the next lookup.
-    public func revoke(_ keyID: String) {
-        generation &+= 1
-        keys[keyID]?.state = .revoked
-    }
+    public func revoke(_ keyID: String) { keys[keyID]?.state = .revoked }
 
-    public func key(forThumbprint thumbprint: String) -> RegisteredKey? {
-        thumbprints[thumbprint].flatMap { key(for: $0) }
-    }
+    public func key(for keyID: String) -> RegisteredKey? { keys[keyID] }
 
-    public func revocationOfUser(_ userID: String) -> Int64? { usersRevokedAt[userID] }
+    public func key(forThumbprint thumbprint: String) -> RegisteredKey? { thumbprints[thumbprint].flatMap { keys[$0] } }
 
-    /// The key, revoked when its device is, whatever its own state says.
-    public func key(for keyID: String) -> RegisteredKey? {
-        guard var key = keys[keyID] else { return nil }
-        if let device = key.deviceID {
-            if revokedDevices.contains(device) { key.state = .revoked }
-            key.sealingKey = sealingKeys[device]
-            key.deviceAttestation = deviceAttestations[device]
-        }
-        return key
-    }
+    /// `nil`: this directory knows no users.
+    public func revocationOfUser(_ userID: String) -> Int64? { nil }
 }

@@ -42,7 +42,7 @@ public struct RegistrationService: Sendable {
         public init(verifier: VerifierConfiguration = VerifierConfiguration()) { self.verifier = verifier }
     }
 
-    let registry: any KeyRegistry
+    let directory: Directory
     let nonces: any NonceStore
     let enrollment: any EnrollmentAuthorizer
     let certificates: (any ClientCertificateIssuer)?
@@ -63,7 +63,7 @@ public struct RegistrationService: Sendable {
     /// Creates the service.
     ///
     /// - Parameters:
-    ///   - registry: where devices and keys live; every change is one atomic ``DirectoryChange``.
+    ///   - directory: where devices and keys live; every change is one atomic ``DirectoryChange``.
     ///   - nonces: the nonce store the rest of the server verifies with, so a registration cannot be replayed.
     ///   - enrollment: who may register.
     ///   - certificates: the client CA, if the server issues client certificates.
@@ -72,7 +72,7 @@ public struct RegistrationService: Sendable {
     ///   - android: Android Key Attestation enrollment (`ecdsa-p256-sha256` Keystore keys admitted by
     ///     their attestation chain).
     public init(
-        registry: any KeyRegistry,
+        directory: Directory,
         nonces: any NonceStore,
         enrollment: any EnrollmentAuthorizer,
         certificates: (any ClientCertificateIssuer)? = nil,
@@ -83,7 +83,7 @@ public struct RegistrationService: Sendable {
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
         logger: Logger = Logger(label: "sigil.registration")
     ) {
-        self.registry = registry
+        self.directory = directory
         self.nonces = nonces
         self.enrollment = enrollment
         self.certificates = certificates
@@ -205,7 +205,7 @@ public struct RegistrationService: Sendable {
             let assertionKey = proven.assertionKey.flatMap { key in
                 key.derivedKeyID.map { (keyID: $0, key: key) }
             }
-            try await registry.apply(
+            try await directory.apply(
                 DirectoryChange(
                     added: [
                         RegisteredKey(
@@ -335,7 +335,7 @@ public struct RegistrationService: Sendable {
             guard request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "a secret is issued only to a request signed with the device's key")
             }
-            try refuseSecret(try await registry.keys(ofDevice: deviceID))
+            try refuseSecret(try await directory.keys(ofDevice: deviceID))
             return try await newSecret(forDevice: deviceID, userID: request.userID, actingKeyID: request.keyID)
         }
     }
@@ -347,7 +347,7 @@ public struct RegistrationService: Sendable {
     /// - Throws: `forbidden` for a device with no sealing key (a secret is never pushed in the clear),
     ///   `unknown-key` for an unknown device, `revoked-key` for a revoked one.
     public func issueSealedSecret(toDevice deviceID: String) async throws -> Registration.IssuedSecret {
-        let keys = try await registry.keys(ofDevice: deviceID)
+        let keys = try await directory.keys(ofDevice: deviceID)
         guard let userID = keys.first.map(\.userID) else {
             throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
         }
@@ -361,7 +361,7 @@ public struct RegistrationService: Sendable {
         async throws -> Registration.IssuedSecret
     {
         let now = clock.now()
-        let keys = try await registry.keys(ofDevice: deviceID)
+        let keys = try await directory.keys(ofDevice: deviceID)
         // Read uncached with the device's keys: a sealing key replaced by a rotation is never used.
         let sealingKey = keys.lazy.compactMap(\.sealingKey).first
         guard sealingKey != nil || !requireSealed else {
@@ -371,7 +371,7 @@ public struct RegistrationService: Sendable {
         let secret = SymmetricKey(size: .bits256)
         let secretKeyID = "hmac-" + Hex.random(bytes: 8)
         let end = now + configuration.secretOverlap
-        try await registry.apply(
+        try await directory.apply(
             DirectoryChange(
                 added: [
                     RegisteredKey(
@@ -416,7 +416,7 @@ public struct RegistrationService: Sendable {
         guard let deviceID = request.deviceID else {
             throw SigilError(.forbidden, "the signing key belongs to no device")
         }
-        let named = keyID == request.keyID ? nil : try await registry.key(for: keyID)
+        let named = keyID == request.keyID ? nil : try await directory.key(for: keyID)
         guard keyID == request.keyID || named?.deviceID == deviceID else {
             throw SigilError(.forbidden, "key \(request.keyID) may not act on key \(keyID.prefix(128))")
         }
@@ -448,7 +448,7 @@ public struct RegistrationService: Sendable {
             guard let deviceID = request.deviceID, request.algorithm != .hmacSHA256 else {
                 throw SigilError(.forbidden, "rotation must be signed with the device's current key")
             }
-            let deviceKeys = try await registry.keys(ofDevice: deviceID)
+            let deviceKeys = try await directory.keys(ofDevice: deviceID)
             let now = clock.now()
             // What the rotation retires: the signer, or, when the device's App Attest key signs it (an
             // assertion: the genuine app asks), the key its attestation vouched for. Nothing else moves
@@ -502,7 +502,7 @@ public struct RegistrationService: Sendable {
             else {
                 throw SigilError(.invalidRegistration, "proof is not the new key's signature of the rotation message")
             }
-            try await registry.apply(
+            try await directory.apply(
                 DirectoryChange(
                     added: [
                         RegisteredKey(
@@ -532,11 +532,11 @@ public struct RegistrationService: Sendable {
             let deviceID = try await ownDevice(of: keyID, request: request)
             // Checked before the write, not inside it: a revocation only takes rights away, so one that a
             // racing rotation overtakes still revokes the key that rotation added.
-            let acting = try await registry.key(for: request.keyID)
+            let acting = try await directory.key(for: request.keyID)
             if let refusal = DirectoryChange.refusal(actingKey: acting, keyID: request.keyID, now: clock.now()) {
                 throw refusal
             }
-            try await registry.apply(
+            try await directory.apply(
                 DirectoryChange(
                     revokedDevices: [deviceID],
                     audit: [
@@ -567,7 +567,7 @@ public struct RegistrationService: Sendable {
             try BodyReader.check(body.count, limit: configuration.bodyLimit)
             let submission = try decode(Registration.CertificateRequest.self, from: body, fields: "csr")
             let issued = try certificates.issue(csrPEM: submission.csr, keyID: request.keyID)
-            try await registry.apply(
+            try await directory.apply(
                 DirectoryChange(
                     certificates: [
                         IssuedCertificateRecord(

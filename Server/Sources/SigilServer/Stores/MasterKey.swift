@@ -29,7 +29,7 @@ import SigilFiles
 ///
 /// ```swift
 /// let master = try MasterKey(contentsOfFile: "/etc/myapp/master.key")
-/// let directory = try PostgresKeyDirectory(store: store, masterKey: master.symmetricKey)
+/// let directory = try Directory.postgres(store: store, masterKey: master.symmetricKey)
 /// let challenges = AttestationChallenges(masterKey: master)  // accepts sigil serve's, given its master.key
 /// ```
 ///

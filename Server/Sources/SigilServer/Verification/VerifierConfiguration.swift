@@ -119,28 +119,3 @@ public protocol AppAttestStore: Sendable {
     /// The latest receipt of `keyID`, for the fraud-metric refresh.
     func receipt(keyID: String) async throws -> [UInt8]?
 }
-
-/// An ``AppAttestStore`` in memory, for tests and one process.
-///
-/// - Warning: forgotten on restart and not shared by replicas: use the key directory's
-///   (`SQLiteKeyDirectory`, `PostgresKeyDirectory`) where either happens.
-public actor MemoryAppAttestStore: AppAttestStore {
-    var counters: [String: UInt32] = [:]
-    var receipts: [String: [UInt8]] = [:]
-
-    /// Creates an empty store.
-    public init() {}
-
-    public func advance(keyID: String, to counter: UInt32) -> Bool {
-        guard counter > counters[keyID, default: 0] else { return false }
-        counters[keyID] = counter
-        return true
-    }
-
-    public func keepReceipt(_ receipt: [UInt8], keyID: String) { receipts[keyID] = receipt }
-
-    public func receipt(keyID: String) -> [UInt8]? { receipts[keyID] }
-
-    /// The stored counter of `keyID`.
-    public func counter(of keyID: String) -> UInt32? { counters[keyID] }
-}

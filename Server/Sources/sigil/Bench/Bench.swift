@@ -245,7 +245,7 @@ struct AlgorithmBench {
             return try await run(key: key, verificationKey: try key.verificationKey, keyID: key.keyID) {
                 var configuration = VerifierConfiguration()
                 configuration.assertions = AppAttestAssertions(
-                    verifier: AppAttestVerifier(appIDs: [SoftwareAppAttestKey.appID]), counters: MemoryAppAttestStore())
+                    verifier: AppAttestVerifier(appIDs: [SoftwareAppAttestKey.appID]), counters: Directory.inMemory())
                 return configuration
             }
         }

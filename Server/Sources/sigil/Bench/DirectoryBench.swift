@@ -69,7 +69,7 @@ struct DirectoryBench: AsyncParsableCommand {
         if measures("sqlite") {
             let path = NSTemporaryDirectory() + "sigil-bench-\(UUID().uuidString).sqlite"
             defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-            let directory = try await SQLiteKeyDirectory.open(
+            let directory = try await Directory.sqlite(
                 path: path, masterKey: SymmetricKey(size: .bits256), cacheCapacity: cacheSize)
             try await measure("SQLite", directory, cache: directory.cache, keys: keys, registered: registered)
             try await directory.close()
@@ -78,7 +78,7 @@ struct DirectoryBench: AsyncParsableCommand {
             let location = try PostgresStore.Location(
                 url: postgres, password: ProcessInfo.processInfo.environment["SIGIL_STORE_PASSWORD"])
             let store = try await PostgresStore.open(location, connections: 16)
-            let directory = try PostgresKeyDirectory(
+            let directory = try Directory.postgres(
                 store: store, masterKey: SymmetricKey(size: .bits256), cacheCapacity: cacheSize)
             try await measure("PostgreSQL", directory, cache: directory.cache, keys: keys, registered: registered)
             store.close()
@@ -86,7 +86,7 @@ struct DirectoryBench: AsyncParsableCommand {
     }
 
     func measure(
-        _ name: String, _ directory: some AdministeredDirectory, cache: DirectoryCache, keys: [SigningKey],
+        _ name: String, _ directory: Directory, cache: DirectoryCache, keys: [SigningKey],
         registered: [RegisteredKey]
     ) async throws {
         for start in stride(from: 0, to: registered.count, by: 1000) {

@@ -20,7 +20,7 @@ enum KeyRefusalBench {
         let device = try SigningKey.generate(.ecdsaP256SHA256)
         let deviceKeyID = try device.verificationKey.derivedKeyID ?? ""
         let directory = MemoryKeyDirectory(
-            [RegisteredKey(keyID: deviceKeyID, key: try device.verificationKey, deviceID: "dev-bench")], clock: clock)
+            [RegisteredKey(keyID: deviceKeyID, key: try device.verificationKey, deviceID: "dev-bench")])
         var configuration = VerifierConfiguration()
         configuration.keyRefusals = KeyRefusalBudget(perSecond: .max)
         // A store started before the requests are dated (a memory store refuses those dated at its start).

@@ -51,7 +51,7 @@ struct PushSecret: AsyncParsableCommand {
             var configuration = RegistrationService.Configuration()
             configuration.secretOverlap = secretOverlap
             let service = RegistrationService(
-                registry: administration.directory, nonces: MemoryNonceStore(), enrollment: NoEnrollment(),
+                directory: administration.directory, nonces: MemoryNonceStore(), enrollment: NoEnrollment(),
                 configuration: configuration, clock: administration.clock)
             do {
                 let issued = try await service.issueSealedSecret(toDevice: device)

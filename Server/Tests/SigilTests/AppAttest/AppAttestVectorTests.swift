@@ -327,7 +327,7 @@ struct AppleAppAttestRequestVectorTests {
         let pem = try #require(Self.file["publicKeyPem"]?.string)
         let key = try VerificationKey(try P256.Signing.PublicKey(pemRepresentation: pem), algorithm: .appleAppAttest)
         let keyID = try #require(Self.file["keyId"]?.string)
-        let counters = MemoryAppAttestStore()
+        let counters = Directory.inMemory()
         let previous = UInt32(try #require(vector["previousCounter"]?.int))
         if previous > 0 { #expect(await counters.advance(keyID: keyID, to: previous)) }
         var configuration = VerifierConfiguration()

@@ -148,7 +148,7 @@ struct AppAttestVerificationTests {
         arguments: RevocationTests.Store.available)
     func counterIsAtomic(_ store: RevocationTests.Store) async throws {
         try await RevocationTests.withRegistry(store) { registry, _, _ in
-            let counters = registry as? any AppAttestStore ?? MemoryAppAttestStore()
+            let counters = registry as? any AppAttestStore ?? Directory.inMemory()
             for counter in UInt32(1)...20 {
                 let results = try await withThrowingTaskGroup(of: Bool.self) { group in
                     for _ in 0..<8 { group.addTask { try await counters.advance(keyID: "k", to: counter) } }
@@ -176,10 +176,10 @@ struct AppAttestVerificationTests {
     func countersSurviveRestart() async throws {
         let path = TestServer.temporaryDirectory() + ".sqlite"
         let masterKey = SymmetricKey(size: .bits256)
-        let first = try await SQLiteKeyDirectory.open(path: path, masterKey: masterKey)
+        let first = try await Directory.sqlite(path: path, masterKey: masterKey)
         #expect(try await first.advance(keyID: "k", to: 9))
         try await first.close()
-        let second = try await SQLiteKeyDirectory.open(path: path, masterKey: masterKey)
+        let second = try await Directory.sqlite(path: path, masterKey: masterKey)
         #expect(try await !second.advance(keyID: "k", to: 9))
         #expect(try await second.advance(keyID: "k", to: 10))
         try await second.close()

@@ -37,7 +37,7 @@ enum HummingbirdBackend {
         // Sigil set-up: begin
         let masterKey = try MasterKey(contentsOfFile: masterKeyFile)
         let store = try await PostgresStore.open(client: postgres)
-        let directory = try PostgresKeyDirectory(store: store, masterKey: masterKey.symmetricKey)
+        let directory = try Directory.postgres(store: store, masterKey: masterKey.symmetricKey)
         let nonces = PostgresNonceStore(store: store)
         let keys = try await ServerKeyRing.open(
             store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
@@ -46,7 +46,7 @@ enum HummingbirdBackend {
                 verifier: RequestVerifier(keys: directory, nonces: nonces),
                 responseSigner: try ResponseSigner(ring: keys)))
         let registration = RegistrationService(
-            registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
+            directory: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
         let router = Router(context: SigilBasicRequestContext.self)
         SigilRegistrationRoutes(service: registration, middleware: sigil).add(to: router)
         router.group("api").add(middleware: sigil).add(middleware: IsAuthenticatedMiddleware())

@@ -45,7 +45,7 @@ extension ExternalStoreSuites {
                     ).collect().map { try $0.decode(String.self) }
                     #expect(secrets.count == 1)
                     let reopened = try await PostgresStore.open(client: postgres)
-                    let directory = try PostgresKeyDirectory(
+                    let directory = try Directory.postgres(
                         store: reopened, masterKey: master, listensForChanges: false)
                     let secret = try await directory.key(for: try #require(secrets.first))
                     #expect(secret?.key.algorithm == .hmacSHA256)

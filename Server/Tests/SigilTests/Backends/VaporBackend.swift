@@ -28,7 +28,7 @@ enum VaporBackend {
     static func configure(_ app: Application, dataDirectory: String, enrollToken: String) async throws {
         // Sigil set-up: begin
         let masterKey = try MasterKey.loadOrCreate(file: dataDirectory + "/master.key")
-        let directory = try await SQLiteKeyDirectory.open(
+        let directory = try await Directory.sqlite(
             path: dataDirectory + "/sigil.sqlite", masterKey: masterKey.symmetricKey)
         let nonces = try await SQLiteNonceStore.open(path: dataDirectory + "/sigil.sqlite")
         app.lifecycle.use(ClosesSigilStores(directory: directory, nonces: nonces))
@@ -39,7 +39,7 @@ enum VaporBackend {
                 verifier: RequestVerifier(keys: directory, nonces: nonces),
                 responseSigner: try ResponseSigner(ring: keys)))
         let registration = RegistrationService(
-            registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
+            directory: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: enrollToken))
         try app.register(collection: SigilRegistrationRoutes(service: registration, middleware: sigil))
         app.grouped("api").grouped(sigil, SigilIdentity.guardMiddleware()).get("me") { request in
             try request.auth.require(SigilIdentity.self).keyID ?? "none"
@@ -49,7 +49,7 @@ enum VaporBackend {
 
     /// Closes Sigil's SQLite files when the app shuts down (Vapor's lifecycle idiom).
     struct ClosesSigilStores: LifecycleHandler {
-        let directory: SQLiteKeyDirectory
+        let directory: Directory
         let nonces: SQLiteNonceStore
 
         func shutdownAsync(_ application: Application) async {

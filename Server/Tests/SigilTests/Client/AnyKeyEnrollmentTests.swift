@@ -54,7 +54,7 @@ struct AnyKeyEnrollmentTests {
     static func application(clock: ManualUnixClock, certificates: CertificateAuthority) throws
         -> some ApplicationProtocol
     {
-        let directory = MemoryKeyDirectory(clock: clock)
+        let directory = Directory.inMemory(clock: clock)
         let nonces = MemoryNonceStore(clock: clock)
         clock.advance(by: 2)  // past the store's start, which only later timestamps may follow
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)
@@ -64,7 +64,7 @@ struct AnyKeyEnrollmentTests {
                 responseSigner: ResponseSigner(signer: responseKey, keyID: responseKey.derivedKeyID ?? "", clock: clock)
             ))
         let registration = RegistrationService(
-            registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
+            directory: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
             certificates: certificates, clock: clock)
         let router = Router(context: SigilBasicRequestContext.self)
         SigilRegistrationRoutes(service: registration, middleware: sigil).add(to: router)

@@ -8,13 +8,13 @@ import SigilJWT
 import SigilServer
 @MainActor
 func readmeSnippet5(_ responseKey: SigningKey, _ responseKeyID: String, _ token: String) async throws {
-    let directory = MemoryKeyDirectory()                     // or SQLiteKeyDirectory (SigilSQLite)
+    let directory = Directory.inMemory()        // or Directory.sqlite (SigilSQLite), .postgres (SigilPostgres)
     let nonces = MemoryNonceStore()
     let sigil = SigilMiddleware<SigilBasicRequestContext>(exchange: Exchange(
         verifier: RequestVerifier(keys: directory, nonces: nonces),
         responseSigner: ResponseSigner(signer: responseKey, keyID: responseKeyID)))
     let registration = RegistrationService(
-        registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token))
+        directory: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token))
     let router = Router(context: SigilBasicRequestContext.self)
     SigilRegistrationRoutes(service: registration, middleware: sigil).add(to: router)
     router.group("api").add(middleware: sigil).add(middleware: IsAuthenticatedMiddleware())  // hummingbird-auth

@@ -6,7 +6,7 @@ import SigilServer
 import SigilVapor
 import Vapor
 @MainActor
-func readmeSnippet6(_ directory: MemoryKeyDirectory, _ nonces: MemoryNonceStore, _ responseKey: SigningKey, _ responseKeyID: String, _ registration: RegistrationService) async throws {
+func readmeSnippet6(_ directory: Directory, _ nonces: MemoryNonceStore, _ responseKey: SigningKey, _ responseKeyID: String, _ registration: RegistrationService) async throws {
     let app = try await Application.make(.detect())
     let sigil = SigilMiddleware(exchange: Exchange(
         verifier: RequestVerifier(keys: directory, nonces: nonces),

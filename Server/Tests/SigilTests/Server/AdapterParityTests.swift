@@ -22,7 +22,7 @@ import VaporTesting
 /// key, a body limit of 4 KiB.
 struct ParitySetup: Sendable {
     let clock = ManualUnixClock(SystemUnixClock().now())
-    let directory: MemoryKeyDirectory
+    let directory: Directory
     let nonces: MemoryNonceStore
     let device: SigningKey
     let deviceKeyID: String
@@ -38,7 +38,7 @@ struct ParitySetup: Sendable {
     static let bodyLimit = 4096
 
     init() async throws {
-        directory = MemoryKeyDirectory(clock: clock)
+        directory = Directory.inMemory(clock: clock)
         nonces = MemoryNonceStore(clock: clock)
         clock.advance(by: 2)  // past the store's start
         device = try SigningKey.generate(.ed25519)

@@ -14,7 +14,7 @@ import Testing
 struct AdminPagingTests {
     /// Devices `dev-p00`… (`count` of them) of `user`, each registration audited about that user.
     static func addDevices(
-        _ directory: some KeyRegistry, count: Int, user: String, prefix: String = "dev-p", at time: Int64
+        _ directory: Directory, count: Int, user: String, prefix: String = "dev-p", at time: Int64
     ) async throws {
         for index in 0..<count {
             let device = prefix + (index < 10 ? "0" : "") + String(index)
@@ -36,7 +36,7 @@ struct AdminPagingTests {
     )
     func refusals() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
-        let directory = MemoryKeyDirectory(clock: clock)
+        let directory = Directory.inMemory(clock: clock)
         try await Self.addDevices(directory, count: 3, user: "alice", at: clock.now())
         let admin = Administration(directory: directory, serverKeys: nil, clock: clock)
         let refused: [(String, [String: String], String)] = [
@@ -165,7 +165,7 @@ struct AdminPagingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
-        let store = try await SQLiteKeyDirectory.open(
+        let store = try await Directory.sqlite(
             path: data + "/directory.sqlite", masterKey: SymmetricKey(size: .bits256))
         try await Self.addDevices(store, count: 5, user: "alice", at: SigningSetup.start)
         try await Self.addDevices(store, count: 1, user: "bob", prefix: "dev-b", at: SigningSetup.start + 1)

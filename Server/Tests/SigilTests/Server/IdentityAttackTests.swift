@@ -125,12 +125,12 @@ struct IdentityAttackTests {
 
     /// A directory as a library user writes one, passing every lookup on.
     struct PlainDirectory: KeyDirectory {
-        let inner: MemoryKeyDirectory
-        func key(for keyID: String) async throws -> RegisteredKey? { await inner.key(for: keyID) }
+        let inner: Directory
+        func key(for keyID: String) async throws -> RegisteredKey? { try await inner.key(for: keyID) }
         func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-            await inner.key(forThumbprint: thumbprint)
+            try await inner.key(forThumbprint: thumbprint)
         }
-        func revocationOfUser(_ userID: String) async throws -> Int64? { await inner.revocationOfUser(userID) }
+        func revocationOfUser(_ userID: String) async throws -> Int64? { try await inner.revocationOfUser(userID) }
     }
 
     struct FixedTokens: AccessTokenVerifier {
@@ -144,7 +144,7 @@ struct IdentityAttackTests {
     func customDirectoryRevokedDeviceKey() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
         let device = try TestDevice(.ecdsaP256SHA256)
-        let memory = MemoryKeyDirectory(
+        let memory = Directory.inMemory(
             [
                 RegisteredKey(
                     keyID: device.keyID, key: try device.key.verificationKey, deviceID: "dev-lost", userID: "user-1")

@@ -105,7 +105,7 @@ struct OpenAPIAdapterTests {
     )
     func operation() async throws {
         let serverClock = ManualUnixClock(SystemUnixClock().now())
-        let directory = MemoryKeyDirectory(clock: serverClock)
+        let directory = MemoryKeyDirectory()
         let nonces = MemoryNonceStore(clock: serverClock)
         serverClock.advance(by: 2)
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)

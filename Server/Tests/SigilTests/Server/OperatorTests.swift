@@ -15,10 +15,10 @@ struct OperatorTests {
     /// A directory in a fresh file and its administration, the server's keys in the same file.
     static func administration(
         clock: ManualUnixClock = ManualUnixClock(SigningSetup.start), checkEvery: Duration = .milliseconds(250)
-    ) async throws -> (SQLiteKeyDirectory, Administration, path: String, master: SymmetricKey) {
+    ) async throws -> (Directory, Administration, path: String, master: SymmetricKey) {
         let path = TestServer.temporaryDirectory() + ".sqlite"
         let master = SymmetricKey(size: .bits256)
-        let directory = try await SQLiteKeyDirectory.open(
+        let directory = try await Directory.sqlite(
             path: path, masterKey: master, clock: clock, changeCheckInterval: checkEvery)
         let ring = try await ServerKeyRing.open(
             store: directory, overlap: 600, clock: clock, initialResponse: { try SigningKey.generate(.ed25519) },
@@ -28,7 +28,7 @@ struct OperatorTests {
 
     /// Registers a device of `user` with `keys` keys, audited as the registration does.
     @discardableResult
-    static func register(_ directory: some KeyRegistry, device: String, user: String?, keys: Int = 1, at time: Int64)
+    static func register(_ directory: Directory, device: String, user: String?, keys: Int = 1, at time: Int64)
         async throws -> [String]
     {
         let added = try (0..<keys).map { _ in
@@ -156,7 +156,7 @@ struct OperatorTests {
         let (server, _, path, master) = try await Self.administration(clock: clock, checkEvery: .zero)
         let key = try await Self.register(server, device: "dev-1", user: "u", at: SigningSetup.start)[0]
         #expect(try await server.key(for: key)?.state == .active)  // cached now, for 5 s
-        let other = try await SQLiteKeyDirectory.open(path: path, masterKey: master, clock: clock)
+        let other = try await Directory.sqlite(path: path, masterKey: master, clock: clock)
         let admin = Administration(directory: other, serverKeys: nil, clock: clock)
         _ = try await admin.revoke(.device("dev-1"), by: "ops")
         #expect(try await server.key(for: key)?.state == .revoked)
@@ -286,7 +286,7 @@ struct OperatorTests {
         let old = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
         _ = try await old.query("UPDATE sigil_keys SET jwk_thumbprint = NULL")
         try await old.close()
-        let reopened = try await SQLiteKeyDirectory.open(path: path, masterKey: master)
+        let reopened = try await Directory.sqlite(path: path, masterKey: master)
         #expect(try await reopened.key(forThumbprint: thumbprint)?.keyID == key)
         try await reopened.close()
     }

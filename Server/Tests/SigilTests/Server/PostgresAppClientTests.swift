@@ -29,7 +29,7 @@ extension ExternalStoreSuites {
                     let store = try await PostgresStore.open(client: postgres, timeout: .seconds(10))
                     #expect(!store.ownsClient)
                     let clock = ManualUnixClock(SystemUnixClock().now())
-                    let directory = try PostgresKeyDirectory(
+                    let directory = try Directory.postgres(
                         store: store, masterKey: MasterKey.generate().symmetricKey, clock: clock)
                     let nonces = PostgresNonceStore(store: store, clock: clock)
 
@@ -80,7 +80,7 @@ extension ExternalStoreSuites {
                 // Everything built first, as an application is, with nothing running yet.
                 let store = PostgresStore.service(client: postgres, timeout: .seconds(10))
                 let clock = ManualUnixClock(SystemUnixClock().now())
-                let directory = try PostgresKeyDirectory(
+                let directory = try Directory.postgres(
                     store: store, masterKey: MasterKey.generate().symmetricKey, clock: clock)
                 let group = ServiceGroup(
                     services: [postgres, store], gracefulShutdownSignals: [], logger: Self.logger)
@@ -100,7 +100,7 @@ extension ExternalStoreSuites {
 
         /// A device of one new key registered in `directory` as soon as its schema is there (a store's
         /// service makes it once its group runs), read again every 50 ms for at most 10 s.
-        static func deviceOnceReady(in directory: PostgresKeyDirectory, deviceID: String) async throws
+        static func deviceOnceReady(in directory: Directory, deviceID: String) async throws
             -> (SigningKey, String)
         {
             let key = try SigningKey.generate(.ed25519)

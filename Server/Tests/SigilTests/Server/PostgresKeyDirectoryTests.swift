@@ -21,7 +21,7 @@ extension ExternalStoreSuites {
             master: SymmetricKey = SymmetricKey(size: .bits256),
             clock: ManualUnixClock = ManualUnixClock(SigningSetup.start),
             listens: Bool = true,
-            _ body: (PostgresStore, PostgresKeyDirectory, PostgresKeyDirectory) async throws -> Void
+            _ body: (PostgresStore, Directory, Directory) async throws -> Void
         ) async throws {
             try await PostgresTestServer.with { server in
                 let location = try PostgresStore.Location(url: server.url)
@@ -35,8 +35,8 @@ extension ExternalStoreSuites {
                 }
                 try await body(
                     first,
-                    try PostgresKeyDirectory(store: first, masterKey: master, clock: clock, listensForChanges: listens),
-                    try PostgresKeyDirectory(store: second, masterKey: master, clock: clock, listensForChanges: listens)
+                    try Directory.postgres(store: first, masterKey: master, clock: clock, listensForChanges: listens),
+                    try Directory.postgres(store: second, masterKey: master, clock: clock, listensForChanges: listens)
                 )
             }
         }
@@ -115,7 +115,7 @@ extension ExternalStoreSuites {
                 let plain = secret.withUnsafeBytes { Array($0) }
                 #expect(sealed.count == 1 && !sealed[0].isEmpty)
                 #expect(!sealed.contains { Data($0).range(of: Data(plain)) != nil })
-                let wrongMaster = try PostgresKeyDirectory(store: store, masterKey: SymmetricKey(size: .bits256))
+                let wrongMaster = try Directory.postgres(store: store, masterKey: SymmetricKey(size: .bits256))
                 await #expect(throws: SigilError(.storeUnavailable, "")) {
                     _ = try await wrongMaster.key(for: "hmac-0011")
                 }

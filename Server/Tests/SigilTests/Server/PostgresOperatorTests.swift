@@ -89,7 +89,7 @@ extension ExternalStoreSuites {
                 let store = try await PostgresStore.open(
                     try PostgresStore.Location(url: server.url), timeout: .seconds(1))
                 defer { store.close() }
-                let directory = try PostgresKeyDirectory(
+                let directory = try Directory.postgres(
                     store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
                 let admin = Administration(directory: directory, serverKeys: nil, clock: clock)
                 let start = SigningSetup.start
@@ -124,7 +124,7 @@ extension ExternalStoreSuites {
                     watcher.close()
                 }
                 let clock = ManualUnixClock(SigningSetup.start)
-                let directory = try PostgresKeyDirectory(
+                let directory = try Directory.postgres(
                     store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
                 let key = try await OperatorTests.register(
                     directory, device: "dev-1", user: "u", at: SigningSetup.start)[0]

@@ -26,15 +26,15 @@ struct RevocationTests {
     /// A registry of `store`'s kind, with a clock, closed after `body`.
     static func withRegistry<Result>(
         _ store: Store,
-        _ body: (any KeyRegistry, ManualUnixClock, RowEditor?) async throws -> Result
+        _ body: (Directory, ManualUnixClock, RowEditor?) async throws -> Result
     ) async throws -> Result {
         let clock = ManualUnixClock(SigningSetup.start)
         switch store {
         case .memory:
-            return try await body(MemoryKeyDirectory(clock: clock), clock, nil)
+            return try await body(Directory.inMemory(clock: clock), clock, nil)
         case .sqlite:
             let path = TestServer.temporaryDirectory() + ".sqlite"
-            let directory = try await SQLiteKeyDirectory.open(
+            let directory = try await Directory.sqlite(
                 path: path, masterKey: SymmetricKey(size: .bits256), clock: clock)
             let editor: RowEditor = { keyID in
                 let connection = try await SQLiteConnection.open(storage: .file(path: path))
@@ -55,7 +55,7 @@ struct RevocationTests {
                 let store = try await PostgresStore.open(
                     try PostgresStore.Location(url: server.url), timeout: .seconds(10))
                 defer { store.close() }
-                let directory = try PostgresKeyDirectory(
+                let directory = try Directory.postgres(
                     store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, cacheLifetime: 0)
                 let editor: RowEditor = { keyID in
                     try await store.client.query("UPDATE sigil_keys SET state = 'active' WHERE key_id = \(keyID)")
@@ -95,8 +95,6 @@ struct RevocationTests {
             // A row set back to active by hand (or by a bug) is still revoked: the device decides.
             if let editRow {
                 try await editRow(first.keyID)
-            } else if let memory = registry as? MemoryKeyDirectory {
-                await memory.add(first)
             }
             let reread = try await registry.keys(ofDevice: "dev-a")
             #expect(reread.map(\.state) == [.revoked])

@@ -9,9 +9,9 @@ import Testing
 @Suite("SQLite key directory")
 struct SQLiteKeyDirectoryTests {
     static func open(_ path: String, master: SymmetricKey, clock: ManualUnixClock = ManualUnixClock(SigningSetup.start))
-        async throws -> SQLiteKeyDirectory
+        async throws -> Directory
     {
-        try await SQLiteKeyDirectory.open(path: path, masterKey: master, clock: clock)
+        try await Directory.sqlite(path: path, masterKey: master, clock: clock)
     }
 
     static func deviceKey(_ device: String) throws -> RegisteredKey {
@@ -47,7 +47,7 @@ struct SQLiteKeyDirectoryTests {
         pool.start()
         let path = TestServer.temporaryDirectory() + ".sqlite"
         let clock = ManualUnixClock(SigningSetup.start)
-        let directory = try await SQLiteKeyDirectory.open(
+        let directory = try await Directory.sqlite(
             path: path, masterKey: SymmetricKey(size: .bits256), clock: clock, threadPool: pool)
         let nonces = try await SQLiteNonceStore.open(path: path, clock: clock, threadPool: pool)
         let key = try Self.deviceKey("dev-1")

@@ -195,7 +195,7 @@ struct SealedSecretTests {
             "INSERT INTO sigil_keys (key_id, device_id, alg, public_key, state, created_at) VALUES (?, 'dev-old', ?, ?, 'active', 1)",
             [.text(old.keyID), .text(old.key.algorithm.rawValue), .text(pem)])
         try await connection.close()
-        let directory = try await SQLiteKeyDirectory.open(path: path, masterKey: SymmetricKey(size: .bits256))
+        let directory = try await Directory.sqlite(path: path, masterKey: SymmetricKey(size: .bits256))
         let kept = try #require(try await directory.key(for: old.keyID))
         #expect(kept.state == .active)
         #expect(kept.sealingKey == nil)
@@ -232,7 +232,7 @@ struct SealedSecretTests {
             first.close()
             let store = try await PostgresStore.open(location, timeout: .seconds(10))
             defer { store.close() }
-            let directory = try PostgresKeyDirectory(
+            let directory = try Directory.postgres(
                 store: store, masterKey: SymmetricKey(size: .bits256), cacheLifetime: 0, listensForChanges: false)
             let key = try RevocationTests.key("dev-pg")
             let sealing = try SealingPrivateKey.generate().publicKey
@@ -276,9 +276,9 @@ struct PushedSecretTests {
 
     /// A service over a memory registry holding one device, with or without a sealing key.
     static func service(sealing: SealingPublicKey?, clock: ManualUnixClock) async throws
-        -> (RegistrationService, TestDevice, String, MemoryKeyDirectory)
+        -> (RegistrationService, TestDevice, String, Directory)
     {
-        let registry = MemoryKeyDirectory(clock: clock)
+        let registry = Directory.inMemory(clock: clock)
         let device = try TestDevice(.ecdsaP256SHA256)
         try await registry.apply(
             DirectoryChange(
@@ -289,7 +289,7 @@ struct PushedSecretTests {
                 ],
                 sealingKeys: sealing.map { [("dev-push", $0)] } ?? []))
         let service = RegistrationService(
-            registry: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
+            directory: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
         return (service, device, "dev-push", registry)
     }
 
@@ -459,7 +459,7 @@ extension PushedSecretTests {
     )
     func rightsByKind() async throws {
         let clock = ManualUnixClock(SigningSetup.start)
-        let registry = MemoryKeyDirectory(clock: clock)
+        let registry = Directory.inMemory(clock: clock)
         let sealing = try SealingPrivateKey.generate()
         for (deviceID, attestation) in [
             ("dev-plain", nil), ("dev-android", "android-key,TrustedEnvironment"), ("dev-new", "play-integrity,strong"),
@@ -475,7 +475,7 @@ extension PushedSecretTests {
                     sealingKeys: [(deviceID, sealing.publicKey)]))
         }
         let service = RegistrationService(
-            registry: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
+            directory: registry, nonces: MemoryNonceStore(), enrollment: NoEnrollment(), clock: clock)
         #expect(try await service.issueSealedSecret(toDevice: "dev-plain").keyId.hasPrefix("hmac-"))
         for (deviceID, kind) in [("dev-android", "Android Key Attestation"), ("dev-new", "does not know")] {
             do {

@@ -50,8 +50,8 @@ struct SecondReviewTests {
         let t = SigningSetup.start + 10_000
         let clockA = ManualUnixClock(t)
         let clockB = ManualUnixClock(t - 1_200)
-        let replicaA = try await SQLiteKeyDirectory.open(path: path, masterKey: master, clock: clockA)
-        let replicaB = try await SQLiteKeyDirectory.open(path: path, masterKey: master, clock: clockB)
+        let replicaA = try await Directory.sqlite(path: path, masterKey: master, clock: clockA)
+        let replicaB = try await Directory.sqlite(path: path, masterKey: master, clock: clockB)
         _ = try await Administration(directory: replicaA, serverKeys: nil, clock: clockA).revoke(.user("u"), by: "ops")
         #expect(try await replicaA.revocationOfUser("u") == t)
 
@@ -85,11 +85,11 @@ struct SecondReviewTests {
     func reRevocationMovesBackwardsInMemory() async throws {
         let t = SigningSetup.start + 10_000
         let clock = ManualUnixClock(t)
-        let directory = MemoryKeyDirectory(clock: clock)
+        let directory = Directory.inMemory(clock: clock)
         try await directory.apply(DirectoryChange(revokedUsers: ["u"]))
         clock.set(t - 1_200)
         try await directory.apply(DirectoryChange(revokedUsers: ["u"]))
-        let revokedAt = await directory.revocationOfUser("u")
+        let revokedAt = try await directory.revocationOfUser("u")
         #expect(revokedAt ?? 0 >= t, "the revocation moved back to \(String(describing: revokedAt))")
     }
 
@@ -97,7 +97,7 @@ struct SecondReviewTests {
 
     /// A device key stored before the `jwk_thumbprint` column (schema ≤ 4, or written by a replica of
     /// that age during a rolling upgrade) has a NULL thumbprint. `sigil serve` backfills at start, but
-    /// `PostgresKeyDirectory.init` does not, and nothing tells a library user to call
+    /// `Directory.init` does not, and nothing tells a library user to call
     /// `backfillThumbprints()`: `key(forThumbprint:)` answers nil for that key, so once its device is
     /// revoked, the key still proves DPoP requests as an "OAuth client" key with its token's sub.
     @Test(
@@ -109,7 +109,7 @@ struct SecondReviewTests {
                 try PostgresStore.Location(url: server.url), timeout: .seconds(10))
             defer { store.close() }
             let clock = ManualUnixClock(SigningSetup.start)
-            let directory = try PostgresKeyDirectory(
+            let directory = try Directory.postgres(
                 store: store, masterKey: SymmetricKey(size: .bits256), clock: clock, listensForChanges: false)
             let deviceKey = try SigningKey.generate(.ecdsaP256SHA256)
             let verification = try deviceKey.verificationKey

@@ -23,7 +23,7 @@ struct ThreeProcessTests {
         defer { server.stop() }
 
         // This process registers three devices in the server's directory, as a registration would.
-        let store = try await SQLiteKeyDirectory.open(
+        let store = try await Directory.sqlite(
             path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
         var devices: [String: TestDevice] = [:]
         for (device, user) in [("dev-alice-1", "alice"), ("dev-alice-2", "alice"), ("dev-bob", "bob")] {

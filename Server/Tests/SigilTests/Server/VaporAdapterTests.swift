@@ -31,15 +31,15 @@ struct VaporAdapterTests {
         bodyTimeout: Duration = .seconds(60),
         readsClientCertificate: Bool = false,
         appAttest: TestAppAttestAuthority? = nil
-    ) throws -> (SigilVapor.SigilMiddleware, MemoryKeyDirectory, SigningKey) {
-        let directory = MemoryKeyDirectory(clock: clock)
+    ) throws -> (SigilVapor.SigilMiddleware, Directory, SigningKey) {
+        let directory = Directory.inMemory(clock: clock)
         let nonces = MemoryNonceStore(clock: clock)
         clock.advance(by: 2)  // past the store's start, which only later timestamps may follow
         let responseKey = try SigningKey.generate(.ecdsaP256SHA256)
         var configuration = VerifierConfiguration()
         var attestation: AttestationEnrollment?
         if let appAttest {
-            let store = MemoryAppAttestStore()
+            let store = Directory.inMemory()
             let verifier = appAttest.verifier()
             configuration.assertions = AppAttestAssertions(verifier: verifier, counters: store)
             attestation = AttestationEnrollment(
@@ -53,7 +53,7 @@ struct VaporAdapterTests {
                 bodyTimeout: bodyTimeout),
             readsClientCertificate: readsClientCertificate, bodyLimit: bodyLimit)
         let registration = RegistrationService(
-            registry: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
+            directory: directory, nonces: nonces, enrollment: EnrollmentPolicy(bootstrapToken: token, clock: clock),
             certificates: certificates, attestation: attestation,
             configuration: RegistrationService.Configuration(verifier: configuration), clock: clock)
         try app.register(collection: SigilVapor.SigilRegistrationRoutes(service: registration, middleware: sigil))

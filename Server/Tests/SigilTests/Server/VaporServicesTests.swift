@@ -21,7 +21,7 @@ extension ExternalStoreSuites {
                 let postgres = PostgresAppClientTests.client(of: server)
                 let store = PostgresStore.service(client: postgres, timeout: .seconds(10))
                 let clock = ManualUnixClock(SystemUnixClock().now())
-                let directory = try PostgresKeyDirectory(
+                let directory = try Directory.postgres(
                     store: store, masterKey: MasterKey.generate().symmetricKey, clock: clock)
                 try await withApp { app in
                     app.lifecycle.use(SigilServices([postgres, store], logger: app.logger))

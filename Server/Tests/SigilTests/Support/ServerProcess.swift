@@ -1,5 +1,6 @@
 import Foundation
 import SigilSQLite
+import SigilServer
 import SigilStandalone
 import Testing
 
@@ -36,11 +37,11 @@ final class ServerProcess: @unchecked Sendable {
 
     /// `directory`'s `data` as a server leaves it after its first start (its keys in its store, which
     /// `sigil admin` needs), with that store opened: close it before running a command on it.
-    static func startedOnce(in directory: URL) async throws -> (data: String, store: SQLiteKeyDirectory) {
+    static func startedOnce(in directory: URL) async throws -> (data: String, store: Directory) {
         let data = directory.appendingPathComponent("data").path
         let server = try ServerProcess(dataDirectory: data)
         server.stop()
-        let store = try await SQLiteKeyDirectory.open(
+        let store = try await Directory.sqlite(
             path: data + "/directory.sqlite", masterKey: try DataDirectory(path: data).masterKey())
         return (data, store)
     }

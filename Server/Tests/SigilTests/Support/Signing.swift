@@ -64,3 +64,10 @@ extension RequestVerifier {
         }
     }
 }
+
+extension Directory {
+    /// Registers `key` under `keyID` on a device of its own (`dev-` and the key ID).
+    func add(_ key: VerificationKey, keyID: String) async throws {
+        try await apply(DirectoryChange(added: [RegisteredKey(keyID: keyID, key: key, deviceID: "dev-" + keyID)]))
+    }
+}

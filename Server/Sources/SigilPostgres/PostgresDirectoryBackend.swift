@@ -6,98 +6,87 @@ import PostgresNIO
 import SigilServer
 import Synchronization
 
-/// A ``KeyRegistry`` in PostgreSQL, shared by every replica: the semantics of the SQLite registry
-/// (the same test suite runs against both).
+/// A ``DirectoryBackend`` in PostgreSQL, shared by every replica: the statements of the SQLite
+/// backend (the same contract suite runs on both).
 ///
-/// Public keys are stored as SubjectPublicKeyInfo PEM, HMAC secrets sealed with AES-GCM under the
-/// master key with the key ID as associated data. Every change is one transaction, serialized with
-/// other replicas' changes by an advisory lock, its rules checked inside it.
-///
-/// Lookups are cached (``DirectoryCache``): every change bumps a change counter (`sigil_changes`, by
-/// triggers on the tables lookups read) in its transaction, which a replica reads at most four times a second before it trusts its cache, so
-/// a revocation or rotation made on any replica is seen by every replica within about a quarter
-/// second; this replica's own changes clear its cache at once. Each change also sends a
-/// notification (`NOTIFY sigil_keys`) on commit, which every replica listening clears its cache on,
-/// usually within milliseconds.
-public final class PostgresKeyDirectory: KeyRegistry {
+/// Public keys are stored as SubjectPublicKeyInfo PEM, HMAC secrets and server keys sealed with
+/// AES-GCM under the master key with the key ID as associated data. Every transaction is serialized
+/// with other replicas' by an advisory lock; triggers on the tables lookups read bump a change counter
+/// (`sigil_changes`), which each replica's ``Directory`` reads at most four times a second before it
+/// trusts its cache, and each transaction sends a notification (`NOTIFY sigil_keys`) on commit, which
+/// every replica listening (``observeChanges(_:)``) clears its cache on, usually within milliseconds.
+public final class PostgresDirectoryBackend: DirectoryBackend {
     let store: PostgresStore
     let secrets: SecretSeal
-    let clock: any UnixClock
     private let keyFormats: KeyFormats
-    /// The lookups remembered.
-    public let cache: DirectoryCache
-    private let listener: Task<Void, Never>?
-
-    /// The most a looked-up key is cached, in seconds (the change counter keeps it fresh meanwhile).
-    public let cacheLifetime: Int64
+    let listensForChanges: Bool
+    private let listener = Mutex<Task<Void, Never>?>(nil)
 
     /// The channel changes are announced on.
     static let channel = "sigil_keys"
 
-    /// Creates the registry on an open store.
+    /// Creates the backend on an open store.
     ///
     /// - Parameters:
-    ///   - masterKey: a 256-bit key that seals HMAC secrets at rest; every replica needs the same one.
-    ///     `nil` opens the directory for reading and revoking alone (an operator's tool): sealing or
-    ///     opening a secret (an HMAC key's, a server key's) then throws.
-    ///   - cacheLifetime: the most a lookup is cached, in seconds; 0 reads every time.
-    ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
+    ///   - masterKey: a 256-bit key that seals HMAC secrets and server keys at rest; every replica needs
+    ///     the same one. `nil` opens the directory for reading and revoking alone (an operator's tool):
+    ///     sealing or opening a secret then throws.
     ///   - listensForChanges: keep one pooled connection listening for other replicas' changes, so
-    ///     they are usually seen within milliseconds rather than within `cacheLifetime`.
+    ///     they are usually seen within milliseconds rather than within the cache's check interval.
     ///   - keyFormats: the key kinds beyond the built-in ones (`.withRSA` from SigilRSA).
     public init(
-        store: PostgresStore,
-        masterKey: SymmetricKey?,
-        clock: any UnixClock = SystemUnixClock(),
-        cacheLifetime: Int64 = 300,
-        cacheCapacity: Int = 100_000,
-        listensForChanges: Bool = true,
+        store: PostgresStore, masterKey: SymmetricKey?, listensForChanges: Bool = true,
         keyFormats: KeyFormats = .builtIn
     ) throws {
         self.store = store
         self.secrets = try SecretSeal(masterKey: masterKey)
-        self.clock = clock
-        self.cacheLifetime = cacheLifetime
-        self.cache = DirectoryCache(
-            lifetime: cacheLifetime, capacity: cacheCapacity,
-            changeCounter: {
-                try await store.run("the key directory could not be read") { client in
-                    var counter: Int64 = -1
-                    for try await value in try await client.query(
-                        "SELECT counter FROM sigil_changes WHERE id = 1", logger: store.logger
-                    ).decode(Int64.self) {
-                        counter = value
-                    }
-                    return counter
-                }
-            })
         self.keyFormats = keyFormats
-        let cache = self.cache
-        let listener = listensForChanges ? Task { await Self.listen(store: store, cache: cache) } : nil
-        self.listener = listener
-        // Its connection goes back to the pool when the store closes, an application's pool included.
-        if let listener { store.onClose { listener.cancel() } }
+        self.listensForChanges = listensForChanges
     }
 
-    deinit { listener?.cancel() }
+    deinit { listener.withLock { $0?.cancel() } }
+
+    public func observeChanges(_ changed: @escaping @Sendable () -> Void) {
+        guard listensForChanges else { return }
+        let store = self.store
+        let task = Task { await Self.listen(store: store, changed: changed) }
+        listener.withLock { $0 = task }
+        // Its connection goes back to the pool when the store closes, an application's pool included.
+        store.onClose { task.cancel() }
+    }
+
+    /// Closes nothing: the store (``PostgresStore``) is its owner's to close.
+    public func close() async throws { listener.withLock { $0?.cancel() } }
+
+    public func changeCounter() async throws -> Int64? {
+        try await store.run("the key directory could not be read") { client in
+            var counter: Int64 = -1
+            for try await value in try await client.query(
+                "SELECT counter FROM sigil_changes WHERE id = 1", logger: self.store.logger
+            ).decode(Int64.self) {
+                counter = value
+            }
+            return counter
+        }
+    }
 
     /// Clears the cache on each change announced, and whenever listening (re)starts or stops, since
     /// announcements may have been missed; retries with backoff until the store is closed.
-    static func listen(store: PostgresStore, cache: DirectoryCache) async {
+    static func listen(store: PostgresStore, changed: @escaping @Sendable () -> Void) async {
         var failures = 0
         while !Task.isCancelled && !store.isClosed {
             do {
                 try await store.client.withConnection { connection in
                     try await connection.listen(on: channel) { notifications in
-                        cache.clear()
+                        changed()
                         failures = 0
-                        for try await _ in notifications { cache.clear() }
+                        for try await _ in notifications { changed() }
                     }
                 }
             } catch {
                 failures += 1
             }
-            cache.clear()
+            changed()
             // 50 ms, doubling, at most 1 s (the change counter covers the gap).
             try? await Task.sleep(for: .milliseconds(min(50 << min(failures, 5), 1000)))
         }
@@ -105,46 +94,38 @@ public final class PostgresKeyDirectory: KeyRegistry {
 
     // MARK: Lookups
 
-    public func key(for keyID: String) async throws -> RegisteredKey? {
-        try await cache.key(keyID, now: clock.now()) {
-            let rows = try await select("the key directory could not be read") { client in
-                try await client.query(
-                    "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger
-                ).collect()
-            }
-            return try rows.first.map(registeredKey(from:))
+    public func key(_ keyID: String) async throws -> StoredKey? {
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query("\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger)
+                .collect()
         }
+        return try rows.first.map(storedKey(from:))
     }
 
-    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-        let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
-            func lookUp() async throws -> String? {
-                let rows = try await select("the key directory could not be read") { client in
-                    try await client.query(
-                        "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
-                    ).collect()
-                }
-                return try rows.first?.decode(String.self)
+    public func keyID(forThumbprint thumbprint: String) async throws -> String? {
+        func lookUp() async throws -> String? {
+            let rows = try await select("the key directory could not be read") { client in
+                try await client.query(
+                    "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+                ).collect()
             }
-            if let found = try await lookUp() { return found }
-            // A key stored before thumbprints were kept (or by an older replica) has none yet: a DPoP
-            // proof by it must still be found as that key (a revoked device's key among them).
-            guard try await backfillThumbprints() > 0 else { return nil }
-            return try await lookUp()
+            return try rows.first?.decode(String.self)
         }
-        guard let keyID else { return nil }
-        return try await key(for: keyID)
+        if let found = try await lookUp() { return found }
+        // A key stored by an older replica has none yet: a DPoP proof by it must still be found as
+        // that key (a revoked device's key among them).
+        guard try await backfillThumbprints() > 0 else { return nil }
+        return try await lookUp()
     }
 
     public func revocationOfUser(_ userID: String) async throws -> Int64? {
-        try await cache.userRevokedAt(userID, now: clock.now()) {
-            let rows = try await select("the key directory could not be read") { client in
-                try await client.query(
-                    "SELECT revoked_at FROM sigil_users WHERE user_id = \(userID)", logger: self.store.logger
-                ).collect()
-            }
-            return try rows.first?.decode(Int64.self)
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT revoked_at FROM sigil_users WHERE user_id = \(userID)", logger: self.store.logger
+            )
+            .collect()
         }
+        return try rows.first?.decode(Int64.self)
     }
 
     /// Fills the thumbprint of keys registered before thumbprints were kept (at start, and when a
@@ -176,13 +157,13 @@ public final class PostgresKeyDirectory: KeyRegistry {
         return filled
     }
 
-    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+    public func keys(ofDevice deviceID: String) async throws -> [StoredKey] {
         try await select("the key directory could not be read") { client in
             try await client.query(
                 "\(unescaped: Self.selectKeys) WHERE k.device_id = \(deviceID) ORDER BY k.key_id",
                 logger: self.store.logger
             ).collect()
-        }.map(registeredKey(from:))
+        }.map(storedKey(from:))
     }
 
     /// The certificates recorded for a device.
@@ -207,25 +188,26 @@ public final class PostgresKeyDirectory: KeyRegistry {
         try await store.run(what, body)
     }
 
-    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
+    /// Keys with their device, and whether it is revoked.
     static let selectKeys = """
-        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
-               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
-               d.sealing_key, d.attestation
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret, k.state, k.created_at,
+               k.valid_until, d.sealing_key, d.attestation, d.revoked_at IS NOT NULL
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
-    func registeredKey(from row: PostgresRow) throws -> RegisteredKey {
-        let decoded: (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?)
+    func storedKey(from row: PostgresRow) throws -> StoredKey {
+        let decoded:
+            (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?, Bool)
         do {
             decoded = try row.decode(
-                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?).self)
+                (String, String, String?, String, String?, ByteBuffer?, String, Int64, Int64?, String?, String?, Bool)
+                    .self)
         } catch {
             throw SigilError(.storeUnavailable, "a key row is incomplete")
         }
         let (
             keyID, deviceID, userID, algorithmName, pem, sealed, stateName, createdAt, validUntil, sealingKey,
-            attestation
+            attestation, deviceRevoked
         ) = decoded
         guard let state = RegisteredKey.State(rawValue: stateName) else {
             throw SigilError(.storeUnavailable, "key \(keyID) has an unknown state")
@@ -239,70 +221,38 @@ public final class PostgresKeyDirectory: KeyRegistry {
         } else {
             throw SigilError(.storeUnavailable, "key \(keyID) has no material")
         }
-        return RegisteredKey(
+        let registered = RegisteredKey(
             keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
             createdAt: createdAt, sealingKey: try SealingPublicKey(storedBase64: sealingKey, keyID: keyID),
             deviceAttestation: attestation)
+        return StoredKey(key: registered, deviceRevoked: deviceRevoked)
     }
 
-    // MARK: Changes
+    // MARK: Transactions
 
-    /// A key to insert with its stored material: a PEM or a sealed secret.
-    struct Row: Sendable {
-        let key: RegisteredKey
-        let pem: String?
-        let sealed: ByteBuffer?
-    }
-
-    public func apply(_ change: DirectoryChange) async throws {
-        let now = clock.now()
-        var rows: [Row] = []
-        for key in change.added {
-            if let secret = key.key.hmacSecret {
-                rows.append(
-                    Row(key: key, pem: nil, sealed: ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))))
-            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
-                rows.append(Row(key: key, pem: pem, sealed: nil))
-            }
-        }
-        let rowsToWrite = rows
-        cache.clear()
-        defer { cache.clear() }
+    public func transaction<Result: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (any DirectoryStatements) async throws -> Result
+    ) async throws -> Result {
         // A deadline that passes leaves the transaction's fate unknown (it may still commit).
-        try await store.run("the key directory did not confirm the change") { client in
-            try await client.withTransaction(logger: self.store.logger) { connection in
-                try await self.write(rowsToWrite, change: change, now: now, on: connection)
-            }
+        try await write(what) { connection in
+            let result = try await body(PostgresStatements(backend: self, connection: connection))
+            // Sent when, and only if, the transaction commits; triggers bump the change counter.
+            try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: self.store.logger)
+            return result
         }
-    }
-
-    /// Inside the transaction: the lock that serializes changes across replicas, then
-    /// ``DirectoryChange/apply(in:now:)`` through ``PostgresTransaction``'s statements, then the
-    /// notification (sent when, and only if, the transaction commits; the change counter replicas read
-    /// before they trust their caches is bumped by triggers).
-    private func write(_ rows: [Row], change: DirectoryChange, now: Int64, on connection: PostgresConnection)
-        async throws
-    {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: store.logger)
-        let rows = Dictionary(rows.map { ($0.key.keyID, $0) }) { first, _ in first }
-        try await change.apply(
-            in: PostgresTransaction(directory: self, connection: connection, rows: rows), now: now)
-        try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: store.logger)
     }
 
     /// A change's statements on one connection, inside its transaction.
-    struct PostgresTransaction: DirectoryTransaction {
-        let directory: PostgresKeyDirectory
+    struct PostgresStatements: DirectoryStatements {
+        let backend: PostgresDirectoryBackend
         let connection: PostgresConnection
-        /// The stored material of each key added.
-        let rows: [String: Row]
-        var logger: Logger { directory.store.logger }
+        var logger: Logger { backend.store.logger }
 
-        func key(_ keyID: String) async throws -> RegisteredKey? {
+        func key(_ keyID: String) async throws -> StoredKey? {
             let found = try await connection.query(
-                "\(unescaped: PostgresKeyDirectory.selectKeys) WHERE k.key_id = \(keyID)", logger: logger
+                "\(unescaped: PostgresDirectoryBackend.selectKeys) WHERE k.key_id = \(keyID)", logger: logger
             ).collect()
-            return try found.first.map(directory.registeredKey(from:))
+            return try found.first.map(backend.storedKey(from:))
         }
 
         func isRevoked(device: String) async throws -> Bool {
@@ -331,7 +281,13 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
 
         func add(_ key: RegisteredKey, now: Int64) async throws -> Bool {
-            guard let row = rows[key.keyID] else {
+            var pem: String?
+            var sealed: ByteBuffer?
+            if let secret = key.key.hmacSecret {
+                sealed = ByteBuffer(bytes: try backend.secrets.seal(secret, keyID: key.keyID))
+            } else if let publicKey = KeyFile.publicKeyFile(for: key.key) {
+                pem = publicKey
+            } else {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) cannot be stored")
             }
             let deviceID = key.deviceID ?? ""
@@ -347,7 +303,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
                     """
                     INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at, valid_until,
                                             jwk_thumbprint)
-                    VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(row.pem), \(row.sealed),
+                    VALUES (\(key.keyID), \(deviceID), \(key.key.algorithm.rawValue), \(pem), \(sealed),
                             \(key.state.rawValue), \(key.createdAt ?? now), \(key.validUntil), \(key.key.jwkThumbprint))
                     ON CONFLICT (key_id) DO NOTHING RETURNING 1
                     """,
@@ -446,7 +402,34 @@ public final class PostgresKeyDirectory: KeyRegistry {
         }
 
         func append(_ audit: [AuditEntry]) async throws {
-            try await PostgresKeyDirectory.insertAudit(audit, on: connection, logger: logger)
+            try await PostgresDirectoryBackend.insertAudit(audit, on: connection, logger: logger)
+        }
+
+        func serverKeys(of kind: ServerKeyKind) async throws -> [(keyID: String, activatesAt: Int64)] {
+            try await connection.query(
+                "SELECT key_id, activates_at FROM sigil_server_keys WHERE kind = \(kind.rawValue)", logger: logger
+            ).collect().map { row in
+                let (keyID, time) = try row.decode((String, Int64).self)
+                return (keyID, time)
+            }
+        }
+
+        func insert(_ key: StoredServerKey) async throws {
+            let sealed = ByteBuffer(
+                bytes: try backend.secrets.seal(
+                    SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: PostgresDirectoryBackend.sealName(key.keyID))
+            )
+            try await connection.query(
+                """
+                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at)
+                VALUES (\(key.keyID), \(key.kind.rawValue), \(sealed), \(key.activatesAt), \(key.createdAt))
+                """,
+                logger: logger)
+        }
+
+        func activate(serverKey keyID: String, at time: Int64) async throws {
+            try await connection.query(
+                "UPDATE sigil_server_keys SET activates_at = \(time) WHERE key_id = \(keyID)", logger: logger)
         }
     }
 
@@ -454,7 +437,7 @@ public final class PostgresKeyDirectory: KeyRegistry {
     static let changeLock: Int64 = 0x5167_696C_0002
 }
 
-extension PostgresKeyDirectory {
+extension PostgresDirectoryBackend {
     /// Every key ID in the directory, sorted.
     public func keyIDs() async throws -> [String] {
         try await store.run("the key directory could not be read") { client in
@@ -463,9 +446,9 @@ extension PostgresKeyDirectory {
     }
 }
 
-extension PostgresKeyDirectory: AppAttestStore {
+extension PostgresDirectoryBackend {
     /// App Attest counters in the database, shared by every replica.
-    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+    public func advanceAppAttestCounter(keyID: String, to counter: UInt32) async throws -> Bool {
         let value = Int64(counter)
         let rows = try await store.run("the App Attest counters could not be written") { client in
             try await client.query(
@@ -502,5 +485,20 @@ extension PostgresKeyDirectory: AppAttestStore {
         }
         guard let row = rows.first, let receipt = try row.decode(ByteBuffer?.self) else { return nil }
         return Array(buffer: receipt)
+    }
+}
+
+extension Directory {
+    /// The directory in PostgreSQL on an open store (``PostgresDirectoryBackend``), its lookups cached
+    /// and cleared on every replica's change (the change counter, and notifications when
+    /// `listensForChanges`).
+    public static func postgres(
+        store: PostgresStore, masterKey: SymmetricKey?, clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 300, cacheCapacity: Int = 100_000, listensForChanges: Bool = true,
+        keyFormats: KeyFormats = .builtIn
+    ) throws -> Directory {
+        let backend = try PostgresDirectoryBackend(
+            store: store, masterKey: masterKey, listensForChanges: listensForChanges, keyFormats: keyFormats)
+        return Directory(backend: backend, clock: clock, cacheLifetime: cacheLifetime, cacheCapacity: cacheCapacity)
     }
 }

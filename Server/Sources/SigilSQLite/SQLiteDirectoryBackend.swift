@@ -8,66 +8,36 @@ import SQLiteNIO
 import SigilServer
 import Synchronization
 
-/// A persistent ``KeyRegistry`` in one SQLite file: devices, their keys, states and dates.
+/// A ``DirectoryBackend`` in one SQLite file: devices, their keys, states and dates, the audit
+/// trail, the server's keys and App Attest records.
 ///
-/// Public keys are stored as SubjectPublicKeyInfo PEM. HMAC secrets are stored sealed with AES-GCM
-/// under the server's master key, with the key ID as associated data, so a copied database file
-/// reveals no secret and a sealed secret cannot be moved to another key ID.
+/// Public keys are stored as SubjectPublicKeyInfo PEM. HMAC secrets and server keys are stored sealed
+/// with AES-GCM under the server's master key, with the key ID as associated data, so a copied
+/// database file reveals no secret and a sealed secret cannot be moved to another key ID.
 ///
-/// Every change runs in one `BEGIN IMMEDIATE` transaction, so a failed write leaves nothing
-/// half-done. Changes from this instance queue on an async lock; other processes writing the same
-/// file queue on SQLite's lock (a 5 s busy timeout). Lookups are cached in memory (``DirectoryCache``);
-/// this instance's own changes clear the cache at once, another process's are noticed within a quarter
-/// second of the next lookup (a change counter every change bumps, read at most four times a second).
-///
-/// Every change writes its audit rows (`sigil_audit`) in its own transaction.
-public final class SQLiteKeyDirectory: KeyRegistry {
+/// Every transaction is one `BEGIN IMMEDIATE`, so a failed write leaves nothing half-done, and bumps a
+/// change counter (`sigil_changes`) another process's ``Directory`` reads before it trusts its cache.
+/// Transactions from this process queue on an async lock; other processes writing the same file
+/// queue on SQLite's lock (a 5 s busy timeout).
+public final class SQLiteDirectoryBackend: DirectoryBackend {
     let secrets: SecretSeal
     let reader: SQLiteConnection
     let writer: SQLiteConnection
     /// The file's lock in this process, shared with a nonce store on the same file.
     let writeLock: WriteLock
-    let clock: any UnixClock
     let logger: Logger
-    /// The lookups remembered.
-    public let cache: DirectoryCache
     private let keyFormats: KeyFormats
     private let closed = Atomic<Bool>(false)
 
-    /// The most a cached lookup lives, in seconds (the change counter keeps it fresh meanwhile).
-    public let cacheLifetime: Int64
-
     private init(
-        secrets: SecretSeal,
-        reader: SQLiteConnection,
-        writer: SQLiteConnection,
-        writeLock: WriteLock,
-        clock: any UnixClock,
-        cacheLifetime: Int64,
-        cacheCapacity: Int,
-        changeCheckInterval: Duration,
-        keyFormats: KeyFormats,
-        logger: Logger
+        secrets: SecretSeal, reader: SQLiteConnection, writer: SQLiteConnection, writeLock: WriteLock,
+        keyFormats: KeyFormats, logger: Logger
     ) {
         self.keyFormats = keyFormats
         self.secrets = secrets
         self.reader = reader
         self.writer = writer
         self.writeLock = writeLock
-        self.clock = clock
-        self.cacheLifetime = cacheLifetime
-        // Every change bumps the counter in its transaction (a key's last use does not).
-        self.cache = DirectoryCache(
-            lifetime: cacheLifetime, capacity: cacheCapacity, checkInterval: changeCheckInterval,
-            changeCounter: { [reader, logger] in
-                do {
-                    let rows = try await reader.query("SELECT version FROM sigil_changes")
-                    return Int64(rows.first?.column("version")?.integer ?? -1)
-                } catch {
-                    logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
-                    throw SigilError(.storeUnavailable, "the key directory could not be read")
-                }
-            })
         self.logger = logger
     }
 
@@ -77,10 +47,6 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     ///   - masterKey: a 256-bit key that seals HMAC secrets at rest. `nil` opens the directory for
     ///     reading and revoking alone (an operator's tool): sealing or opening a secret (an HMAC
     ///     key's, a server key's) then throws.
-    ///   - cacheLifetime: the most a lookup is cached, in seconds.
-    ///   - cacheCapacity: the most lookups cached (about 1 KiB each).
-    ///   - changeCheckInterval: the least time between two checks for another process's writes
-    ///     (the `sigil_changes` counter every change bumps), which clear the cache.
     ///   - keyFormats: the key kinds beyond the built-in ones the registered keys may be of
     ///     (`.withRSA` from SigilRSA); a stored key of another kind reads as `store-unavailable`.
     ///   - threadPool: where SQLite's calls run (a call waiting for another process's write holds
@@ -89,14 +55,10 @@ public final class SQLiteKeyDirectory: KeyRegistry {
     public static func open(
         path: String,
         masterKey: SymmetricKey?,
-        clock: any UnixClock = SystemUnixClock(),
-        cacheLifetime: Int64 = 300,
-        cacheCapacity: Int = 100_000,
-        changeCheckInterval: Duration = .milliseconds(250),
         keyFormats: KeyFormats = .builtIn,
         threadPool: NIOThreadPool = .singleton,
         logger: Logger = Logger(label: "sigil.sqlite")
-    ) async throws -> SQLiteKeyDirectory {
+    ) async throws -> SQLiteDirectoryBackend {
         let secrets = try SecretSeal(masterKey: masterKey)
         // Create the file owner-only before SQLite does; its -wal and -shm files take the same mode.
         let descriptor = Foundation.open(path, O_RDWR | O_CREAT, 0o600)
@@ -116,18 +78,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
                 throw error
             }
         }
-        let directory = SQLiteKeyDirectory(
-            secrets: secrets,
-            reader: reader,
-            writer: writer,
-            writeLock: writeLock,
-            clock: clock,
-            cacheLifetime: cacheLifetime,
-            cacheCapacity: cacheCapacity,
-            changeCheckInterval: changeCheckInterval,
-            keyFormats: keyFormats,
-            logger: logger
-        )
+        let directory = SQLiteDirectoryBackend(
+            secrets: secrets, reader: reader, writer: writer, writeLock: writeLock, keyFormats: keyFormats,
+            logger: logger)
         do {
             try await directory.writeLock.withLock { try await directory.backfillThumbprints() }
         } catch {
@@ -314,29 +267,22 @@ public final class SQLiteKeyDirectory: KeyRegistry {
 
     // MARK: Lookups
 
-    public func key(for keyID: String) async throws -> RegisteredKey? {
-        try await cache.key(keyID, now: clock.now()) {
-            try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)]).first.map(registeredKey(from:))
-        }
+    public func key(_ keyID: String) async throws -> StoredKey? {
+        try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)]).first.map(storedKey(from:))
     }
 
-    /// Forgets every cached lookup, and any lookup under way.
-    func clearCache() { cache.clear() }
-
-    public func key(forThumbprint thumbprint: String) async throws -> RegisteredKey? {
-        let keyID = try await cache.keyID(thumbprint: thumbprint, now: clock.now()) {
-            try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
-                .first?.column("key_id")?.string
-        }
-        guard let keyID else { return nil }
-        return try await key(for: keyID)
+    public func keyID(forThumbprint thumbprint: String) async throws -> String? {
+        try await read("SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = ?", [.text(thumbprint)])
+            .first?.column("key_id")?.string
     }
 
     public func revocationOfUser(_ userID: String) async throws -> Int64? {
-        try await cache.userRevokedAt(userID, now: clock.now()) {
-            try await read("SELECT revoked_at FROM sigil_users WHERE user_id = ?", [.text(userID)])
-                .first?.column("revoked_at")?.integer.map(Int64.init)
-        }
+        try await read("SELECT revoked_at FROM sigil_users WHERE user_id = ?", [.text(userID)])
+            .first?.column("revoked_at")?.integer.map(Int64.init)
+    }
+
+    public func changeCounter() async throws -> Int64? {
+        Int64(try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1)
     }
 
     /// Fills the thumbprint of keys registered before thumbprints were kept.
@@ -356,9 +302,9 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         if !rows.isEmpty { _ = try await writer.query("UPDATE sigil_changes SET version = version + 1") }
     }
 
-    public func keys(ofDevice deviceID: String) async throws -> [RegisteredKey] {
+    public func keys(ofDevice deviceID: String) async throws -> [StoredKey] {
         try await read(Self.selectKeys + " WHERE k.device_id = ? ORDER BY k.key_id", [.text(deviceID)])
-            .map(registeredKey(from:))
+            .map(storedKey(from:))
     }
 
     /// Every key ID in the directory, sorted.
@@ -378,15 +324,14 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
-    /// Keys with their device; a revoked device's keys read as revoked, whatever their own row says.
+    /// Keys with their device, and whether it is revoked.
     static let selectKeys = """
-        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret,
-               CASE WHEN d.revoked_at IS NULL THEN k.state ELSE 'revoked' END AS state, k.created_at, k.valid_until,
-               d.sealing_key, d.attestation
+        SELECT k.key_id, k.device_id, d.user_id, k.alg, k.public_key, k.sealed_secret, k.state, k.created_at,
+               k.valid_until, d.sealing_key, d.attestation, d.revoked_at IS NOT NULL AS device_revoked
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
-    func registeredKey(from row: SQLiteRow) throws -> RegisteredKey {
+    func storedKey(from row: SQLiteRow) throws -> StoredKey {
         guard let keyID = row.column("key_id")?.string, let deviceID = row.column("device_id")?.string,
             let algorithmName = row.column("alg")?.string,
             let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
@@ -400,7 +345,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         } else {
             throw SigilError(.storeUnavailable, "key \(keyID) has no material")
         }
-        return RegisteredKey(
+        let registered = RegisteredKey(
             keyID: keyID,
             key: key,
             state: state,
@@ -411,27 +356,7 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID),
             deviceAttestation: row.column("attestation")?.string
         )
-    }
-
-    // MARK: Changes
-
-    /// A row to insert: the key, its stored material and the column that holds it.
-    typealias Row = (key: RegisteredKey, material: SQLiteData, column: String)
-
-    public func apply(_ change: DirectoryChange) async throws {
-        let now = clock.now()
-        var rows: [Row] = []
-        for key in change.added {
-            if let secret = key.key.hmacSecret {
-                rows.append(
-                    (key, .blob(ByteBuffer(bytes: try secrets.seal(secret, keyID: key.keyID))), "sealed_secret"))
-            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
-                rows.append((key, .text(pem), "public_key"))
-            }
-        }
-        let rowsToWrite = rows
-        try await writeLock.withLock { try await self.write(rowsToWrite, change: change, now: now) }
-        clearCache()
+        return StoredKey(key: registered, deviceRevoked: row.column("device_revoked")?.integer != 0)
     }
 
     /// The certificates recorded for a device.
@@ -447,33 +372,46 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
     }
 
-    /// One transaction: ``DirectoryChange/apply(in:now:)`` through ``SQLiteTransaction``'s statements,
-    /// then the change counter bumped; rolled back on any failure.
-    private func write(_ rows: [Row], change: DirectoryChange, now: Int64) async throws {
-        do {
-            _ = try await writer.query("BEGIN IMMEDIATE")
-            let materials = Dictionary(rows.map { ($0.key.keyID, ($0.material, $0.column)) }) { first, _ in first }
-            try await change.apply(in: SQLiteTransaction(directory: self, materials: materials), now: now)
-            _ = try await writer.query("UPDATE sigil_changes SET version = version + 1")
-            _ = try await writer.query("COMMIT")
-        } catch {
-            _ = try? await writer.query("ROLLBACK")
-            if error is SigilError { throw error }
-            logger.error("key directory write failed", metadata: ["error": "\(type(of: error))"])
-            throw SigilError(.storeUnavailable, "the key directory could not be written; nothing changed")
+    // MARK: Transactions
+
+    public func transaction<Result: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (any DirectoryStatements) async throws -> Result
+    ) async throws -> Result {
+        try await write(what) {
+            let result = try await body(SQLiteStatements(backend: self))
+            _ = try await self.writer.query("UPDATE sigil_changes SET version = version + 1")
+            return result
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writing connection, rolled back on any
+    /// failure; a failure that is not a ``SigilError`` is `store-unavailable` saying `what`.
+    func write<Result: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> Result)
+        async throws -> Result
+    {
+        try await writeLock.withLock {
+            do {
+                _ = try await self.writer.query("BEGIN IMMEDIATE")
+                let result = try await body()
+                _ = try await self.writer.query("COMMIT")
+                return result
+            } catch {
+                _ = try? await self.writer.query("ROLLBACK")
+                if error is SigilError { throw error }
+                self.logger.error("\(what) failed", metadata: ["error": "\(type(of: error))"])
+                throw SigilError(.storeUnavailable, "\(what) failed; nothing changed")
+            }
         }
     }
 
     /// A change's statements on the writer, inside its transaction.
-    struct SQLiteTransaction: DirectoryTransaction {
-        let directory: SQLiteKeyDirectory
-        /// The stored material of each key added (sealed secret or public key PEM) and its column.
-        let materials: [String: (SQLiteData, String)]
-        var writer: SQLiteConnection { directory.writer }
+    struct SQLiteStatements: DirectoryStatements {
+        let backend: SQLiteDirectoryBackend
+        var writer: SQLiteConnection { backend.writer }
 
-        func key(_ keyID: String) async throws -> RegisteredKey? {
-            let rows = try await writer.query(SQLiteKeyDirectory.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
-            return try rows.first.map(directory.registeredKey(from:))
+        func key(_ keyID: String) async throws -> StoredKey? {
+            let rows = try await writer.query(SQLiteDirectoryBackend.selectKeys + " WHERE k.key_id = ?", [.text(keyID)])
+            return try rows.first.map(backend.storedKey(from:))
         }
 
         func isRevoked(device: String) async throws -> Bool {
@@ -498,7 +436,15 @@ public final class SQLiteKeyDirectory: KeyRegistry {
         }
 
         func add(_ key: RegisteredKey, now: Int64) async throws -> Bool {
-            guard let (material, column) = materials[key.keyID] else {
+            let material: SQLiteData
+            let column: String
+            if let secret = key.key.hmacSecret {
+                material = .blob(ByteBuffer(bytes: try backend.secrets.seal(secret, keyID: key.keyID)))
+                column = "sealed_secret"
+            } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+                material = .text(pem)
+                column = "public_key"
+            } else {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) cannot be stored")
             }
             _ = try await writer.query(
@@ -613,13 +559,42 @@ public final class SQLiteKeyDirectory: KeyRegistry {
             )
         }
 
-        func append(_ audit: [AuditEntry]) async throws { try await directory.insertAudit(audit) }
+        func append(_ audit: [AuditEntry]) async throws { try await backend.insertAudit(audit) }
+
+        func serverKeys(of kind: ServerKeyKind) async throws -> [(keyID: String, activatesAt: Int64)] {
+            try await writer.query(
+                "SELECT key_id, activates_at FROM sigil_server_keys WHERE kind = ?", [.text(kind.rawValue)]
+            )
+            .compactMap { row in
+                guard let keyID = row.column("key_id")?.string, let time = row.column("activates_at")?.integer
+                else { return nil }
+                return (keyID, Int64(time))
+            }
+        }
+
+        func insert(_ key: StoredServerKey) async throws {
+            let sealed = try backend.secrets.seal(
+                SymmetricKey(data: Array(key.privatePEM.utf8)), keyID: SQLiteDirectoryBackend.sealName(key.keyID))
+            _ = try await writer.query(
+                """
+                INSERT INTO sigil_server_keys (key_id, kind, sealed_key, activates_at, created_at) VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.keyID), .text(key.kind.rawValue), .blob(ByteBuffer(bytes: sealed)),
+                    .integer(Int(key.activatesAt)), .integer(Int(key.createdAt)),
+                ])
+        }
+
+        func activate(serverKey keyID: String, at time: Int64) async throws {
+            _ = try await writer.query(
+                "UPDATE sigil_server_keys SET activates_at = ? WHERE key_id = ?", [.integer(Int(time)), .text(keyID)])
+        }
     }
 }
 
-extension SQLiteKeyDirectory: AppAttestStore {
+extension SQLiteDirectoryBackend {
     /// App Attest counters kept in the file, so a restart forgets none.
-    public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
+    public func advanceAppAttestCounter(keyID: String, to counter: UInt32) async throws -> Bool {
         !(try await appAttestWrite(
             """
             INSERT INTO sigil_appattest (key_id, counter) VALUES (?1, ?2)
@@ -651,5 +626,28 @@ extension SQLiteKeyDirectory: AppAttestStore {
             logger.error("App Attest write failed", metadata: ["error": "\(type(of: error))"])
             throw SigilError(.storeUnavailable, "the App Attest store could not be written")
         }
+    }
+}
+
+extension Directory {
+    /// The directory in the SQLite file at `path` (``SQLiteDirectoryBackend/open(path:masterKey:keyFormats:threadPool:logger:)``),
+    /// its lookups cached (``Directory/init(backend:clock:cacheLifetime:cacheCapacity:changeCheckInterval:)``):
+    /// another process's changes to the file are seen within `changeCheckInterval` of the next lookup.
+    public static func sqlite(
+        path: String,
+        masterKey: SymmetricKey?,
+        clock: any UnixClock = SystemUnixClock(),
+        cacheLifetime: Int64 = 300,
+        cacheCapacity: Int = 100_000,
+        changeCheckInterval: Duration = .milliseconds(250),
+        keyFormats: KeyFormats = .builtIn,
+        threadPool: NIOThreadPool = .singleton,
+        logger: Logger = Logger(label: "sigil.sqlite")
+    ) async throws -> Directory {
+        let backend = try await SQLiteDirectoryBackend.open(
+            path: path, masterKey: masterKey, keyFormats: keyFormats, threadPool: threadPool, logger: logger)
+        return Directory(
+            backend: backend, clock: clock, cacheLifetime: cacheLifetime, cacheCapacity: cacheCapacity,
+            changeCheckInterval: changeCheckInterval)
     }
 }

@@ -1,11 +1,34 @@
 @_spi(Sigil) import SigilCore
 
-/// The statements one store runs inside a change's transaction. The rules of a change live once, in
-/// ``DirectoryChange/apply(in:now:)``; a store (memory, SQLite, PostgreSQL) implements these, each a
-/// statement or two, and runs `apply` inside its own transaction, rolled back when it throws.
-package protocol DirectoryTransaction {
-    /// The key `keyID` as lookups read it (a revoked device's keys read as revoked), or `nil`.
-    func key(_ keyID: String) async throws -> RegisteredKey?
+/// A key as a backend stores it: its own row, and whether its device is revoked. ``Directory`` reads
+/// a revoked device's keys as revoked, whatever their own rows say (``asRead``), so a backend never
+/// has to.
+public struct StoredKey: Sendable {
+    /// The key's row (its state as written for the key itself).
+    public var key: RegisteredKey
+    /// Whether its device is revoked.
+    public var deviceRevoked: Bool
+
+    /// Creates a stored key.
+    public init(key: RegisteredKey, deviceRevoked: Bool) {
+        self.key = key
+        self.deviceRevoked = deviceRevoked
+    }
+
+    /// The key as every lookup reads it: revoked when its device is.
+    public var asRead: RegisteredKey {
+        var key = key
+        if deviceRevoked { key.state = .revoked }
+        return key
+    }
+}
+
+/// The statements a backend runs inside one transaction of ``DirectoryBackend/transaction(_:_:)``,
+/// each a statement or two and no rule: ``Directory`` decides (``DirectoryChange/apply(in:now:)``,
+/// the server keys' rotation), the statements store.
+public protocol DirectoryStatements: Sendable {
+    /// The key `keyID` and whether its device is revoked, or `nil`.
+    func key(_ keyID: String) async throws -> StoredKey?
     /// Whether the device `device` is revoked (`false` for one not in the directory).
     func isRevoked(device: String) async throws -> Bool
     /// The device's sealing key, or `nil` for none.
@@ -14,13 +37,14 @@ package protocol DirectoryTransaction {
     ///
     /// - Returns: `false` when it was recorded already.
     func spend(_ credential: SingleUseCredential, now: Int64) async throws -> Bool
-    /// Adds `key`, and its device when the device is new (with the key's user and attestation).
+    /// Adds `key` (an HMAC secret sealed at rest), and its device when the device is new (with the
+    /// key's user and attestation, created at `now`).
     ///
     /// - Returns: `false` when the key ID is taken.
     func add(_ key: RegisteredKey, now: Int64) async throws -> Bool
-    /// Moves a key, unless revoked, to rotating, accepted until `until` at the latest.
+    /// Moves a key, unless revoked, to rotating, its end date `until` or sooner if it had one sooner.
     func retire(keyID: String, until: Int64) async throws
-    /// Moves every HMAC secret of a device, unless revoked, to rotating, accepted until `until` at the latest.
+    /// Moves every HMAC secret of a device, unless revoked, to rotating, as ``retire(keyID:until:)``.
     func retireSecrets(ofDevice device: String, until: Int64) async throws
     /// Sets a device's sealing key.
     ///
@@ -28,25 +52,30 @@ package protocol DirectoryTransaction {
     func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) async throws -> Bool
     /// The devices of `user`, sorted.
     func devices(ofUser user: String) async throws -> [String]
-    /// Records that `user` was revoked at `time`, keeping a later time recorded before (a revocation
-    /// made on a clock behind must not re-admit tokens an earlier one refused).
+    /// Records that `user` was revoked at `time`, keeping a later time recorded before.
     func recordRevocation(ofUser user: String, at time: Int64) async throws
-    /// Revokes a device and every key of it.
+    /// Marks a device revoked at `time` (keeping an earlier time) and every key of it revoked.
     ///
     /// - Returns: `false` when there is no such device.
     func revoke(device: String, at time: Int64) async throws -> Bool
-    /// Revokes one key.
+    /// Marks one key revoked.
     ///
     /// - Returns: its device and algorithm, or `nil` when there is no such key.
     func revoke(keyID: String) async throws -> (deviceID: String, algorithm: String)?
-    /// Revokes every HMAC secret of a device.
+    /// Marks every HMAC secret of a device revoked.
     func revokeSecrets(ofDevice device: String) async throws
-    /// Whether the device has a key that is not revoked.
+    /// Whether the device has a key whose own row is not revoked.
     func hasUnrevokedKey(device: String) async throws -> Bool
     /// Records a client certificate issued.
     func record(_ certificate: IssuedCertificateRecord, now: Int64) async throws
-    /// Appends audit rows.
+    /// Appends audit rows, each given the next place in the trail.
     func append(_ audit: [AuditEntry]) async throws
+    /// The server keys of `kind`: their IDs and activation times.
+    func serverKeys(of kind: ServerKeyKind) async throws -> [(keyID: String, activatesAt: Int64)]
+    /// Inserts a server key (its private key sealed at rest).
+    func insert(_ key: StoredServerKey) async throws
+    /// Sets the activation time of the server key `keyID`.
+    func activate(serverKey keyID: String, at time: Int64) async throws
 }
 
 extension DirectoryChange {
@@ -56,9 +85,9 @@ extension DirectoryChange {
     /// through this one function, inside its own transaction.
     ///
     /// - Throws: ``SigilError``; the store rolls back.
-    package func apply(in store: some DirectoryTransaction, now: Int64) async throws {
+    package func apply(in store: some DirectoryStatements, now: Int64) async throws {
         if let acting = actingKeyID,
-            let refusal = Self.refusal(actingKey: try await store.key(acting), keyID: acting, now: now)
+            let refusal = Self.refusal(actingKey: try await store.key(acting)?.asRead, keyID: acting, now: now)
         {
             throw refusal
         }

@@ -3,7 +3,7 @@
 /// One atomic change to a key directory: keys added, keys given an end date, devices revoked,
 /// client certificates recorded, devices' sealing keys set.
 ///
-/// A ``KeyRegistry`` applies a change all at once or not at all, so a failed write never leaves a
+/// A ``Directory`` applies a change all at once or not at all, so a failed write never leaves a
 /// device with its new key but without its old key's end date, or the reverse. Its rules are checked
 /// inside the same write, so a change racing a revocation either lands before it (and is revoked
 /// with the device) or fails:
@@ -135,19 +135,6 @@ public struct IssuedCertificateRecord: Sendable, Hashable {
     }
 }
 
-/// A ``KeyDirectory`` that can also be written: what device registration, secret issuance, rotation
-/// and revocation need.
-public protocol KeyRegistry: KeyDirectory {
-    /// Applies `change` atomically.
-    ///
-    /// - Throws: ``SigilError`` `invalid-registration` when an added key ID exists already, or
-    ///   `store-unavailable` when the store cannot write; in both cases nothing changed.
-    func apply(_ change: DirectoryChange) async throws
-
-    /// Every key of a device, revoked ones included.
-    func keys(ofDevice deviceID: String) async throws -> [RegisteredKey]
-}
-
 extension RegisteredKey {
     /// The key with its state moved to rotating and its end date set, unless it is revoked or ends sooner.
     func retiring(until end: Int64) -> RegisteredKey {
@@ -157,149 +144,4 @@ extension RegisteredKey {
         key.validUntil = min(key.validUntil ?? end, end)
         return key
     }
-}
-
-extension MemoryKeyDirectory: KeyRegistry {
-    /// Applies `change` through ``DirectoryChange/apply(in:now:)`` to a copy of the directory, written
-    /// back whole when it applied; run again on the new state when another change landed meanwhile.
-    public func apply(_ change: DirectoryChange) async throws {
-        while true {
-            let transaction = MemoryTransaction(self)
-            try await change.apply(in: transaction, now: clock.now())
-            guard transaction.generation == generation else { continue }
-            transaction.write(to: self)
-            generation &+= 1
-            return
-        }
-    }
-
-    /// The certificates recorded for a device.
-    public func certificates(ofDevice deviceID: String) -> [IssuedCertificateRecord] {
-        certificates.filter { $0.deviceID == deviceID }
-    }
-
-    public func keys(ofDevice deviceID: String) -> [RegisteredKey] {
-        keys.keys.compactMap { key(for: $0) }.filter { $0.deviceID == deviceID }.sorted { $0.keyID < $1.keyID }
-    }
-}
-
-/// ``MemoryKeyDirectory``'s state as one change sees it: a copy, written back whole.
-final class MemoryTransaction: DirectoryTransaction, @unchecked Sendable {
-    let generation: UInt64
-    var keys: [String: RegisteredKey]
-    var revokedDevices: Set<String>
-    var revokedAt: [String: Int64]
-    var sealingKeys: [String: SealingPublicKey]
-    var deviceAttestations: [String: String]
-    var certificates: [IssuedCertificateRecord]
-    /// The audit rows this change writes, appended to the directory's trail when it applies (the trail
-    /// is never copied: rows another call appends meanwhile are kept).
-    var appendedAudit: [AuditEntry] = []
-    var usersRevokedAt: [String: Int64]
-    var thumbprints: [String: String]
-    var spentCredentials: [String: Int64]
-
-    init(_ directory: isolated MemoryKeyDirectory) {
-        generation = directory.generation
-        keys = directory.keys
-        revokedDevices = directory.revokedDevices
-        revokedAt = directory.revokedAt
-        sealingKeys = directory.sealingKeys
-        deviceAttestations = directory.deviceAttestations
-        certificates = directory.certificates
-        usersRevokedAt = directory.usersRevokedAt
-        thumbprints = directory.thumbprints
-        spentCredentials = directory.spentCredentials
-    }
-
-    func write(to directory: isolated MemoryKeyDirectory) {
-        directory.keys = keys
-        directory.revokedDevices = revokedDevices
-        directory.revokedAt = revokedAt
-        directory.sealingKeys = sealingKeys
-        directory.deviceAttestations = deviceAttestations
-        directory.certificates = certificates
-        directory.appendAudit(appendedAudit)
-        directory.usersRevokedAt = usersRevokedAt
-        directory.thumbprints = thumbprints
-        directory.spentCredentials = spentCredentials
-    }
-
-    func deviceExists(_ device: String) -> Bool { keys.values.contains { $0.deviceID == device } }
-
-    func key(_ keyID: String) -> RegisteredKey? {
-        guard var key = keys[keyID] else { return nil }
-        if let device = key.deviceID, revokedDevices.contains(device) { key.state = .revoked }
-        return key
-    }
-
-    func isRevoked(device: String) -> Bool { revokedDevices.contains(device) }
-
-    func sealingKey(ofDevice device: String) -> SealingPublicKey? { sealingKeys[device] }
-
-    func spend(_ credential: SingleUseCredential, now: Int64) -> Bool {
-        spentCredentials = spentCredentials.filter { $0.value > now }
-        guard spentCredentials[credential.id] == nil else { return false }
-        spentCredentials[credential.id] = credential.expiresAt
-        return true
-    }
-
-    func add(_ key: RegisteredKey, now: Int64) -> Bool {
-        guard keys[key.keyID] == nil else { return false }
-        if let device = key.deviceID, !deviceExists(device), let attestation = key.deviceAttestation {
-            deviceAttestations[device] = attestation
-        }
-        keys[key.keyID] = key
-        if let thumbprint = key.key.jwkThumbprint { thumbprints[thumbprint] = key.keyID }
-        return true
-    }
-
-    func retire(keyID: String, until: Int64) { keys[keyID] = keys[keyID]?.retiring(until: until) }
-
-    func retireSecrets(ofDevice device: String, until: Int64) {
-        for (id, key) in keys where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
-            keys[id] = key.retiring(until: until)
-        }
-    }
-
-    func setSealingKey(_ key: SealingPublicKey, ofDevice device: String) -> Bool {
-        guard deviceExists(device) else { return false }
-        sealingKeys[device] = key
-        return true
-    }
-
-    func devices(ofUser user: String) -> [String] {
-        Set(keys.values.filter { $0.userID == user }.compactMap(\.deviceID)).sorted()
-    }
-
-    func recordRevocation(ofUser user: String, at time: Int64) {
-        usersRevokedAt[user] = max(usersRevokedAt[user] ?? time, time)
-    }
-
-    func revoke(device: String, at time: Int64) -> Bool {
-        guard deviceExists(device) else { return false }
-        for (id, key) in keys where key.deviceID == device { keys[id]?.state = .revoked }
-        if revokedDevices.insert(device).inserted { revokedAt[device] = time }
-        return true
-    }
-
-    func revoke(keyID: String) -> (deviceID: String, algorithm: String)? {
-        guard let key = keys[keyID], let device = key.deviceID else { return nil }
-        keys[keyID]?.state = .revoked
-        return (device, key.key.algorithm.rawValue)
-    }
-
-    func revokeSecrets(ofDevice device: String) {
-        for (id, key) in keys where key.deviceID == device && key.key.algorithm == .hmacSHA256 {
-            keys[id]?.state = .revoked
-        }
-    }
-
-    func hasUnrevokedKey(device: String) -> Bool {
-        keys.values.contains { $0.deviceID == device && $0.state != .revoked }
-    }
-
-    func record(_ certificate: IssuedCertificateRecord, now: Int64) { certificates.append(certificate) }
-
-    func append(_ audit: [AuditEntry]) { appendedAudit += audit }
 }
