@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "SigilRSA", targets: ["SigilRSA"]),
         .library(name: "SigilServer", targets: ["SigilServer"]),
+        .library(name: "SigilDirectoryContract", targets: ["SigilDirectoryContract"]),
         .library(name: "SigilHummingbird", targets: ["SigilHummingbird"]),
         .library(name: "SigilSQLite", targets: ["SigilSQLite"]),
         .library(name: "SigilPostgres", targets: ["SigilPostgres"]),
@@ -74,6 +75,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "SigilDirectoryContract",
+            dependencies: [
+                "SigilServer",
+                .product(name: "SigilCore", package: "Sigil"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -272,7 +281,8 @@ let package = Package(
             dependencies: [
                 .product(name: "SigilCore", package: "Sigil"), "SigilRSA",
                 .product(name: "SigilFiles", package: "Sigil"), .product(name: "SigilClient", package: "Sigil"),
-                "SigilServer", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis", "SigilTLS", "SigilHummingbird",
+                "SigilServer", "SigilDirectoryContract", "SigilJWT", "SigilSQLite", "SigilPostgres", "SigilRedis",
+                "SigilTLS", "SigilHummingbird",
                 "SigilStandalone",
                 "SigilHTTPClient", "SigilVapor", "SigilOpenAPI", .product(name: "SigilOpenAPIClient", package: "Sigil"),
                 .product(name: "SigilTesting", package: "Sigil"), "SigilAppAttest",

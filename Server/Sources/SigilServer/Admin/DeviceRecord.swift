@@ -174,8 +174,8 @@ public struct DeviceQuery: Sendable, Hashable {
 }
 
 extension DeviceQuery {
-    /// Whether `record` is selected (for stores that filter in memory).
-    package func selects(_ record: DeviceRecord) -> Bool {
+    /// Whether `record` is selected (for backends that filter in memory).
+    public func selects(_ record: DeviceRecord) -> Bool {
         (deviceID == nil || record.deviceID == deviceID) && (userID == nil || record.userID == userID)
             && (state == nil || record.state == state) && (keyID == nil || record.keys.contains { $0.keyID == keyID })
     }

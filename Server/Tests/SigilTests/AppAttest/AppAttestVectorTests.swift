@@ -329,7 +329,7 @@ struct AppleAppAttestRequestVectorTests {
         let keyID = try #require(Self.file["keyId"]?.string)
         let counters = Directory.inMemory()
         let previous = UInt32(try #require(vector["previousCounter"]?.int))
-        if previous > 0 { #expect(await counters.advance(keyID: keyID, to: previous)) }
+        if previous > 0 { #expect(try await counters.advance(keyID: keyID, to: previous)) }
         var configuration = VerifierConfiguration()
         configuration.assertions = AppAttestAssertions(
             verifier: AppAttestVerifier(appIDs: [try #require(Self.file["appId"]?.string)]), counters: counters)

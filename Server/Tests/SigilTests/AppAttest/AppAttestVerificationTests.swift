@@ -143,35 +143,6 @@ struct AppAttestVerificationTests {
         }
     }
 
-    @Test(
-        "two assertions with one counter, checked at once: exactly one advances it, in memory, SQLite and PostgreSQL",
-        arguments: RevocationTests.Store.available)
-    func counterIsAtomic(_ store: RevocationTests.Store) async throws {
-        try await RevocationTests.withRegistry(store) { registry, _, _ in
-            let counters = registry as? any AppAttestStore ?? Directory.inMemory()
-            for counter in UInt32(1)...20 {
-                let results = try await withThrowingTaskGroup(of: Bool.self) { group in
-                    for _ in 0..<8 { group.addTask { try await counters.advance(keyID: "k", to: counter) } }
-                    return try await group.reduce(into: [Bool]()) { $0.append($1) }
-                }
-                #expect(results.filter { $0 }.count == 1, "counter \(counter)")
-            }
-            #expect(try await !counters.advance(keyID: "k", to: 3))
-            #expect(try await !counters.advance(keyID: "k", to: 20))
-            #expect(try await counters.advance(keyID: "k", to: 21))
-            #expect(try await counters.advance(keyID: "other", to: 1))
-            // The latest receipt is kept beside the counter, which it leaves alone.
-            #expect(try await counters.receipt(keyID: "k") == nil)
-            try await counters.keepReceipt([1, 2, 3], keyID: "k")
-            try await counters.keepReceipt([4, 5], keyID: "k")
-            try await counters.keepReceipt([6], keyID: "new")
-            #expect(try await counters.receipt(keyID: "k") == [4, 5])
-            #expect(try await counters.receipt(keyID: "new") == [6])
-            #expect(try await !counters.advance(keyID: "k", to: 21))
-            #expect(try await counters.advance(keyID: "new", to: 1))
-        }
-    }
-
     @Test("SQLite keeps App Attest counters across a restart")
     func countersSurviveRestart() async throws {
         let path = TestServer.temporaryDirectory() + ".sqlite"
