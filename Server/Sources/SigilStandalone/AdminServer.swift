@@ -284,7 +284,7 @@ extension SigilStandalone {
             // Only a server puts its keys in a store: an operator's tool never makes or imports one.
             let none = SigilInputError("this store holds no server keys yet: start `sigil serve` on it once")
             let ring = try await ServerKeyRing.open(
-                store: stores.directory, overlap: options.keyOverlap, clock: options.clock, keyFormats: .withRSA,
+                directory: stores.directory, overlap: options.keyOverlap, clock: options.clock, keyFormats: .withRSA,
                 initialResponse: { throw none }, initialSealing: { throw none })
             return (
                 {

@@ -56,7 +56,7 @@ extension SigilStandalone {
     static func verification(_ startup: Startup) throws -> (RequestVerifier, AttestationEnrollment?) {
         var configuration = startup.options.verifier
         let attestation = try appAttest(startup, verifier: &configuration)
-        configuration.usage = KeyUsageTracker(store: startup.directory)
+        configuration.usage = KeyUsageTracker(directory: startup.directory)
         let verifier = RequestVerifier(
             keys: startup.directory, nonces: startup.stores.nonces, clock: startup.clock, configuration: configuration,
             metricsFactory: startup.metricsFactory)
@@ -141,7 +141,7 @@ extension SigilStandalone {
             : nil
         let sealingFiles = try data.sealingKeys(sealedPaths: options.sealedPaths)
         let serverKeys = try await ServerKeyRing.open(
-            store: startup.directory, overlap: options.keyOverlap, clock: startup.clock, keyFormats: .withRSA,
+            directory: startup.directory, overlap: options.keyOverlap, clock: startup.clock, keyFormats: .withRSA,
             initialResponse: { try data.responseKey() },
             initialSealing: {
                 guard let current = sealingFiles.keys.first else { throw SigilInputError("no sealing key") }

@@ -12,7 +12,7 @@ import Synchronization
 /// bounded by the keys in use. Last use is for operators' eyes, never a security decision; but a
 /// key used once, while the store was down, does not read "never" once it is back.
 public final class KeyUsageTracker: Sendable {
-    let store: Directory
+    let directory: Directory
     /// The least time between two writes of one key's last use, in seconds.
     public let interval: Int64
     /// The pause before writing again a batch the store refused (`first`), doubled after each
@@ -43,11 +43,11 @@ public final class KeyUsageTracker: Sendable {
     ///     (each at least a millisecond, and `most` at least `first`: a retry never spins).
     ///   - sleep: waits a pause (tests pass a clock of their own).
     public init(
-        store: Directory, interval: Int64 = 60,
+        directory: Directory, interval: Int64 = 60,
         retryDelays: (first: Duration, most: Duration) = (.seconds(1), .seconds(30)),
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
-        self.store = store
+        self.directory = directory
         self.interval = interval
         let first = max(retryDelays.first, .milliseconds(1))
         self.retryDelays = (first, max(retryDelays.most, first))
@@ -90,7 +90,7 @@ public final class KeyUsageTracker: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                try await store.recordUses(batch)
+                try await directory.recordUses(batch)
                 state.withLock { $0.failures = 0 }
             } catch {
                 let delay = state.withLock { state -> Duration? in

@@ -103,7 +103,7 @@ public final class ServerKeyRing: Sendable {
         public let previous: Key?
     }
 
-    let store: Directory
+    let directory: Directory
     /// How long a next key is published before it becomes current, and how long the previous key
     /// stays accepted after, in seconds.
     public let overlap: Int64
@@ -121,21 +121,21 @@ public final class ServerKeyRing: Sendable {
     let refreshing = Atomic<Bool>(false)
 
     private init(
-        store: Directory, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
+        directory: Directory, overlap: Int64, clock: any UnixClock, keyFormats: KeyFormats, logger: Logger
     ) {
         self.logger = logger
-        self.store = store
+        self.directory = directory
         self.keyFormats = keyFormats
         self.overlap = overlap
         self.clock = clock
     }
 
-    /// Opens the ring on `store`, importing `initialResponse` and `initialSealing` as the current keys
+    /// Opens the ring on `directory`, importing `initialResponse` and `initialSealing` as the current keys
     /// of a kind the store has none of (a data directory's existing files, or new keys).
     ///
     /// ```swift
     /// let keys = try await ServerKeyRing.open(
-    ///     store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
+    ///     directory: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
     /// ```
     ///
     /// - Parameters:
@@ -144,7 +144,7 @@ public final class ServerKeyRing: Sendable {
     ///     `@Sendable`, so an `async` `@main` (isolated to the main actor) can pass one in Swift 6.
     ///   - initialSealing: makes or reads the first sealing key; called only when the store has none.
     public static func open(
-        store: Directory,
+        directory: Directory,
         overlap: Int64 = 7 * 86_400,
         clock: any UnixClock = SystemUnixClock(),
         keyFormats: KeyFormats = .builtIn,
@@ -153,21 +153,22 @@ public final class ServerKeyRing: Sendable {
         initialSealing: @Sendable () throws -> SealingPrivateKey,
         initialTLS: (@Sendable () throws -> SigningKey)? = nil
     ) async throws -> ServerKeyRing {
-        let ring = ServerKeyRing(store: store, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
+        let ring = ServerKeyRing(
+            directory: directory, overlap: overlap, clock: clock, keyFormats: keyFormats, logger: logger)
         try await ring.reload()
         let kinds = Set(ring.keys.withLock { $0.filter { !$0.value.isEmpty }.keys })
         if !kinds.contains(.response) {
             let key = try initialResponse()
-            try await store.addServerKey(
+            try await directory.addServerKey(
                 try stored(.response, signing: key, activatesAt: 0, now: clock.now()), onlyIfFirst: true, audit: [])
         }
         if !kinds.contains(.sealing) {
             let key = try initialSealing()
-            try await store.addServerKey(
+            try await directory.addServerKey(
                 stored(.sealing, sealing: key, activatesAt: 0, now: clock.now()), onlyIfFirst: true, audit: [])
         }
         if !kinds.contains(.tls), let initialTLS {
-            try await store.addServerKey(
+            try await directory.addServerKey(
                 try stored(.tls, signing: try initialTLS(), activatesAt: 0, now: clock.now()), onlyIfFirst: true,
                 audit: [])
         }
@@ -195,7 +196,7 @@ public final class ServerKeyRing: Sendable {
 
     /// Reads the store now; a key that does not read is left out (and logged), the others kept.
     public func reload() async throws {
-        let parsed = try await store.serverKeys().compactMap { stored -> Key? in
+        let parsed = try await directory.serverKeys().compactMap { stored -> Key? in
             switch stored.kind {
             case .response, .tls:
                 if let signing = try? KeyFile.load(Array(stored.privatePEM.utf8), formats: keyFormats).signingKey {
@@ -326,7 +327,7 @@ public final class ServerKeyRing: Sendable {
                 kind, signing: try tlsKey ?? SigningKey.generate(.ecdsaP256SHA256), activatesAt: now + overlap,
                 now: now)
         }
-        try await store.addServerKey(
+        try await directory.addServerKey(
             stored, onlyIfFirst: false,
             audit: [
                 AuditEntry(
@@ -343,7 +344,7 @@ public final class ServerKeyRing: Sendable {
     /// - Returns: the key ID promoted.
     public func promote(_ kind: ServerKeyKind, actor: String) async throws -> String {
         let now = clock.now()
-        let keyID = try await store.promoteServerKey(
+        let keyID = try await directory.promoteServerKey(
             kind, at: now,
             audit: [
                 AuditEntry(

@@ -95,7 +95,7 @@ struct DirectoryBench: AsyncParsableCommand {
         }
         for key in registered { _ = try await directory.key(for: key.keyID) }
         var configuration = VerifierConfiguration()
-        configuration.usage = KeyUsageTracker(store: directory)
+        configuration.usage = KeyUsageTracker(directory: directory)
         let verifier = RequestVerifier(keys: directory, nonces: MemoryNonceStore(), configuration: configuration)
         // As many requests as the hot run could verify, signed beforehand.
         let count = Int(seconds * 40_000)

@@ -40,7 +40,7 @@ enum HummingbirdBackend {
         let directory = try Directory.postgres(store: store, masterKey: masterKey.symmetricKey)
         let nonces = PostgresNonceStore(store: store)
         let keys = try await ServerKeyRing.open(
-            store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
+            directory: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
         let sigil = SigilMiddleware<SigilBasicRequestContext>(
             exchange: Exchange(
                 verifier: RequestVerifier(keys: directory, nonces: nonces),

@@ -33,7 +33,7 @@ enum VaporBackend {
         let nonces = try await SQLiteNonceStore.open(path: dataDirectory + "/sigil.sqlite")
         app.lifecycle.use(ClosesSigilStores(directory: directory, nonces: nonces))
         let keys = try await ServerKeyRing.open(
-            store: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
+            directory: directory, initialResponse: { try .generate(.ed25519) }, initialSealing: { try .generate() })
         let sigil = SigilMiddleware(
             exchange: Exchange(
                 verifier: RequestVerifier(keys: directory, nonces: nonces),

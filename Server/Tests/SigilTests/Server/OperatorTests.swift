@@ -21,7 +21,7 @@ struct OperatorTests {
         let directory = try await Directory.sqlite(
             path: path, masterKey: master, clock: clock, changeCheckInterval: checkEvery)
         let ring = try await ServerKeyRing.open(
-            store: directory, overlap: 600, clock: clock, initialResponse: { try SigningKey.generate(.ed25519) },
+            directory: directory, overlap: 600, clock: clock, initialResponse: { try SigningKey.generate(.ed25519) },
             initialSealing: { try SealingPrivateKey.generate() })
         return (directory, Administration(directory: directory, serverKeys: ring, clock: clock), path, master)
     }
@@ -169,7 +169,7 @@ struct OperatorTests {
         let (directory, admin, _, _) = try await Self.administration()
         let start = SigningSetup.start
         let key = try await Self.register(directory, device: "dev-1", user: "u", at: start)[0]
-        let tracker = KeyUsageTracker(store: directory)
+        let tracker = KeyUsageTracker(directory: directory)
         tracker.used(key, at: start + 10)
         await tracker.flush()
         #expect(try await admin.device(key).keys.first?.lastUsed == start + 10)
@@ -216,7 +216,7 @@ struct OperatorTests {
         _ = try await saboteur.query(
             "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
         let pauses = Pauses()
-        let tracker = KeyUsageTracker(store: directory, sleep: pauses.sleep)
+        let tracker = KeyUsageTracker(directory: directory, sleep: pauses.sleep)
         tracker.used(first, at: start + 10)
         #expect(try await Pauses.until { pauses.count >= 2 })
         // Uses while the store refuses wait with the rest; a key's later use wins.

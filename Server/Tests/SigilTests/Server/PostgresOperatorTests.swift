@@ -23,7 +23,7 @@ extension ExternalStoreSuites {
                 try await OperatorTests.register(serving, device: "dev-alice-2", user: "alice", at: start)
                 let bob = try await OperatorTests.register(serving, device: "dev-bob", user: "bob", at: start)
                 let ring = try await ServerKeyRing.open(
-                    store: administering, overlap: 600, clock: clock,
+                    directory: administering, overlap: 600, clock: clock,
                     initialResponse: { try SigningKey.generate(.ed25519) },
                     initialSealing: { try SealingPrivateKey.generate() })
                 let admin = Administration(directory: administering, serverKeys: ring, clock: clock)
@@ -53,7 +53,7 @@ extension ExternalStoreSuites {
                 #expect(trail.filter { $0.action == .revoked }.allSatisfy { $0.actor == "operator:ops" })
                 #expect(try await admin.audit(AuditQuery(since: start + 1)).isEmpty)
 
-                let tracker = KeyUsageTracker(store: serving)
+                let tracker = KeyUsageTracker(directory: serving)
                 tracker.used(bob[0], at: start + 5)
                 await tracker.flush()
                 #expect(try await admin.device("dev-bob").keys.first?.lastUsed == start + 5)
@@ -62,7 +62,7 @@ extension ExternalStoreSuites {
                 // A rotation made by the administering process is read by the serving replica's ring.
                 let next = try await admin.rotate(.response, by: "ops")
                 let servingRing = try await ServerKeyRing.open(
-                    store: serving, overlap: 600, clock: clock,
+                    directory: serving, overlap: 600, clock: clock,
                     initialResponse: { try SigningKey.generate(.ed25519) },
                     initialSealing: { try SealingPrivateKey.generate() })
                 #expect(servingRing.phase(.response)?.next.map(\.stored.keyID) == [next])
@@ -95,7 +95,7 @@ extension ExternalStoreSuites {
                 let start = SigningSetup.start
                 let key = try await OperatorTests.register(directory, device: "dev-1", user: "u", at: start)[0]
                 let pauses = OperatorTests.Pauses()
-                let tracker = KeyUsageTracker(store: directory, sleep: pauses.sleep)
+                let tracker = KeyUsageTracker(directory: directory, sleep: pauses.sleep)
 
                 await server.stop()
                 tracker.used(key, at: start + 5)
