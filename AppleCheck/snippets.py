@@ -3,7 +3,7 @@
 
 Usage: snippets.py README OUT_DIR            client snippets, one file each, for AppleCheck/run
        snippets.py README --server DIR        server snippets, one file each, which the server
-                                              package's tests compile (Server/Tests/SigilTests/Readme)
+                                              package's tests compile (Server/Tests/SigilAdapterTests/Readme)
        snippets.py README --server DIR --check   fails when DIR is not what the README gives
 
 A snippet is a ```swift block. It is a server snippet when it imports a module of the server package

@@ -140,13 +140,39 @@ extension DirectoryContract {
             try expect(
                 rows.map(\.action) == [.serverKeyRotated, .serverKeyPromoted] && rows.last?.keyID == "next",
                 "the audit rows: \(rows)")
-        }
+        },
+        Clause(name: "of two rotations racing, one publishes its next key and the other is refused") {
+            directory, clock in
+            let keys = try (0..<2).map { index in
+                StoredServerKey(
+                    kind: .sealing, keyID: "racing-\(index)",
+                    privatePEM: try KeyFile.privateKeyFile(for: try SigningKey.generate(.ed25519)),
+                    activatesAt: clock.now() + 60, createdAt: clock.now())
+            }
+            let published = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for key in keys {
+                    group.addTask {
+                        do {
+                            try await directory.addServerKey(key, onlyIfFirst: false, audit: [])
+                            return true
+                        } catch let error as SigilError where error.code == .forbidden {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            try expect(published == 1, "\(published) of two racing rotations published a next key")
+            let held = try await directory.serverKeys().count
+            try expect(held == 1, "the store holds \(held) keys")
+        },
     ]
 
     /// App Attest counters and receipts.
     static let appAttest: [Clause] = [
         Clause(name: "an App Attest counter only grows, and of calls racing with one counter exactly one advances it") {
             directory, _ in
+            try expect(try await !directory.advance(keyID: "aa-0", to: 0), "0 advanced a key with none stored")
             try expect(try await directory.advance(keyID: "aa-1", to: 1), "the first counter")
             try expect(try await !directory.advance(keyID: "aa-1", to: 1), "the same counter twice")
             try expect(try await !directory.advance(keyID: "aa-1", to: 0), "a lower counter")

@@ -182,8 +182,35 @@ extension DirectoryContract {
         },
     ]
 
-    /// Reads: certificates, keys of a device, last use.
+    /// Reads: certificates, keys of a device, last use, what another directory on the backend sees.
     static let reads: [Clause] = [
+        Clause(name: "a key whose own row says active reads revoked when its device is revoked") { directory, _ in
+            let first = try key("dev-a")
+            try await directory.apply(DirectoryChange(added: [first]))
+            try await directory.apply(DirectoryChange(revokedDevices: ["dev-a"]))
+            // Behind the rules' back, as a bug or a hand edit would: a row that says active.
+            let stray = try key("dev-a")
+            try await directory.backend.transaction("a stray row") { _ = try await $0.add(stray, now: start) }
+            try expect(try await directory.key(for: stray.keyID)?.state == .revoked, "the stray key reads usable")
+            try expect(
+                try await directory.keys(ofDevice: "dev-a").allSatisfy { $0.state == .revoked },
+                "a key of the revoked device reads usable")
+        },
+        Clause(name: "a change made through one directory reaches another on the same backend, cache and all") {
+            directory, clock in
+            let other = Directory(
+                backend: directory.backend, clock: clock, cacheLifetime: 300, changeCheckInterval: .milliseconds(50))
+            let key = try key("dev-c")
+            try await directory.apply(DirectoryChange(added: [key]))
+            try expect(try await other.key(for: key.keyID)?.state == .active, "the other directory's first read")
+            try await directory.apply(DirectoryChange(revokedKeys: [key.keyID]))
+            // Seen within the change check (50 ms here), whatever the cache's lifetime.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await other.key(for: key.keyID)?.state != .revoked {
+                try expect(ContinuousClock.now < deadline, "the other directory still reads the key usable")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        },
         Clause(name: "certificates are recorded by device; a key's last use never moves back") { directory, clock in
             let key = try key("dev-c")
             try await directory.apply(
@@ -199,6 +226,6 @@ extension DirectoryContract {
             try await directory.recordUses([key.keyID: clock.now() + 50])
             let used = try await directory.devices(DeviceQuery(deviceID: "dev-c")).first?.keys.first?.lastUsed
             try expect(used == clock.now() + 100, "last use \(String(describing: used))")
-        }
+        },
     ]
 }

@@ -20,7 +20,8 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
     let secrets: SecretSeal
     private let keyFormats: KeyFormats
     let listensForChanges: Bool
-    private let listener = Mutex<Task<Void, Never>?>(nil)
+    /// The listeners of the directories on this backend, and whether it is closed.
+    private let listeners = Mutex<(tasks: [Task<Void, Never>], closed: Bool)>(([], false))
 
     /// The channel changes are announced on.
     static let channel = "sigil_keys"
@@ -44,21 +45,33 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
         self.listensForChanges = listensForChanges
     }
 
-    deinit { listener.withLock { $0?.cancel() } }
+    deinit { for task in listeners.withLock({ $0.tasks }) { task.cancel() } }
 
+    /// Keeps one pooled connection listening for each caller, until ``close()`` or the store closes.
     public func observeChanges(_ changed: @escaping @Sendable () -> Void) {
         guard listensForChanges else { return }
         let store = self.store
-        let task = Task { await Self.listen(store: store, changed: changed) }
-        listener.withLock { $0 = task }
+        let started = listeners.withLock { state -> Task<Void, Never>? in
+            guard !state.closed else { return nil }
+            let task = Task { await Self.listen(store: store, changed: changed) }
+            state.tasks.append(task)
+            return task
+        }
         // Its connection goes back to the pool when the store closes, an application's pool included.
-        store.onClose { task.cancel() }
+        if let started { store.onClose { started.cancel() } }
     }
 
-    /// Closes nothing: the store (``PostgresStore``) is its owner's to close.
-    public func close() async throws { listener.withLock { $0?.cancel() } }
+    /// Stops listening; the store (``PostgresStore``) is its owner's to close.
+    public func close() async throws {
+        let tasks = listeners.withLock { state in
+            state.closed = true
+            defer { state.tasks = [] }
+            return state.tasks
+        }
+        for task in tasks { task.cancel() }
+    }
 
-    public func changeCounter() async throws -> Int64? {
+    public func changeCounter() async throws -> Int64 {
         try await store.run("the key directory could not be read") { client in
             var counter: Int64 = -1
             for try await value in try await client.query(

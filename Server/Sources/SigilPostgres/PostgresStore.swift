@@ -286,10 +286,10 @@ public final class PostgresStore: Sendable {
             throw CancellationError()
         } catch {
             // A rule of a change refused inside a transaction (rolled back): the refusal, not an outage.
-            if let transaction = error as? PostgresTransactionError,
-                let refusal = transaction.closureError as? SigilError
-            {
-                throw refusal
+            if let transaction = error as? PostgresTransactionError {
+                if let refusal = transaction.closureError as? SigilError { throw refusal }
+                // A secret that cannot be sealed (a store opened without the master key): said as such.
+                if let input = transaction.closureError as? SigilInputError { throw input }
             }
             logger.error("PostgreSQL failed", metadata: ["store": "\(location)", "error": "\(Self.describe(error))"])
             throw SigilError(.storeUnavailable, "\(what): the database did not answer")

@@ -281,7 +281,7 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
             .first?.column("revoked_at")?.integer.map(Int64.init)
     }
 
-    public func changeCounter() async throws -> Int64? {
+    public func changeCounter() async throws -> Int64 {
         Int64(try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1)
     }
 
@@ -397,7 +397,8 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
                 return result
             } catch {
                 _ = try? await self.writer.query("ROLLBACK")
-                if error is SigilError { throw error }
+                // A refusal of a rule, or a secret that cannot be sealed (no master key): said as such.
+                if error is SigilError || error is SigilInputError { throw error }
                 self.logger.error("\(what) failed", metadata: ["error": "\(type(of: error))"])
                 throw SigilError(.storeUnavailable, "\(what) failed; nothing changed")
             }

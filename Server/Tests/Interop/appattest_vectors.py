@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Makes Tests/SigilTests/Vectors/apple-appattest.json: requests signed with apple-appattest (README,
+"""Makes Tests/Vectors/apple-appattest.json: requests signed with apple-appattest (README,
 "App Attest", section 7) by an implementation independent of Sigil: Python's `cryptography` for
 ECDSA P-256, CBOR and both signature bases written out by hand. ECDSA signatures are randomized, so
 each run writes different assertions; every run's file is equally valid.
 
-    python3 Tests/Interop/appattest_vectors.py > Tests/SigilTests/Vectors/apple-appattest.json
+    python3 Tests/Interop/appattest_vectors.py > Tests/Vectors/apple-appattest.json
 """
 import base64
 import hashlib

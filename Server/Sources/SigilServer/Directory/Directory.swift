@@ -15,8 +15,9 @@ import Logging
 ///
 /// What a server needs, a backend provides: there is no optional capability and no fallback to memory.
 public final class Directory: KeyDirectory, AppAttestStore {
-    /// Where the directory is stored.
-    public let backend: any DirectoryBackend
+    /// Where the directory is stored: reached through the directory alone, whose rules every write
+    /// must pass (a statement run directly would skip them).
+    package let backend: any DirectoryBackend
     /// The lookups remembered.
     public let cache: DirectoryCache
     /// The time changes are judged at.
@@ -36,9 +37,9 @@ public final class Directory: KeyDirectory, AppAttestStore {
         self.clock = clock
         self.cache = DirectoryCache(
             lifetime: cacheLifetime, capacity: cacheCapacity, checkInterval: changeCheckInterval,
-            changeCounter: { try await backend.changeCounter() ?? 0 })
-        let cache = self.cache
-        backend.observeChanges { cache.clear() }
+            changeCounter: { try await backend.changeCounter() })
+        // Weakly: the backend's listener must not keep the cache (and through it the backend) alive.
+        backend.observeChanges { [weak cache = self.cache] in cache?.clear() }
     }
 
     /// A directory in memory holding `keys` (each with its device, when it names one): for tests and
@@ -173,7 +174,9 @@ public final class Directory: KeyDirectory, AppAttestStore {
     // MARK: App Attest
 
     public func advance(keyID: String, to counter: UInt32) async throws -> Bool {
-        try await backend.advanceAppAttestCounter(keyID: keyID, to: counter)
+        // A key with no counter stored counts as 0: 0 never advances it.
+        guard counter > 0 else { return false }
+        return try await backend.advanceAppAttestCounter(keyID: keyID, to: counter)
     }
 
     public func keepReceipt(_ receipt: [UInt8], keyID: String) async throws {

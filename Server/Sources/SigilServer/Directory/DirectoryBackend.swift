@@ -5,6 +5,8 @@
 /// rules are ``Directory``'s, once for every backend. Run `DirectoryContract` (the
 /// `SigilDirectoryContract` library) on a backend of your own: it checks every statement's promise.
 ///
+/// Call it through a ``Directory`` only: a statement run on its own skips the rules.
+///
 /// Every statement that fails for a reason of the store's (a lost connection, a full disk) throws
 /// `store-unavailable` (``SigilError``), never a driver's error, and never says what it read.
 public protocol DirectoryBackend: Sendable {
@@ -58,9 +60,9 @@ public protocol DirectoryBackend: Sendable {
     func receipt(keyID: String) async throws -> [UInt8]?
 
     /// A number every committed transaction changes, read (at most four times a second) before a
-    /// ``Directory`` trusts its cache; `nil` when nothing but this process's ``Directory`` writes
-    /// (a memory backend), whose own changes clear its cache.
-    func changeCounter() async throws -> Int64?
+    /// ``Directory`` trusts its cache: how a change made through another ``Directory`` (another
+    /// process, another replica) reaches this one's lookups.
+    func changeCounter() async throws -> Int64
     /// Calls `changed` whenever a change may have landed that this process did not make (a database
     /// notification), until the backend closes: the cache clears then too. The default never calls it.
     func observeChanges(_ changed: @escaping @Sendable () -> Void)

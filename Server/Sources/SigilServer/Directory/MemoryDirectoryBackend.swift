@@ -151,8 +151,8 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
 
     public func receipt(keyID: String) -> [UInt8]? { state.withLock { $0.receipts[keyID] } }
 
-    /// `nil`: nothing but this process's ``Directory`` writes here.
-    public func changeCounter() -> Int64? { nil }
+    /// The count of writes: every transaction, and every write outside one, changes it.
+    public func changeCounter() -> Int64 { state.withLock { Int64(truncatingIfNeeded: $0.generation) } }
 
     public func close() {}
 
