@@ -116,19 +116,12 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
     }
 
     public func keyID(forThumbprint thumbprint: String) async throws -> String? {
-        func lookUp() async throws -> String? {
-            let rows = try await select("the key directory could not be read") { client in
-                try await client.query(
-                    "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
-                ).collect()
-            }
-            return try rows.first?.decode(String.self)
+        let rows = try await select("the key directory could not be read") { client in
+            try await client.query(
+                "SELECT key_id FROM sigil_keys WHERE jwk_thumbprint = \(thumbprint)", logger: self.store.logger
+            ).collect()
         }
-        if let found = try await lookUp() { return found }
-        // A key stored by an older replica has none yet: a DPoP proof by it must still be found as
-        // that key (a revoked device's key among them).
-        guard try await backfillThumbprints() > 0 else { return nil }
-        return try await lookUp()
+        return try rows.first?.decode(String.self)
     }
 
     public func revocationOfUser(_ userID: String) async throws -> Int64? {
@@ -139,35 +132,6 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
             .collect()
         }
         return try rows.first?.decode(Int64.self)
-    }
-
-    /// Fills the thumbprint of keys registered before thumbprints were kept (at start, and when a
-    /// thumbprint is not found; a replica racing another writes the same values).
-    ///
-    /// - Returns: how many keys it filled.
-    @discardableResult
-    public func backfillThumbprints() async throws -> Int {
-        let logger = store.logger
-        let rows = try await select("the key directory could not be read") { client in
-            try await client.query(
-                "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL",
-                logger: logger
-            ).collect()
-        }
-        var filled = 0
-        for row in rows {
-            let (keyID, alg, pem) = try row.decode((String, String, String).self)
-            guard let algorithm = SignatureAlgorithm(rawValue: alg),
-                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
-                    .verificationKey.jwkThumbprint
-            else { continue }
-            _ = try await store.run("the key directory could not be written") { client in
-                try await client.query(
-                    "UPDATE sigil_keys SET jwk_thumbprint = \(thumbprint) WHERE key_id = \(keyID)", logger: logger)
-            }
-            filled += 1
-        }
-        return filled
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [StoredKey] {

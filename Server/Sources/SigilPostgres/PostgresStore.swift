@@ -401,7 +401,7 @@ public final class PostgresStore: Sendable {
                 guard current <= Self.schemaVersion else {
                     throw SigilError(
                         .storeUnavailable,
-                        "the database's Sigil schema is version \(current), newer than this build's \(Self.schemaVersion)"
+                        "the database's Sigil schema is version \(current), which this build (schema \(Self.schemaVersion)) does not know: a newer Sigil, or a development build of 0.9 made it (make a new database for 0.9.0)"
                     )
                 }
                 for (index, steps) in Self.migrations.enumerated() where index + 1 > current {
@@ -422,7 +422,9 @@ public final class PostgresStore: Sendable {
     /// An arbitrary constant naming Sigil's migration lock.
     static let migrationLock: Int64 = 0x5167_696C_0001
 
-    /// The migrations, in order: the steps of version 1, then of version 2…
+    /// The migrations, in order: the steps of version 1, then of version 2… Sigil 0.9.0 is the first
+    /// release, so version 1 is the whole schema (a database made by a development build of 0.9 is
+    /// refused: make a new one).
     static let migrations: [[String]] = [
         [
             """
@@ -430,7 +432,9 @@ public final class PostgresStore: Sendable {
                 device_id TEXT PRIMARY KEY,
                 user_id TEXT,
                 created_at BIGINT NOT NULL,
-                revoked_at BIGINT
+                revoked_at BIGINT,
+                sealing_key TEXT,
+                attestation TEXT
             )
             """,
             """
@@ -443,10 +447,18 @@ public final class PostgresStore: Sendable {
                 state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
                 created_at BIGINT NOT NULL,
                 valid_until BIGINT,
+                last_used_at BIGINT,
+                jwk_thumbprint TEXT,
                 CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
             )
             """,
             "CREATE INDEX sigil_keys_device ON sigil_keys(device_id)",
+            "CREATE INDEX sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
+            // Operators' lists page through devices by ID in byte order, whatever the database's
+            // collation (PageRule): a page reads its rows from these indexes, and its certificates
+            // by device, instead of sorting or scanning the whole directory.
+            #"CREATE INDEX sigil_devices_page ON sigil_devices (device_id COLLATE "C")"#,
+            #"CREATE INDEX sigil_devices_user_page ON sigil_devices (user_id, device_id COLLATE "C")"#,
             """
             CREATE TABLE sigil_certificates (
                 serial TEXT PRIMARY KEY,
@@ -456,6 +468,7 @@ public final class PostgresStore: Sendable {
                 created_at BIGINT NOT NULL
             )
             """,
+            "CREATE INDEX sigil_certificates_device ON sigil_certificates (device_id)",
             """
             CREATE TABLE sigil_nonces (
                 key_id TEXT NOT NULL,
@@ -465,11 +478,7 @@ public final class PostgresStore: Sendable {
             )
             """,
             "CREATE INDEX sigil_nonces_expiry ON sigil_nonces(expires_at)",
-        ],
-        ["ALTER TABLE sigil_devices ADD COLUMN sealing_key TEXT"],
-        ["CREATE TABLE sigil_appattest (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL, receipt BYTEA)"],
-        [
-            "ALTER TABLE sigil_keys ADD COLUMN last_used_at BIGINT",
+            "CREATE TABLE sigil_appattest (key_id TEXT PRIMARY KEY, counter BIGINT NOT NULL, receipt BYTEA)",
             """
             CREATE TABLE sigil_audit (
                 id BIGSERIAL PRIMARY KEY,
@@ -489,24 +498,17 @@ public final class PostgresStore: Sendable {
             """
             CREATE TABLE sigil_server_keys (
                 key_id TEXT PRIMARY KEY,
-                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing')),
+                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing', 'tls')),
                 sealed_key BYTEA NOT NULL,
                 activates_at BIGINT NOT NULL,
                 created_at BIGINT NOT NULL
             )
             """,
-        ],
-        [
-            "ALTER TABLE sigil_keys ADD COLUMN jwk_thumbprint TEXT",
-            "CREATE INDEX sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
-        ],
-        ["ALTER TABLE sigil_devices ADD COLUMN attestation TEXT"],
-        ["CREATE TABLE sigil_users (user_id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL)"],
-        ["CREATE TABLE sigil_spent (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)"],
-        [
+            "CREATE TABLE sigil_users (user_id TEXT PRIMARY KEY, revoked_at BIGINT NOT NULL)",
+            "CREATE TABLE sigil_spent (id TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
             // What key lookups read bumps the change counter replicas check before they trust their
-            // caches: in the database itself, so a change made by any writer (an older replica, a
-            // migration, an operator's SQL) counts, and a key's last use does not.
+            // caches: in the database itself, so a change made by any writer (another replica, an
+            // operator's SQL) counts, and a key's last use does not.
             "CREATE TABLE sigil_changes (id INT PRIMARY KEY CHECK (id = 1), counter BIGINT NOT NULL)",
             "INSERT INTO sigil_changes (id, counter) VALUES (1, 0)",
             """
@@ -533,23 +535,7 @@ public final class PostgresStore: Sendable {
             CREATE TRIGGER sigil_users_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON sigil_users
             FOR EACH STATEMENT EXECUTE FUNCTION sigil_count_change()
             """,
-        ],
-        [
-            // Operators' lists page through devices by ID in byte order, whatever the database's
-            // collation (PageRule): a page reads its rows from these indexes, and its certificates
-            // by device, instead of sorting or scanning the whole directory.
-            #"CREATE INDEX sigil_devices_page ON sigil_devices (device_id COLLATE "C")"#,
-            #"CREATE INDEX sigil_devices_user_page ON sigil_devices (user_id, device_id COLLATE "C")"#,
-            "CREATE INDEX sigil_certificates_device ON sigil_certificates (device_id)",
-        ],
-        [
-            // The TLS key of a server that makes its own certificate rotates like the others.
-            "ALTER TABLE sigil_server_keys DROP CONSTRAINT sigil_server_keys_kind_check",
-            """
-            ALTER TABLE sigil_server_keys ADD CONSTRAINT sigil_server_keys_kind_check
-                CHECK (kind IN ('response', 'sealing', 'tls'))
-            """,
-        ],
+        ]
     ]
 }
 

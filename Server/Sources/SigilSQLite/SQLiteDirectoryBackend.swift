@@ -69,9 +69,7 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
             let writer = try await connect(path, threadPool: threadPool, logger: logger)
             do {
                 _ = try await writer.query("PRAGMA journal_mode = WAL")
-                for statement in schema { _ = try await writer.query(statement) }
-                try await addSealingKeyColumn(writer)
-                try await allowTLSKeys(writer)
+                try await createSchema(writer)
                 return (writer, try await connect(path, threadPool: threadPool, logger: logger))
             } catch {
                 try? await writer.close()
@@ -81,12 +79,6 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         let directory = SQLiteDirectoryBackend(
             secrets: secrets, reader: reader, writer: writer, writeLock: writeLock, keyFormats: keyFormats,
             logger: logger)
-        do {
-            try await directory.writeLock.withLock { try await directory.backfillThumbprints() }
-        } catch {
-            try? await directory.close()
-            throw error
-        }
         return directory
     }
 
@@ -103,6 +95,34 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         if !closed.load(ordering: .relaxed) {
             _ = reader.close()
             _ = writer.close()
+        }
+    }
+
+    /// The schema's version (`PRAGMA user_version`). Sigil 0.9.0 is the first release: a file made by
+    /// a development build of 0.9 (version 0 with tables in it) is refused, to be made again.
+    static let schemaVersion = 1
+
+    /// Creates the schema in a new file; refuses a file of another version.
+    private static func createSchema(_ writer: SQLiteConnection) async throws {
+        let version = try await writer.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+        // The nonce store's tables may share the file: the directory's own tell a file made before.
+        let tables =
+            try await writer.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sigil_keys'")
+            .first?.column("n")?.integer ?? 0
+        guard version == schemaVersion || (version == 0 && tables == 0) else {
+            throw SigilError(
+                .storeUnavailable,
+                "the key directory's file is of schema \(version), which this build (schema \(schemaVersion)) does not know: a newer Sigil, or a development build of 0.9 made it (make a new data directory for 0.9.0)"
+            )
+        }
+        _ = try await writer.query("BEGIN IMMEDIATE")
+        do {
+            for statement in schema { _ = try await writer.query(statement) }
+            _ = try await writer.query("PRAGMA user_version = \(schemaVersion)")
+            _ = try await writer.query("COMMIT")
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            throw error
         }
     }
 
@@ -139,10 +159,13 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
             state TEXT NOT NULL CHECK (state IN ('active', 'rotating', 'revoked')),
             created_at INTEGER NOT NULL,
             valid_until INTEGER,
+            last_used_at INTEGER,
+            jwk_thumbprint TEXT,
             CHECK ((public_key IS NULL) <> (sealed_secret IS NULL))
         )
         """,
         "CREATE INDEX IF NOT EXISTS sigil_keys_device ON sigil_keys(device_id)",
+        "CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)",
         """
         CREATE TABLE IF NOT EXISTS sigil_appattest (
             key_id TEXT PRIMARY KEY,
@@ -201,53 +224,6 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         "CREATE INDEX IF NOT EXISTS sigil_certificates_device ON sigil_certificates(device_id)",
     ]
 
-    /// Adds the columns later releases brought (`sigil_devices.sealing_key` and `.attestation`,
-    /// `sigil_keys.last_used_at` and `.jwk_thumbprint`) to a file made before them.
-    private static func addSealingKeyColumn(_ writer: SQLiteConnection) async throws {
-        for (table, column, type) in [
-            ("sigil_devices", "sealing_key", "TEXT"), ("sigil_keys", "last_used_at", "INTEGER"),
-            ("sigil_keys", "jwk_thumbprint", "TEXT"), ("sigil_devices", "attestation", "TEXT"),
-        ] {
-            let columns = try await writer.query("PRAGMA table_info(\(table))").compactMap {
-                $0.column("name")?.string
-            }
-            if !columns.contains(column) {
-                _ = try await writer.query("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
-            }
-        }
-        _ = try await writer.query("CREATE INDEX IF NOT EXISTS sigil_keys_thumbprint ON sigil_keys(jwk_thumbprint)")
-    }
-
-    /// Lets a file made before TLS keys rotated hold them: SQLite cannot change a `CHECK`, so the
-    /// server keys' table is made again with the new one and its rows copied, in one transaction.
-    private static func allowTLSKeys(_ writer: SQLiteConnection) async throws {
-        let made = try await writer.query(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sigil_server_keys'")
-        guard let sql = made.first?.column("sql")?.string, !sql.contains("'tls'") else { return }
-        let statements = [
-            "BEGIN IMMEDIATE",
-            """
-            CREATE TABLE sigil_server_keys_tls (
-                key_id TEXT PRIMARY KEY,
-                kind TEXT NOT NULL CHECK (kind IN ('response', 'sealing', 'tls')),
-                sealed_key BLOB NOT NULL,
-                activates_at INTEGER NOT NULL,
-                created_at INTEGER NOT NULL
-            )
-            """,
-            "INSERT INTO sigil_server_keys_tls SELECT key_id, kind, sealed_key, activates_at, created_at FROM sigil_server_keys",
-            "DROP TABLE sigil_server_keys",
-            "ALTER TABLE sigil_server_keys_tls RENAME TO sigil_server_keys",
-            "COMMIT",
-        ]
-        do {
-            for statement in statements { _ = try await writer.query(statement) }
-        } catch {
-            _ = try? await writer.query("ROLLBACK")
-            throw error
-        }
-    }
-
     private static func connect(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws
         -> SQLiteConnection
     {
@@ -283,23 +259,6 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
 
     public func changeCounter() async throws -> Int64 {
         Int64(try await read("SELECT version FROM sigil_changes").first?.column("version")?.integer ?? -1)
-    }
-
-    /// Fills the thumbprint of keys registered before thumbprints were kept.
-    func backfillThumbprints() async throws {
-        let rows = try await writer.query(
-            "SELECT key_id, alg, public_key FROM sigil_keys WHERE jwk_thumbprint IS NULL AND public_key IS NOT NULL")
-        for row in rows {
-            guard let keyID = row.column("key_id")?.string, let pem = row.column("public_key")?.string,
-                let algorithm = row.column("alg")?.string.flatMap(SignatureAlgorithm.init(rawValue:)),
-                let thumbprint = (try? KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats))?
-                    .verificationKey.jwkThumbprint
-            else { continue }
-            _ = try await writer.query(
-                "UPDATE sigil_keys SET jwk_thumbprint = ? WHERE key_id = ?", [.text(thumbprint), .text(keyID)])
-        }
-        // Another process may hold "no key" for these thumbprints.
-        if !rows.isEmpty { _ = try await writer.query("UPDATE sigil_changes SET version = version + 1") }
     }
 
     public func keys(ofDevice deviceID: String) async throws -> [StoredKey] {

@@ -80,7 +80,6 @@ extension SigilStandalone {
                 services.append(store)
                 closers.append { store.close() }
                 let backend = try PostgresDirectoryBackend(store: store, masterKey: masterKey, keyFormats: .withRSA)
-                try await backend.backfillThumbprints()
                 directory = Directory(backend: backend, clock: clock, cacheCapacity: options.cacheSize)
                 descriptions.append("keys: PostgreSQL at \(location)")
             }

@@ -177,95 +177,54 @@ struct SealedSecretTests {
         }
     }
 
-    @Test("a SQLite file made before sealing keys gains the column, its keys intact")
-    func sqliteMigration() async throws {
+    @Test("a SQLite file made by a development build of 0.9 is refused, saying so; the nonce store's tables are not")
+    func sqliteDevelopmentFile() async throws {
         let path = TestServer.temporaryDirectory() + ".sqlite"
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
-        let old = try TestStores.key("dev-old")
-        let pem = try #require(KeyFile.publicKeyFile(for: old.key))
-        for statement in [
-            "CREATE TABLE sigil_devices (device_id TEXT PRIMARY KEY, user_id TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER)",
-            """
-            CREATE TABLE sigil_keys (key_id TEXT PRIMARY KEY, device_id TEXT NOT NULL REFERENCES sigil_devices(device_id),
-                alg TEXT NOT NULL, public_key TEXT, sealed_secret BLOB, state TEXT NOT NULL, created_at INTEGER NOT NULL,
-                valid_until INTEGER)
-            """,
-            "INSERT INTO sigil_devices (device_id, created_at) VALUES ('dev-old', 1)",
-        ] {
-            _ = try await connection.query(statement)
-        }
         _ = try await connection.query(
-            "INSERT INTO sigil_keys (key_id, device_id, alg, public_key, state, created_at) VALUES (?, 'dev-old', ?, ?, 'active', 1)",
-            [.text(old.keyID), .text(old.key.algorithm.rawValue), .text(pem)])
+            "CREATE TABLE sigil_keys (key_id TEXT PRIMARY KEY, device_id TEXT NOT NULL, alg TEXT NOT NULL)")
         try await connection.close()
-        let directory = try await Directory.sqlite(path: path, masterKey: SymmetricKey(size: .bits256))
-        let kept = try #require(try await directory.key(for: old.keyID))
-        #expect(kept.state == .active)
-        #expect(kept.sealingKey == nil)
-        let key = try TestStores.key("dev-old")
-        let sealing = try SealingPrivateKey.generate().publicKey
-        try await directory.apply(DirectoryChange(added: [key], sealingKeys: [("dev-old", sealing)]))
-        #expect(try await directory.key(for: key.keyID)?.sealingKey == sealing)
-        #expect(try await directory.key(for: old.keyID)?.sealingKey == sealing)
+        await #expect(throws: SigilError(.storeUnavailable, "")) {
+            _ = try await Directory.sqlite(path: path, masterKey: SymmetricKey(size: .bits256))
+        }
+        do {
+            _ = try await Directory.sqlite(path: path, masterKey: SymmetricKey(size: .bits256))
+        } catch let error as SigilError {
+            #expect(error.detail.contains("development build of 0.9"), "\(error)")
+        }
+        // A file where only the nonce store has been is made a directory as a new one is.
+        let shared = TestServer.temporaryDirectory() + ".sqlite"
+        let nonces = try await SQLiteNonceStore.open(path: shared)
+        try await nonces.close()
+        let directory = try await Directory.sqlite(path: shared, masterKey: SymmetricKey(size: .bits256))
+        try await directory.apply(DirectoryChange(added: [try TestStores.key("dev-new")]))
         try await directory.close()
+        let again = try await Directory.sqlite(path: shared, masterKey: SymmetricKey(size: .bits256))
+        #expect(try await again.devices(DeviceQuery()).map(\.deviceID) == ["dev-new"])
+        try await again.close()
     }
 
-    @Test("a PostgreSQL database at schema 1 migrates to the current one", .enabled(if: ExternalServers.runPostgres))
-    func postgresMigration() async throws {
+    @Test(
+        "a PostgreSQL database at a schema this build does not know (a development build's) is refused, saying so",
+        .enabled(if: ExternalServers.runPostgres))
+    func postgresDevelopmentSchema() async throws {
         try await PostgresTestServer.with { server in
             let location = try PostgresStore.Location(url: server.url)
             let first = try await PostgresStore.open(location, timeout: .seconds(10))
-            try await first.client.query("DROP TRIGGER sigil_keys_changed ON sigil_keys")
-            try await first.client.query("DROP TRIGGER sigil_devices_changed ON sigil_devices")
-            try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN sealing_key")
-            try await first.client.query("DROP TABLE sigil_appattest")
-            try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN last_used_at")
-            try await first.client.query("DROP TABLE sigil_audit")
-            try await first.client.query("DROP TABLE sigil_server_keys")
-            try await first.client.query("ALTER TABLE sigil_keys DROP COLUMN jwk_thumbprint")
-            try await first.client.query("ALTER TABLE sigil_devices DROP COLUMN attestation")
-            try await first.client.query("DROP TABLE sigil_users")
-            try await first.client.query("DROP TABLE sigil_spent")
-            try await first.client.query("DROP TABLE sigil_changes")
-            try await first.client.query("DROP FUNCTION sigil_count_change")
-            try await first.client.query("DROP INDEX sigil_devices_page")
-            try await first.client.query("DROP INDEX sigil_devices_user_page")
-            try await first.client.query("DROP INDEX sigil_certificates_device")
-            try await first.client.query("UPDATE sigil_schema SET version = 1")
-            first.close()
-            let store = try await PostgresStore.open(location, timeout: .seconds(10))
-            defer { store.close() }
-            let directory = try Directory.postgres(
-                store: store, masterKey: SymmetricKey(size: .bits256), cacheLifetime: 0, listensForChanges: false)
-            let key = try TestStores.key("dev-pg")
-            let sealing = try SealingPrivateKey.generate().publicKey
-            try await directory.apply(DirectoryChange(added: [key], sealingKeys: [("dev-pg", sealing)]))
-            #expect(try await directory.key(for: key.keyID)?.sealingKey == sealing)
-            // The latest column too: a device's attestation is written and read back.
-            var attested = try TestStores.key("dev-pg-android")
-            attested.deviceAttestation = "android-key TrustedEnvironment"
-            try await directory.apply(DirectoryChange(added: [attested]))
-            #expect(try await directory.key(for: attested.keyID)?.deviceAttestation == "android-key TrustedEnvironment")
-            // The latest step: the indexes devices are paged by, and a page read through them.
-            var indexes: [String] = []
-            for try await name in try await store.client.query(
-                "SELECT indexname FROM pg_indexes WHERE tablename IN ('sigil_devices', 'sigil_certificates')"
-            ).decode(String.self) {
-                indexes.append(name)
-            }
-            #expect(
-                Set(indexes).isSuperset(of: [
-                    "sigil_devices_page", "sigil_devices_user_page", "sigil_certificates_device",
-                ]))
-            #expect(
-                try await directory.devices(DeviceQuery(limit: 1, after: "dev-pg")).map(\.deviceID) == [
-                    "dev-pg-android"
-                ])
             var version = 0
-            for try await found in try await store.client.query("SELECT version FROM sigil_schema").decode(Int.self) {
+            for try await found in try await first.client.query("SELECT version FROM sigil_schema").decode(Int.self) {
                 version = found
             }
             #expect(version == PostgresStore.schemaVersion)
+            try await first.client.query("UPDATE sigil_schema SET version = 11")
+            first.close()
+            do {
+                let store = try await PostgresStore.open(location, timeout: .seconds(10))
+                store.close()
+                Issue.record("a database of schema 11 was opened")
+            } catch let error as SigilError {
+                #expect(error.code == .storeUnavailable && error.detail.contains("development build of 0.9"), "\(error)")
+            }
         }
     }
 }
