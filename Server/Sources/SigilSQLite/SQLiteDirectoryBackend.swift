@@ -107,7 +107,9 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         let version = try await writer.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
         // The nonce store's tables may share the file: the directory's own tell a file made before.
         let tables =
-            try await writer.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sigil_keys'")
+            try await writer.query(
+                "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sigil_keys'"
+            )
             .first?.column("n")?.integer ?? 0
         guard version == schemaVersion || (version == 0 && tables == 0) else {
             throw SigilError(

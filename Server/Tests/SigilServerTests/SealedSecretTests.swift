@@ -223,7 +223,8 @@ struct SealedSecretTests {
                 store.close()
                 Issue.record("a database of schema 11 was opened")
             } catch let error as SigilError {
-                #expect(error.code == .storeUnavailable && error.detail.contains("development build of 0.9"), "\(error)")
+                #expect(
+                    error.code == .storeUnavailable && error.detail.contains("development build of 0.9"), "\(error)")
             }
         }
     }
