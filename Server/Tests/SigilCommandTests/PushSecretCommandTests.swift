@@ -47,8 +47,14 @@ struct PushSecretCommandTests {
             }.first { $0["kind"] as? String == "response" && $0["state"] as? String == "current" }?["keyId"]
                 as? String)
 
-        let push = try await SigilCommand.run(["push-secret", "--device", device] + named)
+        let push = try await SigilCommand.run(["push-secret", "--device", device, "--as", "ops"] + named)
         #expect(push.status == 0, "\(push.error)")
+        // The operator who pushed it is in the audit trail, not "server".
+        let audit = try await SigilCommand.run(["admin", "audit", "--device", device, "--json"] + named)
+        let issued = audit.text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["action"] as? String == "secret-issued" }
+        #expect(issued.last?["actor"] as? String == "operator:ops", "\(audit.text)")
         let pushed = try Registration.SecretPush(payload: Array(push.output.dropLast()))
         // The key file's key (current before the promotion) does not verify it.
         let retired = try DataDirectory(path: data).responseKey().verificationKey

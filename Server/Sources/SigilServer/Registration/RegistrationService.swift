@@ -344,21 +344,28 @@ public struct RegistrationService: Sendable {
     /// server's own initiative: for delivery by push (``Registration/SecretPush``, signed with the
     /// response key). The device's earlier secrets stay valid for ``Configuration/secretOverlap``.
     ///
+    /// - Parameter actor: who issues it, for the audit trail (`operator:<name>` for an operator's
+    ///   command); `server` when `nil`.
     /// - Throws: `forbidden` for a device with no sealing key (a secret is never pushed in the clear),
     ///   `unknown-key` for an unknown device, `revoked-key` for a revoked one.
-    public func issueSealedSecret(toDevice deviceID: String) async throws -> Registration.IssuedSecret {
+    public func issueSealedSecret(toDevice deviceID: String, actor: String? = nil) async throws
+        -> Registration.IssuedSecret
+    {
         let keys = try await directory.keys(ofDevice: deviceID)
         guard let userID = keys.first.map(\.userID) else {
             throw SigilError(.unknownKey, "no device \(deviceID.prefix(128))")
         }
         try refuseSecret(keys)
-        return try await newSecret(forDevice: deviceID, userID: userID, actingKeyID: nil, requireSealed: true)
+        return try await newSecret(
+            forDevice: deviceID, userID: userID, actingKeyID: nil, actor: actor, requireSealed: true)
     }
 
     /// A new secret for `deviceID`, sealed to the device's X-Wing key when it has one; the device's
     /// usable secrets retire after the overlap, in the same write.
-    func newSecret(forDevice deviceID: String, userID: String?, actingKeyID: String?, requireSealed: Bool = false)
-        async throws -> Registration.IssuedSecret
+    func newSecret(
+        forDevice deviceID: String, userID: String?, actingKeyID: String?, actor: String? = nil,
+        requireSealed: Bool = false
+    ) async throws -> Registration.IssuedSecret
     {
         let now = clock.now()
         let keys = try await directory.keys(ofDevice: deviceID)
@@ -388,7 +395,7 @@ public struct RegistrationService: Sendable {
                 audit: [
                     audit(
                         .secretIssued, device: deviceID, key: secretKeyID, user: userID,
-                        actor: actingKeyID ?? "server", reason: sealingKey == nil ? nil : "sealed")
+                        actor: actor ?? actingKeyID ?? "server", reason: sealingKey == nil ? nil : "sealed")
                 ]
             )
         )

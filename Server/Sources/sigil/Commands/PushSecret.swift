@@ -32,6 +32,11 @@ struct PushSecret: AsyncParsableCommand {
     @Option(name: .long, help: "Write the payload here (mode 0600) instead of standard output.")
     var out: String?
 
+    @Option(name: .customLong("as"), help: "Your name in the audit trail (default: $USER).")
+    var operatorName: String?
+
+    func validate() throws { _ = try Admin.operatorName(operatorName) }
+
     /// Registers nobody: this command only issues secrets.
     struct NoEnrollment: EnrollmentAuthorizer {
         func authorize(_ request: HTTPRequest) async throws -> String? {
@@ -54,7 +59,8 @@ struct PushSecret: AsyncParsableCommand {
                 directory: administration.directory, nonces: MemoryNonceStore(), enrollment: NoEnrollment(),
                 configuration: configuration, clock: administration.clock)
             do {
-                let issued = try await service.issueSealedSecret(toDevice: device)
+                let issued = try await service.issueSealedSecret(
+                    toDevice: device, actor: "operator:" + (try Admin.operatorName(operatorName)))
                 // Checked before anything is written: a payload over 4 KB is refused.
                 return try ResponseSigner(ring: ring, clock: administration.clock).secretPush(issued, deviceID: device)
                     .payload()
