@@ -365,8 +365,7 @@ public struct RegistrationService: Sendable {
     func newSecret(
         forDevice deviceID: String, userID: String?, actingKeyID: String?, actor: String? = nil,
         requireSealed: Bool = false
-    ) async throws -> Registration.IssuedSecret
-    {
+    ) async throws -> Registration.IssuedSecret {
         let now = clock.now()
         let keys = try await directory.keys(ofDevice: deviceID)
         // Read uncached with the device's keys: a sealing key replaced by a rotation is never used.
