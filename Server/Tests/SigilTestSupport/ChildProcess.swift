@@ -47,17 +47,8 @@ final class ChildProcess: @unchecked Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
-        // The test runner's threads block signals; the child must not inherit that, or SIGTERM waits.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        var attributes = Self.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         let environmentList = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0)=\($1)") } + [nil]
@@ -73,6 +64,21 @@ final class ChildProcess: @unchecked Sendable {
         input = stdin.map { FileHandle(fileDescriptor: $0.write, closeOnDealloc: true) }
         output = FileHandle(fileDescriptor: stdout.read, closeOnDealloc: true)
         error = stderr.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+    }
+
+    /// The attributes every child starts with: the test runner's threads block signals, and a child
+    /// must not inherit that (or SIGTERM waits), nor signals ignored. Destroy them after the spawn.
+    static func attributes() -> posix_spawnattr_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return attributes
     }
 
     /// Writes `bytes` to its standard input and closes it (a program that exits before reading its

@@ -148,17 +148,8 @@ enum ExternalServers {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
-        // The test runner's threads block signals; the server must not inherit that, or SIGTERM waits.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        var attributes = ChildProcess.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
         guard status == 0 else { throw ServerError("cannot start \(path): error \(status)") }
