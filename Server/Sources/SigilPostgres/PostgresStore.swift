@@ -141,7 +141,11 @@ public final class PostgresStore: Sendable {
     }
 
     /// The schema version this code writes; a database at a later version is refused.
-    public static var schemaVersion: Int { migrations.count }
+    public static var schemaVersion: Int { developmentVersions + migrations.count }
+
+    /// The versions development builds of 0.9 wrote (1 to 11): none is 0.9.0's, and a database at one of
+    /// them is refused rather than taken for one it is not.
+    static let developmentVersions = 11
 
     /// Connects, then creates or migrates the schema (under an advisory lock, so replicas starting
     /// together migrate once).
@@ -398,13 +402,20 @@ public final class PostgresStore: Sendable {
                 ).decode(Int.self) {
                     current = version
                 }
+                guard current == 0 || current > Self.developmentVersions else {
+                    throw SigilError(
+                        .storeUnavailable,
+                        "the database's Sigil schema is version \(current), which a development build of 0.9 made: make a new database for 0.9.0"
+                    )
+                }
                 guard current <= Self.schemaVersion else {
                     throw SigilError(
                         .storeUnavailable,
-                        "the database's Sigil schema is version \(current), which this build (schema \(Self.schemaVersion)) does not know: a newer Sigil, or a development build of 0.9 made it (make a new database for 0.9.0)"
+                        "the database's Sigil schema is version \(current), newer than this build's \(Self.schemaVersion)"
                     )
                 }
-                for (index, steps) in Self.migrations.enumerated() where index + 1 > current {
+                for (index, steps) in Self.migrations.enumerated()
+                where Self.developmentVersions + index + 1 > current {
                     for step in steps {
                         try await connection.query(PostgresQuery(unsafeSQL: step), logger: self.logger)
                     }
@@ -422,9 +433,8 @@ public final class PostgresStore: Sendable {
     /// An arbitrary constant naming Sigil's migration lock.
     static let migrationLock: Int64 = 0x5167_696C_0001
 
-    /// The migrations, in order: the steps of version 1, then of version 2… Sigil 0.9.0 is the first
-    /// release, so version 1 is the whole schema (a database made by a development build of 0.9 is
-    /// refused: make a new one).
+    /// The migrations, in order: the steps of version 12 (the first after ``developmentVersions``),
+    /// then of 13… Sigil 0.9.0 is the first release, so its one version is the whole schema.
     static let migrations: [[String]] = [
         [
             """

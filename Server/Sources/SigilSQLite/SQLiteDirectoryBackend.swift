@@ -68,8 +68,8 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         let (writer, reader) = try await writeLock.withLock {
             let writer = try await connect(path, threadPool: threadPool, logger: logger)
             do {
-                _ = try await writer.query("PRAGMA journal_mode = WAL")
                 try await createSchema(writer)
+                _ = try await writer.query("PRAGMA journal_mode = WAL")
                 return (writer, try await connect(path, threadPool: threadPool, logger: logger))
             } catch {
                 try? await writer.close()
@@ -102,23 +102,24 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
     /// a development build of 0.9 (version 0 with tables in it) is refused, to be made again.
     static let schemaVersion = 1
 
-    /// Creates the schema in a new file; refuses a file of another version.
+    /// Creates the schema in a new file; refuses a file of another version. The check and the creation
+    /// are one `BEGIN IMMEDIATE` transaction, so no other process writes the file in between.
     private static func createSchema(_ writer: SQLiteConnection) async throws {
-        let version = try await writer.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
-        // The nonce store's tables may share the file: the directory's own tell a file made before.
-        let tables =
-            try await writer.query(
-                "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sigil_keys'"
-            )
-            .first?.column("n")?.integer ?? 0
-        guard version == schemaVersion || (version == 0 && tables == 0) else {
-            throw SigilError(
-                .storeUnavailable,
-                "the key directory's file is of schema \(version), which this build (schema \(schemaVersion)) does not know: a newer Sigil, or a development build of 0.9 made it (make a new data directory for 0.9.0)"
-            )
-        }
         _ = try await writer.query("BEGIN IMMEDIATE")
         do {
+            let version = try await writer.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+            // The nonce store's tables may share the file: the directory's own tell a file made before.
+            let tables =
+                try await writer.query(
+                    "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sigil_keys'"
+                ).first?.column("n")?.integer ?? 0
+            guard version == schemaVersion || (version == 0 && tables == 0) else {
+                throw SigilError(
+                    .storeUnavailable,
+                    version == 0
+                        ? "the key directory's file was made by a development build of 0.9: make a new data directory for 0.9.0"
+                        : "the key directory's file is of schema \(version), newer than this build's \(schemaVersion)")
+            }
             for statement in schema { _ = try await writer.query(statement) }
             _ = try await writer.query("PRAGMA user_version = \(schemaVersion)")
             _ = try await writer.query("COMMIT")

@@ -349,6 +349,7 @@ struct ServeProcess {
             let port = listening.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
         else {
             process.terminate()
+            process.waitUntilExit()
             throw SigilInputError("sigil serve did not start: \(banner)")
         }
         return ServeProcess(process: process, banner: banner, port: port)
@@ -389,9 +390,7 @@ enum PastedLine {
                 continuation.resume(
                     with: Result {
                         let process = try ChildProcess("/bin/sh", ["-c", script], environment: merged, input: false)
-                        let output = process.output.allChunks
-                        let error = process.error?.allChunks ?? Data()
-                        let status = process.waitUntilExit()
+                        let (output, error, status) = process.finish()
                         return SigilCommand.Result(
                             status: status, output: Array(output), error: String(decoding: error, as: UTF8.self))
                     })

@@ -69,14 +69,9 @@ struct SecretFileTests {
             output += String(decoding: data, as: UTF8.self)
         }
         let started = output.contains("enroll this machine")
-        if started {
-            process.terminate()
-        } else {
-            output += String(decoding: process.output.allChunks, as: UTF8.self)
-        }
-        let error = String(decoding: process.error?.allChunks ?? Data(), as: UTF8.self)
-        let status = process.waitUntilExit()
-        return (started, status, output + error)
+        if started { process.terminate() }
+        let (rest, error, status) = process.finish()
+        return (started, status, output + String(decoding: rest + error, as: UTF8.self))
     }
 
     /// One secret-file option: the file it reads, the command line that reads it from `path`, and

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -23,11 +24,16 @@ final class ChildProcess: @unchecked Sendable {
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input hasInput: Bool = true,
         error hasError: Bool = true
     ) throws {
+        Self.ignoreBrokenPipes
+        var opened: [Int32] = []
         func pipe() throws -> (read: Int32, write: Int32) {
             var fds: [Int32] = [0, 0]
-            guard Glibc.pipe(&fds) == 0 else { throw SigilCommandError("pipe failed: errno \(errno)") }
-            // Not inherited by other children started meanwhile: only this one's dup2 copies are.
+            guard Glibc.pipe(&fds) == 0 else {
+                for fd in opened { Glibc.close(fd) }
+                throw SigilCommandError("pipe failed: errno \(errno)")
+            }
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            opened += fds
             return (fds[0], fds[1])
         }
         let stdin = hasInput ? try pipe() : nil
@@ -47,6 +53,8 @@ final class ChildProcess: @unchecked Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // Last: the pipes' own descriptors were copied to 0, 1 and 2 above.
+        Self.closeOthers(&actions)
         var attributes = Self.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -64,6 +72,38 @@ final class ChildProcess: @unchecked Sendable {
         input = stdin.map { FileHandle(fileDescriptor: $0.write, closeOnDealloc: true) }
         output = FileHandle(fileDescriptor: stdout.read, closeOnDealloc: true)
         error = stderr.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+    }
+
+    /// Closes, in the child, every descriptor above the standard three, after their `dup2`s: a pipe
+    /// another thread made a moment before it set close-on-exec, or a socket the test process opened,
+    /// reaches no child (glibc's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc does not
+    /// import: looked up by name).
+    static func closeOthers(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+    }
+
+    /// A write to a child that exited fails with `EPIPE` rather than killing the test process.
+    static let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+    /// Reads its standard output and standard error to their ends at once (a child that fills one
+    /// pipe while the other is read to its end would wait forever), then waits for it to exit.
+    func finish() -> (output: Data, error: Data, status: Int32) {
+        let error = Mutex(Data())
+        let errorRead = DispatchSemaphore(value: 0)
+        if let handle = self.error {
+            Thread {
+                let read = handle.allChunks
+                error.withLock { $0 = read }
+                errorRead.signal()
+            }.start()
+        } else {
+            errorRead.signal()
+        }
+        let output = output.allChunks
+        errorRead.wait()
+        return (output, error.withLock { $0 }, waitUntilExit())
     }
 
     /// The attributes every child starts with: the test runner's threads block signals, and a child

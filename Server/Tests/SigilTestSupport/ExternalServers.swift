@@ -146,6 +146,7 @@ enum ExternalServers {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        ChildProcess.closeOthers(&actions)
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var attributes = ChildProcess.attributes()
@@ -162,7 +163,7 @@ enum ExternalServers {
             Thread {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-                continuation.resume(returning: (status >> 8) & 0xFF)
+                continuation.resume(returning: ChildProcess.exitStatus(status))
             }.start()
         }
     }

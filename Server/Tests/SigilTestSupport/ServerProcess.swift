@@ -67,7 +67,10 @@ final class ServerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    deinit {
+        // Waited for too, or it stays a zombie until the test process ends.
+        stop()
+    }
 }
 
 extension FileHandle {

@@ -38,9 +38,7 @@ enum SigilCommand {
             executable.path, arguments,
             environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
         process.send(input)
-        let output = process.output.allChunks
-        let error = process.error?.allChunks ?? Data()
-        let status = process.waitUntilExit()
+        let (output, error, status) = process.finish()
         return Result(status: status, output: Array(output), error: String(decoding: error, as: UTF8.self))
     }
 
