@@ -4,15 +4,20 @@ import NIOCore
 @_spi(Sigil) import SigilCore
 import SigilServer
 
-/// Collects a response body so it can be signed.
-final class BodyCollector: @unchecked Sendable {
-    private(set) var bytes: [UInt8] = []
+/// Collects a response body so it can be signed (and, for `sigil bench request`, as the server
+/// writes it out).
+package final class BodyCollector: @unchecked Sendable {
+    package private(set) var bytes: [UInt8] = []
 
-    struct Writer: ResponseBodyWriter {
+    package init() {}
+
+    package struct Writer: ResponseBodyWriter {
         let collector: BodyCollector
-        mutating func write(_ buffer: ByteBuffer) async throws { collector.bytes += buffer.readableBytesView }
-        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+        package mutating func write(_ buffer: ByteBuffer) async throws {
+            collector.bytes += buffer.readableBytesView
+        }
+        package consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
 
-    var writer: Writer { Writer(collector: self) }
+    package var writer: Writer { Writer(collector: self) }
 }

@@ -132,6 +132,43 @@ struct CanonicalTests {
         #expect(JSONCanonicalizer.canonicalize(bytes).map { String(decoding: $0, as: UTF8.self) } == expected)
     }
 
+    @Test(
+        "every character written as a \\u escape comes out in its JCS form, in a value and in a member name (whose decoded form orders the members)"
+    )
+    func escapedCharacters() throws {
+        let samples: [UInt32] =
+            Array(0..<0x80).filter { $0 != 0x7E } + [
+                0x80, 0xE9, 0x7FF, 0x800, 0x20AC, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF,
+            ]
+        for scalar in samples {
+            let escaped: String
+            if scalar >= 0x10000 {
+                let value = scalar - 0x10000
+                escaped = String(format: "\\u%04X\\u%04X", 0xD800 + (value >> 10), 0xDC00 + (value & 0x3FF))
+            } else {
+                escaped = String(format: "\\u%04x", scalar)
+            }
+            let expected: String
+            switch scalar {
+            case 0x22: expected = "\\\""
+            case 0x5C: expected = "\\\\"
+            case 0x08: expected = "\\b"
+            case 0x09: expected = "\\t"
+            case 0x0A: expected = "\\n"
+            case 0x0C: expected = "\\f"
+            case 0x0D: expected = "\\r"
+            case 0..<0x20: expected = String(format: "\\u%04x", scalar)
+            default: expected = String(Character(Unicode.Scalar(scalar)!))
+            }
+            // "~" (U+007E, left out of the samples) orders before every sample above it, after every other.
+            let json = "{\"\(escaped)\":\"x\(escaped)y\",\"~\":0}"
+            let canonical = try #require(JSONCanonicalizer.canonicalize(Array(json.utf8)), "\(json)")
+            let member = "\"\(expected)\":\"x\(expected)y\""
+            let ordered = scalar >= 0x7F ? "{\"~\":0,\(member)}" : "{\(member),\"~\":0}"
+            #expect(String(decoding: canonical, as: UTF8.self) == ordered, "U+\(String(scalar, radix: 16))")
+        }
+    }
+
     @Test func encodedSurrogatesAreNotUTF8() {
         // U+D800 encoded directly in UTF-8 (ED A0 80) is ill-formed.
         #expect(JSONCanonicalizer.canonicalize([0x22, 0xED, 0xA0, 0x80, 0x22]) == nil)

@@ -12,7 +12,9 @@ import SigilServer
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmarks (build with -c release): the core by default, or the server over TLS (http).",
-        subcommands: [CoreBench.self, HTTPBench.self, StoreBench.self, DirectoryBench.self, GatewayBench.self],
+        subcommands: [
+            CoreBench.self, RequestBench.self, HTTPBench.self, StoreBench.self, DirectoryBench.self, GatewayBench.self,
+        ],
         defaultSubcommand: CoreBench.self
     )
 }

@@ -232,7 +232,31 @@ struct HTTPBench: AsyncParsableCommand {
         sealingTo sealingKey: SealingPublicKey? = nil,
         client: HTTPClient
     ) async throws -> Reply {
-        var head = HTTPRequest(method: method, scheme: scheme, authority: "localhost:\(port)", path: path)
+        let (head, body) = try prepare(
+            method, path, scheme: scheme, authority: "localhost:\(port)", body: body, headers: headers,
+            signer: signer, sealingTo: sealingKey)
+        var request = HTTPClientRequest(url: "\(scheme)://localhost:\(port)\(path)")
+        request.method = .init(rawValue: method.rawValue)
+        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let received = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), body: Array(buffer: received))
+    }
+
+    /// The head and body of a request as a device sends it: JSON, sealed to `sealingKey` when given,
+    /// signed by `signer` when given.
+    static func prepare(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        scheme: String = "https",
+        authority: String,
+        body: [UInt8],
+        headers: HTTPFields = [:],
+        signer: RequestSigner?,
+        sealingTo sealingKey: SealingPublicKey? = nil
+    ) throws -> (HTTPRequest, [UInt8]) {
+        var head = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path)
         head.headerFields = headers
         if !body.isEmpty && head.headerFields[.contentType] == nil {
             head.headerFields[.contentType] = "application/json"
@@ -246,28 +270,50 @@ struct HTTPBench: AsyncParsableCommand {
         } else {
             try signer?.sign(&head, body: body)
         }
-        var request = HTTPClientRequest(url: "\(scheme)://localhost:\(port)\(path)")
-        request.method = .init(rawValue: method.rawValue)
-        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let received = try await response.body.collect(upTo: 16 << 20)
-        return Reply(status: Int(response.status.code), body: Array(buffer: received))
+        return (head, body)
+    }
+
+    /// A device's calls to the server on `port` through `client`.
+    static func calls(port: Int, client: HTTPClient) -> DeviceCalls {
+        DeviceCalls(clock: SystemUnixClock()) { method, path, body, headers, signer in
+            try await send(method, path, port: port, body: body, headers: headers, signer: signer, client: client)
+        }
     }
 
     func register(_ key: SigningKey, token: String, client: HTTPClient, port: Int) async throws {
-        let signer = RequestSigner(key: key, keyID: key.derivedKeyID ?? "")
+        try await Self.calls(port: port, client: client).register(key, token: token)
+    }
+
+    func sealingKey(client: HTTPClient, port: Int) async throws -> SealingPublicKey {
+        try await Self.calls(port: port, client: client).sealingKey()
+    }
+
+    func secret(for signer: RequestSigner, client: HTTPClient, port: Int) async throws -> RequestSigner {
+        try await Self.calls(port: port, client: client).secret(for: signer)
+    }
+}
+
+/// What a bench's device asks of a server (registration, an HMAC secret, the sealing key), over
+/// whatever carries its requests: TLS (`sigil bench http`) or the responder in process (`sigil bench request`).
+struct DeviceCalls: Sendable {
+    /// The clock of the signers it makes.
+    let clock: any UnixClock
+    /// Sends a request (method, path, body, extra headers, signer) and returns the reply.
+    let send:
+        @Sendable (HTTPRequest.Method, String, [UInt8], HTTPFields, RequestSigner?) async throws -> HTTPBench.Reply
+
+    /// Registers `key`'s device with the enrollment `token`.
+    func register(_ key: SigningKey, token: String) async throws {
+        let signer = RequestSigner(key: key, keyID: key.derivedKeyID ?? "", clock: clock)
         let publicKey = KeyFile.publicKeyFile(for: try key.verificationKey) ?? ""
         let body = try JSONSerialization.data(withJSONObject: ["alg": key.algorithm.rawValue, "publicKey": publicKey])
-        let reply = try await Self.send(
-            .post, "/v1/devices", port: port, body: Array(body), headers: [.authorization: "Bearer \(token)"],
-            signer: signer, client: client)
+        let reply = try await send(.post, "/v1/devices", Array(body), [.authorization: "Bearer \(token)"], signer)
         guard reply.status == 201 else { throw SigilInputError("registration failed: \(reply.text)") }
     }
 
     /// The server's current sealing key, from its discovery.
-    func sealingKey(client: HTTPClient, port: Int) async throws -> SealingPublicKey {
-        let reply = try await Self.send(.get, "/.well-known/sigil", port: port, body: [], signer: nil, client: client)
+    func sealingKey() async throws -> SealingPublicKey {
+        let reply = try await send(.get, "/.well-known/sigil", [], [:], nil)
         let discovery = try JSONDecoder().decode(Registration.Discovery.self, from: Data(reply.body))
         guard let key = try discovery.sealingKeys?.first?.key() else {
             throw SigilInputError("the server lists no sealing key")
@@ -275,13 +321,13 @@ struct HTTPBench: AsyncParsableCommand {
         return key
     }
 
-    func secret(for signer: RequestSigner, client: HTTPClient, port: Int) async throws -> RequestSigner {
-        let reply = try await Self.send(
-            .post, "/v1/devices/\(signer.keyID)/secret", port: port, body: [], signer: signer, client: client)
+    /// An HMAC secret for `signer`'s device, as a signer.
+    func secret(for signer: RequestSigner) async throws -> RequestSigner {
+        let reply = try await send(.post, "/v1/devices/\(signer.keyID)/secret", [], [:], signer)
         guard reply.status == 201, let keyID = reply.json["keyId"] as? String,
             let secret = (reply.json["secret"] as? String).flatMap(Base64.decode)
         else { throw SigilInputError("no secret issued: status \(reply.status)") }
-        return RequestSigner(key: try SigningKey(hmacSecret: secret), keyID: keyID)
+        return RequestSigner(key: try SigningKey(hmacSecret: secret), keyID: keyID, clock: clock)
     }
 }
 

@@ -102,41 +102,56 @@ extension JCSParser {
         return value
     }
 
-    /// Writes a decoded character in its JCS form (RFC 8785 section 3.2.2.2).
+    /// Writes a decoded character in its JCS form (RFC 8785 section 3.2.2.2), without allocating: an
+    /// echoed body is full of escapes.
     mutating func writeScalar(_ scalar: UInt32, isKey: Bool) {
-        var utf8: [UInt8] = []
-        if scalar < 0x80 {
-            utf8 = [UInt8(scalar)]
-        } else if scalar < 0x800 {
-            utf8 = [UInt8(0xC0 | scalar >> 6), UInt8(0x80 | scalar & 0x3F)]
-        } else if scalar < 0x10000 {
-            utf8 = [UInt8(0xE0 | scalar >> 12), UInt8(0x80 | scalar >> 6 & 0x3F), UInt8(0x80 | scalar & 0x3F)]
-        } else {
-            utf8 = [
-                UInt8(0xF0 | scalar >> 18), UInt8(0x80 | scalar >> 12 & 0x3F), UInt8(0x80 | scalar >> 6 & 0x3F),
-                UInt8(0x80 | scalar & 0x3F),
-            ]
+        guard scalar >= 0x80 else {
+            let byte = UInt8(truncatingIfNeeded: scalar)
+            if isKey { keys.append(byte) }
+            switch byte {
+            case 0x22, 0x5C: appendEscape(byte)
+            case 0x08: appendEscape(UInt8(ascii: "b"))
+            case 0x09: appendEscape(UInt8(ascii: "t"))
+            case 0x0A: appendEscape(UInt8(ascii: "n"))
+            case 0x0C: appendEscape(UInt8(ascii: "f"))
+            case 0x0D: appendEscape(UInt8(ascii: "r"))
+            case 0..<0x20:
+                appendEscape(UInt8(ascii: "u"))
+                out.append(0x30)
+                out.append(0x30)
+                out.append(Self.hexDigit(byte >> 4))
+                out.append(Self.hexDigit(byte & 0xF))
+            default:
+                out.append(byte)
+            }
+            return
         }
-        if isKey { utf8.withUnsafeBufferPointer { keys.append(contentsOf: $0) } }
-        switch scalar {
-        case 0x22: appendEscape(0x22)
-        case 0x5C: appendEscape(0x5C)
-        case 0x08: appendEscape(UInt8(ascii: "b"))
-        case 0x09: appendEscape(UInt8(ascii: "t"))
-        case 0x0A: appendEscape(UInt8(ascii: "n"))
-        case 0x0C: appendEscape(UInt8(ascii: "f"))
-        case 0x0D: appendEscape(UInt8(ascii: "r"))
-        case 0..<0x20:
-            let hex = Array("0123456789abcdef".utf8)
-            appendEscape(UInt8(ascii: "u"))
-            out.append(0x30)
-            out.append(0x30)
-            out.append(hex[Int(scalar >> 4)])
-            out.append(hex[Int(scalar & 0xF)])
-        default:
-            utf8.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+        // UTF-8, written as it is (JCS escapes nothing above U+001F but `"` and `\`).
+        var encoded: UInt32 = 0
+        let count: Int
+        if scalar < 0x800 {
+            encoded = (0xC0 | scalar >> 6) | (0x80 | scalar & 0x3F) << 8
+            count = 2
+        } else if scalar < 0x10000 {
+            encoded = (0xE0 | scalar >> 12) | (0x80 | scalar >> 6 & 0x3F) << 8 | (0x80 | scalar & 0x3F) << 16
+            count = 3
+        } else {
+            encoded =
+                (0xF0 | scalar >> 18) | (0x80 | scalar >> 12 & 0x3F) << 8 | (0x80 | scalar >> 6 & 0x3F) << 16
+                | (0x80 | scalar & 0x3F) << 24
+            count = 4
+        }
+        encoded = encoded.littleEndian
+        withUnsafeBytes(of: &encoded) { raw in
+            let bytes = UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[..<count])
+            out.append(contentsOf: bytes)
+            if isKey { keys.append(contentsOf: bytes) }
         }
     }
+
+    /// The lowercase hexadecimal digit of `value` (0 to 15).
+    @inline(__always)
+    static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x57 + value }
 
     mutating func appendEscape(_ byte: UInt8) {
         out.append(0x5C)

@@ -1,0 +1,340 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOEmbedded
+import SigilClient
+@_spi(Sigil) import SigilCore
+import SigilHummingbird
+import SigilStandalone
+
+/// `sigil bench request`: the whole server pipeline of `sigil serve` in process, without sockets or
+/// TLS: from the request as Hummingbird hands it over (head parsed, body in a buffer) through the
+/// router, the exchange, the key lookup, the nonce store and the route, to the answer signed and its
+/// body written out. One task, so one core; figures are ratios within one run.
+///
+/// With `--mode M --count N` it runs `N` requests of one mode and prints nothing: the loop
+/// `scripts/instructions` counts under callgrind (at two counts, so the set-up cancels out).
+struct RequestBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "The server pipeline in process (no sockets): unverified, each verified mode, raw crypto.",
+        discussion: """
+            Each mode is measured in alternating slices on one task; figures are ratios within one run. \
+            scripts/instructions counts the same modes' instructions under callgrind (--mode, --count).
+            """
+    )
+
+    @Option(name: .long, help: "Seconds per mode, measured in alternating slices.")
+    var seconds: Double = 5
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    @Option(name: .long, help: "Only this mode (an ID from --list); with --count, run exactly that many requests.")
+    var mode: String?
+
+    @Option(name: .long, help: "With --mode: run this many requests, print nothing (for callgrind).")
+    var count: Int?
+
+    @Option(name: .long, help: "With --count: requests prepared beforehand, whatever --count is (so set-up is alike).")
+    var pool = 1000
+
+    @Flag(name: .long, help: "List the modes' IDs and names.")
+    var list = false
+
+    func validate() throws {
+        guard seconds > 0 else { throw ValidationError("--seconds > 0") }
+        if let count {
+            guard mode != nil, count >= 0, count <= pool else {
+                throw ValidationError("--count takes --mode, and 0 to --pool requests")
+            }
+        }
+        if let mode, !PipelineMode.all.contains(where: { $0.id == mode }) {
+            throw ValidationError("no mode \(mode); --list shows them")
+        }
+    }
+
+    func run() async throws {
+        if list {
+            for mode in PipelineMode.all { print("\(mode.id)\t\(mode.name)") }
+            return
+        }
+        #if DEBUG
+            FileHandle.standardError.write(
+                Data(
+                    ("sigil: warning: a debug build; run "
+                        + "`swift run -c release --package-path Server sigil bench request`\n").utf8))
+        #endif
+        let modes = PipelineMode.all.filter { mode == nil || $0.id == mode }
+        let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // The servers' clock stands still at the start, and the devices' clock a second later (a
+        // server takes requests dated after its start): times repeat, so instruction counts do too.
+        let start = SystemUnixClock().now()
+        let clock = ManualUnixClock(start + 1)
+        var servers: [PipelineServer.Kind: PipelineServer] = [:]
+        for kind in Set(modes.compactMap(\.server)) {
+            servers[kind] = try await PipelineServer.start(kind, root: root, clock: ManualUnixClock(start))
+        }
+        defer { for server in servers.values { Task { try? await server.prepared.close() } } }
+        var runners: [PipelineRunner] = []
+        for mode in modes { runners.append(try await PipelineRunner(mode: mode, servers: servers, clock: clock)) }
+        if let count {
+            // The counted loop: 20 requests to warm up, then `pool` prepared whatever `count` is, of
+            // which `count` are served.
+            let runner = runners[0]
+            let requests = try runner.prepare(20 + pool)
+            try await runner.run(requests, count: 20)
+            try await runner.run(Array(requests.dropFirst(20)), count: count)
+            return
+        }
+        let figures = try await measure(runners)
+        report(figures)
+    }
+
+    /// Microseconds per request of each runner: after a warm-up, in five alternating slices.
+    func measure(_ runners: [PipelineRunner]) async throws -> [(PipelineMode, Double)] {
+        var estimates: [Double] = []
+        for runner in runners {
+            let requests = try runner.prepare(200)
+            let start = Stopwatch.now()
+            try await runner.run(requests, count: requests.count)
+            estimates.append(Double(Stopwatch.now() - start) / 1e3 / Double(requests.count))
+        }
+        let slices = 5
+        let slice = seconds / Double(slices)
+        var spent = [Double](repeating: 0, count: runners.count)
+        var done = [Int](repeating: 0, count: runners.count)
+        BenchOutput.progress(
+            "\(runners.count) modes, \(slices) slices of \(String(format: "%g", slice)) s each; "
+                + "the table comes once all are measured (each is read against the first)")
+        for index in 0..<slices {
+            for (mode, runner) in runners.enumerated() {
+                // A slice's requests are prepared (signed, sealed) beforehand, and only serving them is timed.
+                let requests = try runner.prepare(max(50, Int(slice * 1e6 / max(estimates[mode], 1))))
+                let start = Stopwatch.now()
+                try await runner.run(requests, count: requests.count)
+                spent[mode] += Double(Stopwatch.now() - start) / 1e3
+                done[mode] += requests.count
+            }
+            BenchOutput.progress("slice \(index + 1) of \(slices) measured")
+        }
+        return runners.indices.map { (runners[$0].mode, spent[$0] / Double(done[$0])) }
+    }
+
+    func report(_ figures: [(PipelineMode, Double)]) {
+        let baseline = figures.first?.1 ?? 1
+        if json {
+            let rows = figures.map { mode, microseconds in
+                [
+                    "mode": mode.id, "name": mode.name, "microsecondsPerRequest": microseconds,
+                    "requestsPerSecond": 1e6 / microseconds, "ratio": baseline / microseconds,
+                ] as [String: Any]
+            }
+            let object: [String: Any] = ["bodyBytes": BenchBody.json.count, "modes": rows]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        print("| request (1 KiB JSON, in process, one task) | µs/request | requests/s | vs unverified |")
+        print("|---|---:|---:|---:|")
+        for (mode, microseconds) in figures {
+            print(
+                "| \(mode.name) | \(String(format: "%.1f", microseconds)) | \(CoreBench.format(1e6 / microseconds)) | "
+                    + "\(String(format: "%.2f", baseline / microseconds)) |")
+        }
+    }
+}
+
+/// One row of `sigil bench request`: a kind of request and the server that answers it, or the raw
+/// cryptography a verified row spends (`server` nil).
+struct PipelineMode: Sendable, Hashable {
+    enum Signature: Sendable, Hashable { case none, hmac, ecdsa }
+    let id: String
+    let name: String
+    let server: PipelineServer.Kind?
+    var signature = Signature.hmac
+    var profile = SignatureProfile.sigilV1
+    var sealed = false
+
+    static let all: [PipelineMode] = [
+        PipelineMode(id: "unverified", name: "unverified", server: .signing, signature: .none),
+        PipelineMode(id: "hmac-signed", name: "hmac-sha256 verified, response signed", server: .signing),
+        PipelineMode(
+            id: "hmac-signed-rfc9421", name: "hmac-sha256 verified (rfc9421), response signed", server: .signing,
+            profile: .rfc9421),
+        PipelineMode(
+            id: "hmac-signed-memory", name: "hmac-sha256 verified, response signed, memory nonces",
+            server: .memoryNonces),
+        PipelineMode(
+            id: "ecdsa-signed", name: "ecdsa-p256 verified, response signed", server: .signing, signature: .ecdsa),
+        PipelineMode(
+            id: "ecdsa-signed-rfc9421", name: "ecdsa-p256 verified (rfc9421), response signed", server: .signing,
+            signature: .ecdsa, profile: .rfc9421),
+        PipelineMode(
+            id: "sealed", name: "hmac-sha256 verified, sealed (HPKE X-Wing), answer sealed and signed",
+            server: .signing, sealed: true),
+        PipelineMode(id: "hmac", name: "hmac-sha256 verified", server: .plain),
+        PipelineMode(id: "ecdsa", name: "ecdsa-p256 verified", server: .plain, signature: .ecdsa),
+        PipelineMode(
+            id: "hmac-signed-log", name: "hmac-sha256 verified, response signed, access log on", server: .logging),
+        PipelineMode(id: "raw-hmac", name: "raw crypto: HMAC-SHA256 check + Ed25519 answer signature", server: nil),
+        PipelineMode(
+            id: "raw-ecdsa", name: "raw crypto: ECDSA P-256 check + Ed25519 answer signature", server: nil,
+            signature: .ecdsa),
+    ]
+}
+
+/// A `sigil serve` prepared in process, whose router is called directly.
+struct PipelineServer: Sendable {
+    enum Kind: Sendable, Hashable {
+        /// Signs its answers, nonces in SQLite beside the keys: `sigil serve` as it starts.
+        case signing
+        /// Signs nothing.
+        case plain
+        /// Signs its answers, nonces in memory.
+        case memoryNonces
+        /// Signs its answers and writes an access log.
+        case logging
+    }
+
+    let prepared: SigilStandalone.Prepared
+    let responder: RouterResponder<SigilBasicRequestContext>
+    let logger: Logger
+    /// Stands for the connection: the context carries one; nothing is written to it.
+    let channel: NIOAsyncTestingChannel
+    /// The devices' clock.
+    let clock: any UnixClock
+
+    static func start(_ kind: Kind, root: String, clock: any UnixClock) async throws -> PipelineServer {
+        var logger = Logger(label: "sigil.bench")
+        logger.logLevel = .critical
+        var options = SigilStandalone.Options()
+        options.dataDirectory = root + "/\(kind)"
+        options.port = 0
+        options.benchmarkRoute = true
+        options.clock = clock
+        options.signsResponses = kind != .plain
+        if kind == .memoryNonces { options.nonceStorage = .memory }
+        if kind == .logging { options.accessLog = root + "/access.log" }
+        let prepared = try await SigilStandalone.prepare(options, logger: logger)
+        return PipelineServer(
+            prepared: prepared, responder: prepared.application.responder, logger: logger,
+            channel: NIOAsyncTestingChannel(), clock: ManualUnixClock(clock.now() + 1))
+    }
+
+    /// The answer to `head` and `body`, as Hummingbird's server makes it: a context for the request,
+    /// the router's response, its body written out.
+    func respond(_ head: HTTPRequest, body: [UInt8]) async throws -> HTTPBench.Reply {
+        var logger = self.logger
+        logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+        let context = SigilBasicRequestContext(source: .init(channel: channel, logger: logger))
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: body)))
+        let response = try await responder.respond(to: request, context: context)
+        let written = BodyCollector()
+        try await response.body.write(written.writer)
+        return HTTPBench.Reply(status: Int(response.status.code), body: written.bytes)
+    }
+
+    /// A device's calls to this server.
+    var calls: DeviceCalls {
+        DeviceCalls(clock: clock) { method, path, body, headers, signer in
+            let (head, body) = try HTTPBench.prepare(
+                method, path, authority: "api.example", body: body, headers: headers, signer: signer)
+            return try await respond(head, body: body)
+        }
+    }
+}
+
+/// Prepares and serves one mode's requests.
+struct PipelineRunner: Sendable {
+    let mode: PipelineMode
+    let server: PipelineServer?
+    let signer: RequestSigner?
+    let sealingKey: SealingPublicKey?
+    /// The raw rows' keys: the request's verification key, and a response key like the server's.
+    let raw: (device: SigningKey, responseKey: SigningKey)?
+
+    init(mode: PipelineMode, servers: [PipelineServer.Kind: PipelineServer], clock: any UnixClock) async throws {
+        self.mode = mode
+        let device = try SigningKey.generate(.ecdsaP256SHA256)
+        guard let kind = mode.server, let server = servers[kind] else {
+            self.server = nil
+            signer = nil
+            sealingKey = nil
+            raw = (
+                mode.signature == .ecdsa ? device : try SigningKey(hmacSecret: Array(repeating: 7, count: 32)),
+                try SigningKey.generate(.ed25519)
+            )
+            return
+        }
+        self.server = server
+        raw = nil
+        switch mode.signature {
+        case .none:
+            signer = nil
+        case .ecdsa, .hmac:
+            try await server.calls.register(device, token: server.prepared.enrollToken ?? "")
+            let ecdsa = RequestSigner(
+                key: device, keyID: device.derivedKeyID ?? "", profile: mode.profile, clock: clock)
+            if mode.signature == .ecdsa {
+                signer = ecdsa
+            } else {
+                let hmac = try await server.calls.secret(for: ecdsa)
+                signer = RequestSigner(key: hmac.key, keyID: hmac.keyID, profile: mode.profile, clock: clock)
+            }
+        }
+        sealingKey = mode.sealed ? try await server.calls.sealingKey() : nil
+    }
+
+    /// One prepared request: for the server, its head and body; for the raw rows, a signature and
+    /// the base it signs.
+    struct Prepared: Sendable {
+        var head = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/")
+        let body: [UInt8]
+        var signature: [UInt8] = []
+    }
+
+    func prepare(_ count: Int) throws -> [Prepared] {
+        if let raw {
+            // Bases as long as the sigil-v1 base of the bench's request.
+            return try (0..<count).map { index in
+                let base = Array("POST\napi.example\n/v1/echo\n\(index)\n".utf8) + Array(repeating: 0x61, count: 120)
+                return Prepared(body: base, signature: try raw.device.signature(for: base, profile: .sigilV1))
+            }
+        }
+        let path = mode.signature == .none ? "/bench/unverified" : "/v1/echo"
+        return try (0..<count).map { _ in
+            let (head, body) = try HTTPBench.prepare(
+                .post, path, authority: "api.example", body: BenchBody.json, signer: signer, sealingTo: sealingKey)
+            return Prepared(head: head, body: body)
+        }
+    }
+
+    /// Serves the first `count` of `requests`, each of which must be answered 200 (or, for the raw
+    /// rows, verify).
+    func run(_ requests: [Prepared], count: Int) async throws {
+        if let raw {
+            let verificationKey = try raw.device.verificationKey
+            let answer = Array(repeating: UInt8(0x62), count: 150)
+            for request in requests.prefix(count) {
+                guard verificationKey.isValidSignature(request.signature, for: request.body, profile: .sigilV1) else {
+                    throw SigilInputError("\(mode.name): a signature did not verify")
+                }
+                _ = try raw.responseKey.signature(for: answer, profile: .sigilV1)
+            }
+            return
+        }
+        guard let server else { return }
+        for request in requests.prefix(count) {
+            let reply = try await server.respond(request.head, body: request.body)
+            guard reply.status == 200 else {
+                throw SigilInputError("\(mode.name): status \(reply.status) \(reply.text)")
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@testable import SigilTestSupport
+
+/// `sigil bench request`, the server pipeline in process that `scripts/instructions` counts under
+/// callgrind: its modes, and its counted loop answering every request it is given.
+@Suite("sigil bench request")
+struct BenchCommandTests {
+    @Test("--list names every mode by ID, the unverified baseline first and the raw cryptography last")
+    func modes() async throws {
+        let result = try await SigilCommand.run(["bench", "request", "--list"])
+        #expect(result.status == 0, "\(result.error)")
+        let ids = result.text.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) ?? "" }
+        #expect(ids.first == "unverified")
+        #expect(ids.suffix(2) == ["raw-hmac", "raw-ecdsa"])
+        for id in [
+            "hmac-signed", "hmac-signed-rfc9421", "hmac-signed-memory", "ecdsa-signed", "sealed", "hmac-signed-log",
+        ] {
+            #expect(ids.contains(id), "\(id) missing from \(ids)")
+        }
+    }
+
+    @Test(
+        "the counted loop serves the requests it is given through the whole pipeline, each answered 200 (a refusal fails it)",
+        arguments: ["unverified", "hmac-signed", "ecdsa-signed-rfc9421", "sealed", "hmac-signed-log", "raw-ecdsa"])
+    func countedLoop(mode: String) async throws {
+        let result = try await SigilCommand.run(["bench", "request", "--mode", mode, "--count", "3", "--pool", "3"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("an unknown mode, or a count beyond the pool, is refused before anything runs")
+    func refusals() async throws {
+        let unknown = try await SigilCommand.run(["bench", "request", "--mode", "nope", "--count", "1"])
+        #expect(unknown.status != 0)
+        #expect(unknown.error.contains("no mode nope"), "\(unknown.error)")
+        let tooMany = try await SigilCommand.run(["bench", "request", "--mode", "hmac", "--count", "9", "--pool", "3"])
+        #expect(tooMany.status != 0)
+        #expect(tooMany.error.contains("--pool"), "\(tooMany.error)")
+    }
+}
