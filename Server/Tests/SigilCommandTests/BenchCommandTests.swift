@@ -5,7 +5,7 @@ import Testing
 
 /// `sigil bench request`, the server pipeline in process that `scripts/instructions` counts under
 /// callgrind: its modes, and its counted loop answering every request it is given.
-@Suite("sigil bench request")
+@Suite("sigil bench request and bench core's counted loops")
 struct BenchCommandTests {
     @Test("--list names every mode by ID, the unverified baseline first and the raw cryptography last")
     func modes() async throws {
@@ -38,5 +38,30 @@ struct BenchCommandTests {
         let tooMany = try await SigilCommand.run(["bench", "request", "--mode", "hmac", "--count", "9", "--pool", "3"])
         #expect(tooMany.status != 0)
         #expect(tooMany.error.contains("--pool"), "\(tooMany.error)")
+    }
+
+    @Test(
+        "bench core's counted loop verifies one algorithm's requests (full or raw) and prints nothing; a verification that fails it",
+        arguments: [
+            ["hmac-sha256", "sigil-v1"], ["ed25519", "rfc9421", "--raw"], ["apple-appattest", "sigil-v1"],
+            ["rsa-pss-sha512", "rfc9421"],
+        ])
+    func coreCountedLoop(arguments: [String]) async throws {
+        let result = try await SigilCommand.run(
+            ["bench", "core", "--algorithms", arguments[0], "--profile", arguments[1], "--count", "3", "--pool", "3"]
+                + arguments.dropFirst(2))
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("bench core --count takes one algorithm and no more than --pool")
+    func coreRefusals() async throws {
+        let two = try await SigilCommand.run(
+            ["bench", "core", "--algorithms", "hmac-sha256,ed25519", "--count", "1", "--pool", "3"])
+        #expect(two.status != 0)
+        #expect(two.error.contains("--count takes one algorithm"), "\(two.error)")
+        let tooMany = try await SigilCommand.run(
+            ["bench", "core", "--algorithms", "hmac-sha256", "--count", "9", "--pool", "3"])
+        #expect(tooMany.status != 0)
     }
 }

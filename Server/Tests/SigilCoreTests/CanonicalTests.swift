@@ -169,6 +169,29 @@ struct CanonicalTests {
         }
     }
 
+    @Test func escapedNamesAreTheCharactersTheyEscape() throws {
+        // A name written raw and the same name escaped are one name: a duplicate.
+        for (raw, escaped) in [
+            ("é", "\\u00e9"), ("\u{800}", "\\u0800"), ("\u{FFFF}", "\\uffff"), ("😀", "\\ud83d\\ude00"),
+            ("\u{10FFFF}", "\\udbff\\udfff"),
+        ] {
+            let json = "{\"\(raw)\":1,\"\(escaped)\":2}"
+            #expect(JSONCanonicalizer.canonicalize(Array(json.utf8)) == nil, "\(json)")
+        }
+        // Lone or malformed surrogate escapes are refused.
+        for string in [
+            #""\uD800""#, #""\uDC00""#, #""\uD800\u0041""#, #""\uDBFF\uDBFF""#, #""\uD800x""#, #""\uD800\u12""#,
+        ] {
+            #expect(JSONCanonicalizer.canonicalize(Array(string.utf8)) == nil, "\(string)")
+        }
+        // Names order by their UTF-16 code units, escaped or not: U+1F600 (D83D DE00) before U+FB33.
+        let ordered = try #require(JSONCanonicalizer.canonicalize(Array(#"{"\ufb33":1,"\ud83d\ude00":2}"#.utf8)))
+        #expect(String(decoding: ordered, as: UTF8.self) == "{\"😀\":2,\"\u{FB33}\":1}")
+        // Short escapes in names come out as JCS writes them.
+        let short = try #require(JSONCanonicalizer.canonicalize(Array(#"{"a\/b\u0041\t":1}"#.utf8)))
+        #expect(String(decoding: short, as: UTF8.self) == #"{"a/bA\t":1}"#)
+    }
+
     @Test func encodedSurrogatesAreNotUTF8() {
         // U+D800 encoded directly in UTF-8 (ED A0 80) is ill-formed.
         #expect(JSONCanonicalizer.canonicalize([0x22, 0xED, 0xA0, 0x80, 0x22]) == nil)

@@ -38,6 +38,27 @@ struct CoreBench: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the cost of each stage of one HMAC verification instead.")
     var breakdown = false
 
+    @Option(
+        name: .long,
+        help: "Run this many verifications of one --algorithms and --profile, print nothing (for callgrind).")
+    var count: Int?
+
+    @Option(name: .long, help: "With --count: the profile.")
+    var profile: SignatureProfile = .sigilV1
+
+    @Option(name: .long, help: "With --count: requests prepared beforehand, whatever --count is.")
+    var pool = 1000
+
+    @Flag(name: .long, help: "With --count: the raw signature check instead of full verification.")
+    var raw = false
+
+    func validate() throws {
+        guard let count else { return }
+        guard count >= 0, count <= pool, let algorithms, !algorithms.contains(",") else {
+            throw ValidationError("--count takes one algorithm (--algorithms), and 0 to --pool verifications")
+        }
+    }
+
     func run() async throws {
         #if DEBUG
             FileHandle.standardError.write(
@@ -45,6 +66,11 @@ struct CoreBench: AsyncParsableCommand {
                     ("sigil: warning: a debug build; run "
                         + "`swift run -c release --package-path Server sigil bench`\n").utf8))
         #endif
+        if let count, let algorithms {
+            try await AlgorithmBench(algorithm: try SignatureAlgorithm.named(algorithms), seconds: seconds)
+                .counted(profile: profile, count: count, pool: pool, raw: raw)
+            return
+        }
         if breakdown {
             for (stage, microseconds) in try await BreakdownBench.run(seconds: seconds) {
                 print("\(stage): \(String(format: "%.2f", microseconds)) µs")
@@ -240,11 +266,20 @@ struct AlgorithmBench {
     /// affects both sides of the ratio alike.
     static let rounds = 5
 
-    func run() async throws -> AlgorithmFigures {
+    /// The device's key, its verification key and key ID, and the verifier's configuration for
+    /// `algorithm`.
+    struct Subject {
+        let key: any SignatureProvider
+        let verificationKey: VerificationKey
+        let keyID: String
+        let configuration: () -> VerifierConfiguration
+    }
+
+    func subject() throws -> Subject {
         if algorithm == .appleAppAttest {
             // A software stand-in for the device's App Attest key; the server's side is the real one.
             let key = SoftwareAppAttestKey()
-            return try await run(key: key, verificationKey: try key.verificationKey, keyID: key.keyID) {
+            return Subject(key: key, verificationKey: try key.verificationKey, keyID: key.keyID) {
                 var configuration = VerifierConfiguration()
                 configuration.assertions = AppAttestAssertions(
                     verifier: AppAttestVerifier(appIDs: [SoftwareAppAttestKey.appID]), counters: Directory.inMemory())
@@ -253,9 +288,44 @@ struct AlgorithmBench {
         }
         let key = try SigningKey.generate(algorithm, formats: .withRSA)
         let verificationKey = try key.verificationKey
-        return try await run(
+        return Subject(
             key: key, verificationKey: verificationKey, keyID: verificationKey.derivedKeyID ?? "bench-hmac-key"
         ) { VerifierConfiguration() }
+    }
+
+    func run() async throws -> AlgorithmFigures {
+        let subject = try subject()
+        return try await run(
+            key: subject.key, verificationKey: subject.verificationKey, keyID: subject.keyID,
+            configuration: subject.configuration)
+    }
+
+    /// The loop `scripts/instructions --core` counts under callgrind: 20 verifications to warm up,
+    /// then `count` of `pool` prepared beforehand (whatever `count` is, so preparing cancels out
+    /// between two counts). Full: requests through `RequestVerifier`, each with a fresh nonce. Raw:
+    /// the signature check alone, over bases of the same size, 64 signatures in turn.
+    func counted(profile: SignatureProfile, count: Int, pool: Int, raw: Bool) async throws {
+        let subject = try subject()
+        if raw {
+            let bases = (0..<64).map { index in Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 150) }
+            let signatures = try bases.map { try subject.key.signature(for: $0, profile: profile) }
+            for index in 0..<(20 + count) {
+                guard
+                    subject.verificationKey.isValidSignature(
+                        signatures[index & 63], for: bases[index & 63], profile: profile)
+                else { throw SigilInputError("a raw signature did not verify") }
+            }
+            return
+        }
+        let clock = ManualUnixClock(1_763_769_600)
+        let requests = try Self.signedRequests(
+            20 + pool, key: subject.key, keyID: subject.keyID, profile: profile, clock: clock)
+        let directory = MemoryKeyDirectory()
+        try await directory.add(subject.verificationKey, keyID: subject.keyID)
+        let verifier = RequestVerifier(
+            keys: directory, nonces: MemoryNonceStore(clock: ManualUnixClock(0)), clock: clock,
+            configuration: subject.configuration())
+        for request in requests.prefix(20 + count) { _ = try await verifier.verify(request, body: BenchBody.json) }
     }
 
     /// The measurements for `key`; each verifier (a fresh one when a pool is replayed) is configured
