@@ -144,16 +144,18 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         -> JWTKeyCollection?
     {
         guard !(pemKeys.isEmpty && hs256Secrets.isEmpty && jwks.isEmpty) else { return nil }
-        let keys = JWTKeyCollection()
+        // Every token's header and claims, and the JWK Sets, are read by Sigil's strict decoder.
+        let parser = DefaultJWTParser(jsonDecoder: StrictJWTDecoder())
+        let keys = JWTKeyCollection(defaultJWTParser: parser)
         for secret in hs256Secrets {
             guard secret.count >= 32 else { throw SigilInputError("an HS256 secret must be at least 32 bytes") }
-            await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+            await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256, parser: parser)
         }
         for pem in pemKeys {
             if let key = try? ES256PublicKey(pem: pem) {
-                await keys.add(ecdsa: key)
+                await keys.add(ecdsa: key, parser: parser)
             } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
-                await keys.add(rsa: key, digestAlgorithm: .sha256)
+                await keys.add(rsa: key, digestAlgorithm: .sha256, parser: parser)
             } else {
                 throw SigilInputError("a JWT key must be a P-256 or RSA public key in PEM")
             }

@@ -54,12 +54,27 @@ struct BenchCommandTests {
         #expect(result.output.isEmpty)
     }
 
-    @Test("bench core --count takes one algorithm and no more than --pool")
+    @Test(
+        "bench core --dpop --count verifies DPoP requests, the token remembered or fresh each time, and prints nothing",
+        arguments: ["remembered", "fresh"])
+    func dpopCountedLoop(token: String) async throws {
+        let result = try await SigilCommand.run(["bench", "core", "--dpop", token, "--count", "3", "--pool", "3"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("bench core --count takes one algorithm or --dpop, and no more than --pool")
     func coreRefusals() async throws {
         let two = try await SigilCommand.run(
             ["bench", "core", "--algorithms", "hmac-sha256,ed25519", "--count", "1", "--pool", "3"])
         #expect(two.status != 0)
         #expect(two.error.contains("--count takes one algorithm"), "\(two.error)")
+        let both = try await SigilCommand.run(
+            ["bench", "core", "--algorithms", "hmac-sha256", "--dpop", "fresh", "--count", "1", "--pool", "3"])
+        #expect(both.status != 0)
+        let uncounted = try await SigilCommand.run(["bench", "core", "--dpop", "fresh"])
+        #expect(uncounted.status != 0)
+        #expect(uncounted.error.contains("--dpop goes with --count"), "\(uncounted.error)")
         let tooMany = try await SigilCommand.run(
             ["bench", "core", "--algorithms", "hmac-sha256", "--count", "9", "--pool", "3"])
         #expect(tooMany.status != 0)

@@ -55,7 +55,7 @@ public struct DPoPProof: Sendable {
             )
         }
         guard let claimsJSON = decoded.0, let signature = decoded.1, !signature.isEmpty,
-            let claims = FlatJSON.object(claimsJSON)
+            let claims = StrictJSON.object(claimsJSON)
         else { throw malformed("the DPoP proof's parts do not decode") }
         // A client proves with one key for many requests: the header's checks and its parsed key are
         // kept by the header's exact bytes (which fix `typ`, `alg` and `jwk`).
@@ -88,7 +88,8 @@ public struct DPoPProof: Sendable {
 
     /// The protected header's checks: `typ`, an accepted `alg`, a public `jwk` of that algorithm.
     static func header(_ encoded: [UInt8], formats: KeyFormats) throws -> KnownKeys.Entry {
-        guard let json = Base64URL.decode(String(decoding: encoded, as: UTF8.self)), let header = FlatJSON.object(json)
+        guard let json = Base64URL.decode(String(decoding: encoded, as: UTF8.self)),
+            let header = StrictJSON.object(json)
         else { throw malformed("the DPoP proof's parts do not decode") }
         guard header["typ"]?.string == "dpop+jwt" else { throw malformed("the DPoP proof's typ is not dpop+jwt") }
         // RFC 7515 section 4.1.11: an extension this verifier does not know must not be ignored.

@@ -52,10 +52,24 @@ struct CoreBench: AsyncParsableCommand {
     @Flag(name: .long, help: "With --count: the raw signature check instead of full verification.")
     var raw = false
 
+    @Option(
+        name: .long,
+        help: "With --count: DPoP requests instead, each with a token verified before (remembered) or its own (fresh).")
+    var dpop: DPoPToken?
+
+    enum DPoPToken: String, ExpressibleByArgument {
+        case remembered, fresh
+    }
+
     func validate() throws {
-        guard let count else { return }
-        guard count >= 0, count <= pool, let algorithms, !algorithms.contains(",") else {
-            throw ValidationError("--count takes one algorithm (--algorithms), and 0 to --pool verifications")
+        guard let count else {
+            guard dpop == nil else { throw ValidationError("--dpop goes with --count") }
+            return
+        }
+        guard count >= 0, count <= pool, (dpop == nil) != (algorithms == nil), algorithms?.contains(",") != true
+        else {
+            throw ValidationError(
+                "--count takes one algorithm (--algorithms) or --dpop, and 0 to --pool verifications")
         }
     }
 
@@ -66,6 +80,10 @@ struct CoreBench: AsyncParsableCommand {
                     ("sigil: warning: a debug build; run "
                         + "`swift run -c release --package-path Server sigil bench`\n").utf8))
         #endif
+        if let count, let dpop {
+            try await DPoPBench.counted(freshTokens: dpop == .fresh, count: count, pool: pool)
+            return
+        }
         if let count, let algorithms {
             try await AlgorithmBench(algorithm: try SignatureAlgorithm.named(algorithms), seconds: seconds)
                 .counted(profile: profile, count: count, pool: pool, raw: raw)

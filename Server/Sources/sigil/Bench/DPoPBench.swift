@@ -20,19 +20,36 @@ enum DPoPBench {
         let freshRatio: Double
     }
 
-    static func run(seconds: Double) async throws -> Figures {
-        let clock = ManualUnixClock(SystemUnixClock().now())
-        let nonces = MemoryNonceStore(clock: clock)
-        clock.advance(by: 2)  // proofs dated after the store's start
-        let issuer = JWTKeyCollection()
-        await issuer.add(ecdsa: ES256PrivateKey())
-        let device = try SigningKey.generate(.ecdsaP256SHA256)
-        let prover = try DPoPProver(signer: device, clock: clock)
-        var verifier = DPoPVerifier(
-            tokens: JWTAccessTokens(keys: issuer, audience: "api", issuer: "https://issuer.example", clock: clock),
-            nonces: nonces, clock: clock)
-        verifier.origin = "https://api.example"
+    /// An issuer, a device's prover and a verifier made as `sigil serve --dpop` makes it, on a frozen clock.
+    struct Setup {
+        let clock: ManualUnixClock
+        let issuer: JWTKeyCollection
+        let prover: DPoPProver
+        let device: SigningKey
+        var verifier: DPoPVerifier
         var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/v1/orders")
+
+        init() async throws {
+            clock = ManualUnixClock(SystemUnixClock().now())
+            let nonces = MemoryNonceStore(clock: clock)
+            clock.advance(by: 2)  // proofs dated after the store's start
+            issuer = JWTKeyCollection()
+            let issuerKey = ES256PrivateKey()
+            await issuer.add(ecdsa: issuerKey)
+            // The verifier's keys are made as `sigil serve --jwt-key` makes them.
+            guard
+                let verifierKeys = try await EnrollmentPolicy.jwtKeys(
+                    pemKeys: [issuerKey.publicKey.pemRepresentation], hs256Secrets: [], jwks: [])
+            else { preconditionFailure("a key was given") }
+            device = try SigningKey.generate(.ecdsaP256SHA256)
+            prover = try DPoPProver(signer: device, clock: clock)
+            verifier = DPoPVerifier(
+                tokens: JWTAccessTokens(
+                    keys: verifierKeys, audience: "api", issuer: "https://issuer.example", clock: clock),
+                nonces: nonces, clock: clock)
+            verifier.origin = "https://api.example"
+        }
+
         func token() async throws -> String {
             try await issuer.sign(
                 JWTAccessTokens.Claims(
@@ -40,6 +57,33 @@ enum DPoPBench {
                     expiresAt: clock.now() + 3_600, boundTo: prover.thumbprint))
         }
 
+        /// `count` requests, each with a fresh proof, and with its own token when `freshTokens`.
+        mutating func requests(_ count: Int, freshTokens: Bool) async throws -> [HTTPRequest] {
+            let shared = try await token()
+            var batch: [HTTPRequest] = []
+            for _ in 0..<count {
+                let accessToken = freshTokens ? try await token() : shared
+                request.headerFields[.authorization] = "DPoP " + accessToken
+                request.headerFields[DPoPProver.field] = try prover.proof(for: request, accessToken: accessToken)
+                batch.append(request)
+            }
+            return batch
+        }
+    }
+
+    /// The loop `scripts/instructions --dpop` counts under callgrind: 20 requests to warm up, then
+    /// `count` of `pool` prepared beforehand (whatever `count` is, so preparing cancels out between two
+    /// counts), each token fresh (`freshTokens`) or the one verified during the warm-up.
+    static func counted(freshTokens: Bool, count: Int, pool: Int) async throws {
+        var setup = try await Setup()
+        if freshTokens { setup.verifier.rememberedTokens = nil }
+        let requests = try await setup.requests(20 + pool, freshTokens: freshTokens)
+        for request in requests.prefix(20 + count) { _ = try await setup.verifier.verify(request) }
+    }
+
+    static func run(seconds: Double) async throws -> Figures {
+        var setup = try await Setup()
+        let device = setup.device
         let message = [UInt8](repeating: 0x61, count: 256)
         let key = try device.verificationKey
         let signature = try device.signature(for: message, profile: .rfc9421)
@@ -51,17 +95,10 @@ enum DPoPBench {
             var verified = 0
             var spent: UInt64 = 0
             var rawSpent: UInt64 = 0
-            let shared = try await token()
             while Double(spent) / 1e9 < seconds {
-                var batch: [HTTPRequest] = []
-                for _ in 0..<1_000 {
-                    let accessToken = freshTokens ? try await token() : shared
-                    request.headerFields[.authorization] = "DPoP " + accessToken
-                    request.headerFields[DPoPProver.field] = try prover.proof(for: request, accessToken: accessToken)
-                    batch.append(request)
-                }
+                let batch = try await setup.requests(1_000, freshTokens: freshTokens)
                 let start = Stopwatch.now()
-                for request in batch { _ = try await verifier.verify(request) }
+                for request in batch { _ = try await setup.verifier.verify(request) }
                 spent += Stopwatch.now() - start
                 verified += batch.count
                 let rawStart = Stopwatch.now()
@@ -71,7 +108,7 @@ enum DPoPBench {
             return (Double(verified) / (Double(spent) / 1e9), Double(verified) / (Double(rawSpent) / 1e9))
         }
         let remembered = try await measure(freshTokens: false)
-        verifier.rememberedTokens = nil
+        setup.verifier.rememberedTokens = nil
         let fresh = try await measure(freshTokens: true)
         return Figures(
             raw: (remembered.raw + fresh.raw) / 2, remembered: remembered.dpop, fresh: fresh.dpop,
