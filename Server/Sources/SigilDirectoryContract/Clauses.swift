@@ -30,6 +30,34 @@ extension DirectoryContract {
             let keyIDs = try await directory.keyIDs()
             try expect(keyIDs == [first.keyID], "keyIDs: \(keyIDs)")
         },
+        Clause(
+            name:
+                "many keys in one change (past a backend's statement of 1,000 rows): all or none; an ID taken or named twice refuses it"
+        ) { directory, _ in
+            let verification = try SigningKey.generate(.ed25519).verificationKey
+            // 2,500 keys of 1,250 new devices, two a device: the device takes its first key's user.
+            let keys = (0..<2_500).map { index in
+                RegisteredKey(
+                    keyID: "bulk-\(index)", key: verification, deviceID: "dev-bulk-\(index / 2)",
+                    userID: "user-\(index)", createdAt: start)
+            }
+            let taken = try key("dev-taken")
+            try await directory.apply(DirectoryChange(added: [taken]))
+            var late = keys
+            late[2_100] = RegisteredKey(keyID: taken.keyID, key: verification, deviceID: "dev-late", createdAt: start)
+            try await expect(throws: .invalidRegistration) { try await directory.apply(DirectoryChange(added: late)) }
+            var twice = keys
+            twice[1_999] = RegisteredKey(
+                keyID: keys[1_000].keyID, key: verification, deviceID: "dev-twice", createdAt: start)
+            try await expect(throws: .invalidRegistration) { try await directory.apply(DirectoryChange(added: twice)) }
+            try expect(try await directory.keyIDs() == [taken.keyID], "a refused change left keys behind")
+            try await directory.apply(DirectoryChange(added: keys))
+            try expect(try await directory.keyIDs().count == 2_501, "not every key was added")
+            let device = try await directory.devices(DeviceQuery(deviceID: "dev-bulk-1100"))
+            try expect(
+                device.first?.userID == "user-2200" && device.first?.keys.map(\.keyID) == ["bulk-2200", "bulk-2201"],
+                "dev-bulk-1100: \(String(describing: device.first))")
+        },
         Clause(name: "nothing is added to a revoked device, and its keys read as revoked") { directory, _ in
             let first = try key("dev-a")
             try await directory.apply(DirectoryChange(added: [first]))
@@ -190,7 +218,7 @@ extension DirectoryContract {
             try await directory.apply(DirectoryChange(revokedDevices: ["dev-a"]))
             // Behind the rules' back, as a bug or a hand edit would: a row that says active.
             let stray = try key("dev-a")
-            try await directory.backend.transaction("a stray row") { _ = try await $0.add(stray, now: start) }
+            try await directory.backend.transaction("a stray row") { _ = try await $0.add([stray], now: start) }
             try expect(try await directory.key(for: stray.keyID)?.state == .revoked, "the stray key reads usable")
             try expect(
                 try await directory.keys(ofDevice: "dev-a").allSatisfy { $0.state == .revoked },

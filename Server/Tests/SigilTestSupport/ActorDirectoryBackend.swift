@@ -182,6 +182,10 @@ actor ActorDirectoryBackend: DirectoryBackend {
             return true
         }
 
+        func add(_ keys: [RegisteredKey], now: Int64) -> Set<String> {
+            Set(keys.filter { !add($0, now: now) }.map(\.keyID))
+        }
+
         func add(_ key: RegisteredKey, now: Int64) -> Bool {
             guard tables.keys[key.keyID] == nil, let device = key.deviceID else { return false }
             if tables.devices[device] == nil {

@@ -109,6 +109,11 @@ public struct DirectoryChange: Sendable {
         SigilError(.enrollmentRefused, "this \(credential.what) was used already")
     }
 
+    /// The refusal for adding a key whose ID is taken (or named twice in one change).
+    package static func registeredAlready(_ keyID: String) -> SigilError {
+        SigilError(.invalidRegistration, "key \(keyID) is registered already")
+    }
+
     /// The refusal for adding to a revoked device.
     package static func revokedDevice(_ deviceID: String) -> SigilError {
         SigilError(.revokedKey, "device \(deviceID) is revoked; nothing can be added to it")

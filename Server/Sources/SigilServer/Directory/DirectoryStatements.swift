@@ -37,11 +37,13 @@ public protocol DirectoryStatements: Sendable {
     ///
     /// - Returns: `false` when it was recorded already.
     func spend(_ credential: SingleUseCredential, now: Int64) async throws -> Bool
-    /// Adds `key` (an HMAC secret sealed at rest), and its device when the device is new (with the
-    /// key's user and attestation, created at `now`).
+    /// Adds `keys` in their order (HMAC secrets sealed at rest), and each one's device when the
+    /// device is new (with the first such key's user and attestation, created at `now`). The key IDs
+    /// are distinct and each key has a device (``Directory`` checks both); a backend may write them
+    /// in one statement (a bulk import, a million devices for a bench) or one by one.
     ///
-    /// - Returns: `false` when the key ID is taken.
-    func add(_ key: RegisteredKey, now: Int64) async throws -> Bool
+    /// - Returns: the IDs of the keys not added because their ID is taken.
+    func add(_ keys: [RegisteredKey], now: Int64) async throws -> Set<String>
     /// Moves a key, unless revoked, to rotating, its end date `until` or sooner if it had one sooner.
     func retire(keyID: String, until: Int64) async throws
     /// Moves every HMAC secret of a device, unless revoked, to rotating, as ``retire(keyID:until:)``.
@@ -102,12 +104,17 @@ extension DirectoryChange {
         for credential in spent {
             guard try await store.spend(credential, now: now) else { throw Self.spentAlready(credential) }
         }
+        var named: Set<String> = []
         for key in added {
             guard key.deviceID != nil else {
                 throw SigilError(.invalidRegistration, "key \(key.keyID) belongs to no device")
             }
-            guard try await store.add(key, now: now) else {
-                throw SigilError(.invalidRegistration, "key \(key.keyID) is registered already")
+            guard named.insert(key.keyID).inserted else { throw Self.registeredAlready(key.keyID) }
+        }
+        if !added.isEmpty {
+            let taken = try await store.add(added, now: now)
+            if let first = added.first(where: { taken.contains($0.keyID) }) {
+                throw Self.registeredAlready(first.keyID)
             }
         }
         for (keyID, end) in retiring { try await store.retire(keyID: keyID, until: end) }

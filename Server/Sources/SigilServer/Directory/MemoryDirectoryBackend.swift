@@ -183,6 +183,10 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
             return true
         }
 
+        func add(_ keys: [RegisteredKey], now: Int64) -> Set<String> {
+            Set(keys.filter { !add($0, now: now) }.map(\.keyID))
+        }
+
         func add(_ key: RegisteredKey, now: Int64) -> Bool {
             guard state.keys[key.keyID] == nil else { return false }
             if let device = key.deviceID, state.devices[device] == nil {

@@ -47,6 +47,28 @@ package struct SecretSeal: Sendable {
     }
 }
 
+/// A key as a store keeps it at rest: an HMAC secret sealed (``SecretSeal``), any other key as its
+/// public key's PEM. Shared by the SQLite and PostgreSQL backends.
+package struct StoredMaterial {
+    /// The public key's PEM, for a key pair.
+    package let publicKey: String?
+    /// The sealed secret, for an HMAC secret.
+    package let sealedSecret: [UInt8]?
+
+    /// - Throws: `invalid-registration` for a key no store can keep; what sealing throws.
+    package init(_ key: RegisteredKey, secrets: SecretSeal) throws {
+        if let secret = key.key.hmacSecret {
+            publicKey = nil
+            sealedSecret = try secrets.seal(secret, keyID: key.keyID)
+        } else if let pem = KeyFile.publicKeyFile(for: key.key) {
+            publicKey = pem
+            sealedSecret = nil
+        } else {
+            throw SigilError(.invalidRegistration, "key \(key.keyID) cannot be stored")
+        }
+    }
+}
+
 extension SealingPublicKey {
     /// A device's sealing key as a store keeps it (standard base64 of the 1216 bytes), or `nil` for none.
     ///
