@@ -107,12 +107,33 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
 
     // MARK: Lookups
 
+    /// A key by its ID, the lookup prepared once per connection (a request's key that misses the
+    /// cache is read with it).
     public func key(_ keyID: String) async throws -> StoredKey? {
+        let logger = store.logger
         let rows = try await select("the key directory could not be read") { client in
-            try await client.query("\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)", logger: self.store.logger)
-                .collect()
+            try await PostgresStore.execute(
+                KeyByID(keyID: keyID), unprepared: "\(unescaped: Self.selectKeys) WHERE k.key_id = \(keyID)",
+                on: client, logger: logger)
         }
         return try rows.first.map(storedKey(from:))
+    }
+
+    struct KeyByID: PostgresPreparedStatement {
+        static let name = "sigil_key_by_id_v1"
+        static let sql = PostgresDirectoryBackend.selectKeys + " WHERE k.key_id = $1"
+        static let bindingDataTypes: [PostgresDataType] = [.text]
+        typealias Row = PostgresRow
+
+        let keyID: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(keyID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
     public func keyID(forThumbprint thumbprint: String) async throws -> String? {

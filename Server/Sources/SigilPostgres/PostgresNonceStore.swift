@@ -44,22 +44,17 @@ public final class PostgresNonceStore: NonceStore {
         -> Bool
     {
         let statement = InsertNonce(keyID: keyID, nonce: nonce, expiresAt: expiresAt, now: now)
+        let logger = store.logger
         let rows = try await store.run("the nonce could not be recorded") { client in
-            do {
-                return try await client.execute(statement).reduce(0) { count, _ in count + 1 }
-            } catch let error as PSQLError where error.code == .server {
-                // The driver keeps a failed preparation for the connection's life (a lock or statement
-                // timeout during a migration, a pooler that refuses named statements): the same
-                // statement unprepared. A statement that failed changed nothing, so this is safe.
-                return try await client.query(
-                    """
+            try await PostgresStore.execute(
+                statement,
+                unprepared: """
                     INSERT INTO sigil_nonces (key_id, nonce, expires_at) VALUES (\(keyID), \(nonce), \(expiresAt))
                     ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
                     WHERE sigil_nonces.expires_at <= \(now)
                     RETURNING 1
-                    """
-                ).collect().count
-            }
+                    """, on: client, logger: logger
+            ).count
         }
         return rows == 1
     }

@@ -273,6 +273,22 @@ public final class PostgresStore: Sendable {
     }
 
     /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
+    /// The rows of `statement`, prepared once per connection. The driver keeps a failed preparation
+    /// for the connection's life (a lock or statement timeout during a migration, a pooler that
+    /// refuses named statements): then the same statement, `unprepared`. A statement that failed
+    /// changed nothing, so running it again is safe.
+    static func execute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, unprepared: PostgresQuery, on client: PostgresClient, logger: Logger
+    ) async throws -> [Statement.Row] {
+        do {
+            var rows: [Statement.Row] = []
+            for try await row in try await client.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        } catch let error as PSQLError where error.code == .server {
+            return try await client.query(unprepared, logger: logger).collect().map(statement.decodeRow)
+        }
+    }
+
     func run<Result: Sendable>(
         _ what: String,
         timeout: Duration? = nil,

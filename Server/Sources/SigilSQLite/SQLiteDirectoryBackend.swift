@@ -21,7 +21,12 @@ import Synchronization
 /// queue on SQLite's lock (a 5 s busy timeout).
 public final class SQLiteDirectoryBackend: DirectoryBackend {
     let secrets: SecretSeal
-    let reader: SQLiteConnection
+    /// Connections that read, taken in turn: a lookup that misses the cache waits for SQLite's
+    /// thread, so lookups of several requests overlap rather than queue on one connection.
+    let readers: [SQLiteConnection]
+    let nextReader = Atomic<Int>(0)
+    /// Key lookups, read on the caller's thread.
+    let keyReader: SQLiteKeyReader
     let writer: SQLiteConnection
     /// The file's lock in this process, shared with a nonce store on the same file.
     let writeLock: WriteLock
@@ -30,12 +35,13 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
     private let closed = Atomic<Bool>(false)
 
     private init(
-        secrets: SecretSeal, reader: SQLiteConnection, writer: SQLiteConnection, writeLock: WriteLock,
-        keyFormats: KeyFormats, logger: Logger
+        secrets: SecretSeal, readers: [SQLiteConnection], keyReader: SQLiteKeyReader, writer: SQLiteConnection,
+        writeLock: WriteLock, keyFormats: KeyFormats, logger: Logger
     ) {
         self.keyFormats = keyFormats
+        self.keyReader = keyReader
         self.secrets = secrets
-        self.reader = reader
+        self.readers = readers
         self.writer = writer
         self.writeLock = writeLock
         self.logger = logger
@@ -65,27 +71,34 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         guard descriptor >= 0 else { throw SigilInputError("cannot open \(path)") }
         Foundation.close(descriptor)
         let writeLock = WriteLock.forFile(path)
-        let (writer, reader) = try await writeLock.withLock {
+        let (writer, readers) = try await writeLock.withLock {
             let writer = try await connect(path, threadPool: threadPool, logger: logger)
+            var readers: [SQLiteConnection] = []
             do {
                 try await createSchema(writer)
                 _ = try await writer.query("PRAGMA journal_mode = WAL")
-                return (writer, try await connect(path, threadPool: threadPool, logger: logger))
+                for _ in 0..<readerCount {
+                    readers.append(try await connect(path, threadPool: threadPool, logger: logger))
+                }
+                return (writer, readers)
             } catch {
+                for reader in readers { try? await reader.close() }
                 try? await writer.close()
                 throw error
             }
         }
         let directory = SQLiteDirectoryBackend(
-            secrets: secrets, reader: reader, writer: writer, writeLock: writeLock, keyFormats: keyFormats,
-            logger: logger)
+            secrets: secrets, readers: readers,
+            keyReader: SQLiteKeyReader(path: path), writer: writer,
+            writeLock: writeLock, keyFormats: keyFormats, logger: logger)
         return directory
     }
 
     /// Closes the file, after any change in progress; closing again does nothing.
     public func close() async throws {
         guard closed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        try await reader.close()
+        keyReader.close()
+        for reader in readers { try await reader.close() }
         try await writeLock.withLock { try await self.writer.close() }
     }
 
@@ -93,10 +106,14 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
     /// its file: SQLite's connections are closed on their thread pool, which keeps them until then.
     deinit {
         if !closed.load(ordering: .relaxed) {
-            _ = reader.close()
+            keyReader.close()
+            for reader in readers { _ = reader.close() }
             _ = writer.close()
         }
     }
+
+    /// How many connections read (WAL lets them read while the writer writes).
+    static let readerCount = 4
 
     /// The schema's version (`PRAGMA user_version`). Sigil 0.9.0 is the first release: a file made by
     /// a development build of 0.9 (version 0 with tables in it) is refused, to be made again.
@@ -246,8 +263,18 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
 
     // MARK: Lookups
 
+    /// A key by its ID: read on the caller's thread with a statement prepared once (a request's
+    /// lookup that misses the cache costs a few microseconds, not a trip through SQLite's thread
+    /// pool and back).
     public func key(_ keyID: String) async throws -> StoredKey? {
-        try await read(Self.selectKeys + " WHERE k.key_id = ?", [.text(keyID)]).first.map(storedKey(from:))
+        do {
+            return try keyReader.key(keyID).map { columns in try storedKey { columns[$0] } }
+        } catch let error as SigilError {
+            throw error
+        } catch {
+            logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
+            throw SigilError(.storeUnavailable, "the key directory could not be read")
+        }
     }
 
     public func keyID(forThumbprint thumbprint: String) async throws -> String? {
@@ -279,6 +306,7 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
     /// A query on the reading connection; a failure is `store-unavailable`.
     func read(_ query: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         do {
+            let reader = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
             return try await reader.query(query, binds)
         } catch {
             logger.error("key directory read failed", metadata: ["error": "\(type(of: error))"])
@@ -293,16 +321,19 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         FROM sigil_keys k JOIN sigil_devices d ON d.device_id = k.device_id
         """
 
-    func storedKey(from row: SQLiteRow) throws -> StoredKey {
-        guard let keyID = row.column("key_id")?.string, let deviceID = row.column("device_id")?.string,
-            let algorithmName = row.column("alg")?.string,
-            let state = row.column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
+    func storedKey(from row: SQLiteRow) throws -> StoredKey { try storedKey { row.column($0) } }
+
+    /// A key from the columns of ``selectKeys``, by name.
+    func storedKey(_ column: (String) -> SQLiteData?) throws -> StoredKey {
+        guard let keyID = column("key_id")?.string, let deviceID = column("device_id")?.string,
+            let algorithmName = column("alg")?.string,
+            let state = column("state")?.string.flatMap(RegisteredKey.State.init(rawValue:))
         else { throw SigilError(.storeUnavailable, "a key row is incomplete") }
         let algorithm = try SignatureAlgorithm.named(algorithmName)
         let key: VerificationKey
-        if let pem = row.column("public_key")?.string {
+        if let pem = column("public_key")?.string {
             key = try KeyFile.load(Array(pem.utf8), algorithm: algorithm, formats: keyFormats).verificationKey
-        } else if case .blob(let sealed) = row.column("sealed_secret") {
+        } else if case .blob(let sealed) = column("sealed_secret") {
             key = try VerificationKey(hmacSecret: try secrets.open(Array(buffer: sealed), keyID: keyID))
         } else {
             throw SigilError(.storeUnavailable, "key \(keyID) has no material")
@@ -312,13 +343,13 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
             key: key,
             state: state,
             deviceID: deviceID,
-            userID: row.column("user_id")?.string,
-            validUntil: row.column("valid_until")?.integer.map(Int64.init),
-            createdAt: row.column("created_at")?.integer.map(Int64.init),
-            sealingKey: try SealingPublicKey(storedBase64: row.column("sealing_key")?.string, keyID: keyID),
-            deviceAttestation: row.column("attestation")?.string
+            userID: column("user_id")?.string,
+            validUntil: column("valid_until")?.integer.map(Int64.init),
+            createdAt: column("created_at")?.integer.map(Int64.init),
+            sealingKey: try SealingPublicKey(storedBase64: column("sealing_key")?.string, keyID: keyID),
+            deviceAttestation: column("attestation")?.string
         )
-        return StoredKey(key: registered, deviceRevoked: row.column("device_revoked")?.integer != 0)
+        return StoredKey(key: registered, deviceRevoked: column("device_revoked")?.integer != 0)
     }
 
     /// The certificates recorded for a device.

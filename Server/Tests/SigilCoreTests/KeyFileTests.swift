@@ -66,6 +66,32 @@ struct KeyFileTests {
         }
     }
 
+    @Test("a PEM block reads the same with CRLF, indentation or text around it; a broken one is refused")
+    func pemBlocks() throws {
+        let key = try SigningKey.generate(.ed25519)
+        let pem = try #require(KeyFile.publicKeyFile(for: try key.verificationKey))
+        let plain = try PEM.decode(pem)
+        #expect(plain.label == "PUBLIC KEY")
+        let variants = [
+            pem.replacingOccurrences(of: "\n", with: "\r\n"),
+            "a comment line\n" + pem.replacingOccurrences(of: "\n", with: "\n\t ") + "\ntrailing text",
+        ]
+        for variant in variants {
+            let decoded = try PEM.decode(variant)
+            #expect(decoded.label == plain.label && decoded.der == plain.der)
+        }
+        let body = pem.split(separator: "\n")[1]
+        for broken in [
+            "no block", "-----BEGIN PUBLIC KEY-----\n\(body)\n",
+            "-----BEGIN PUBLIC KEY-----\n\(body)\n-----END OTHER-----",
+            "-----BEGIN PUBLIC KEY-----\n\(body)\u{A0}\n-----END PUBLIC KEY-----",
+            "-----BEGIN PUBLIC KEY-----\n\(body)*\n-----END PUBLIC KEY-----",
+            "-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----", "-----BEGIN ",
+        ] {
+            #expect(throws: SigilInputError.self, "\(broken)") { try PEM.decode(broken) }
+        }
+    }
+
     @Test func sec1AndPythonEd25519Load() throws {
         #expect(try Self.load("openssl-p384-sec1.pem").algorithm == .ecdsaP384SHA384)
         #expect(try Self.load("python-ed25519.pem").algorithm == .ed25519)

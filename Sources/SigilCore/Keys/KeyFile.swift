@@ -302,18 +302,37 @@ enum DERWriter {
 @_spi(Sigil) public enum PEM {
     /// Decodes the first PEM block of `text`, returning its label and DER bytes.
     @_spi(Sigil) public static func decode(_ text: String) throws -> (label: String, der: [UInt8]) {
-        guard let begin = text.range(of: "-----BEGIN "),
-            let labelEnd = text.range(of: "-----", range: begin.upperBound..<text.endIndex)
+        // Byte by byte: every marker is ASCII, and so is base64 (a key read from a store on every
+        // cache miss is decoded here, so Foundation's string search is too slow for it).
+        let bytes = Array(text.utf8)
+        guard let begin = find(Array("-----BEGIN ".utf8), in: bytes, from: 0),
+            let labelEnd = find(Array("-----".utf8), in: bytes, from: begin.upperBound)
         else { throw SigilInputError("no PEM block found") }
-        let label = String(text[begin.upperBound..<labelEnd.lowerBound])
-        guard let end = text.range(of: "-----END \(label)-----", range: labelEnd.upperBound..<text.endIndex) else {
+        let label = String(decoding: bytes[begin.upperBound..<labelEnd.lowerBound], as: UTF8.self)
+        guard let end = find(Array("-----END \(label)-----".utf8), in: bytes, from: labelEnd.upperBound) else {
             throw SigilInputError("PEM block '\(label.prefix(40))' has no END line")
         }
-        let body = text[labelEnd.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
-        guard !body.isEmpty, let data = Data(base64Encoded: String(body)) else {
+        // ASCII whitespace goes; anything else not base64 fails the decoding below.
+        let body = bytes[labelEnd.upperBound..<end.lowerBound].filter {
+            !($0 == 0x20 || (0x09...0x0D).contains($0))
+        }
+        guard !body.isEmpty, let data = Data(base64Encoded: Data(body)) else {
             throw SigilInputError("PEM block '\(label.prefix(40))' is not valid base64")
         }
         return (label, Array(data))
+    }
+
+    /// The first place `pattern` occurs in `bytes` at or after `start`.
+    static func find(_ pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Range<Int>? {
+        guard !pattern.isEmpty, bytes.count >= pattern.count, start <= bytes.count - pattern.count else { return nil }
+        var index = start
+        while index <= bytes.count - pattern.count {
+            if bytes[index] == pattern[0], bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                return index..<(index + pattern.count)
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// The DER of every `CERTIFICATE` block of `text`, in order.

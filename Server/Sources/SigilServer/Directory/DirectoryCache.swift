@@ -10,9 +10,10 @@ import Synchronization
 /// lookup; entries are trusted only while the last successful read of the counter began less than
 /// a second ago (a store that stops answering is then read, and refuses, rather than served from
 /// memory). A change this process sees (its own, a notification) clears the cache at once. An entry
-/// lives ``lifetime`` seconds at most. The cache holds at most ``capacity`` entries: when full, entries
-/// past their lifetime go, then an eighth of the rest, arbitrary ones (Swift's hashing makes the choice
-/// random), so memory stays bounded whatever the number of devices.
+/// lives ``lifetime`` seconds at most. The cache holds at most ``capacity`` entries, so memory stays
+/// bounded whatever the number of devices: when full, a new entry takes the place of one not read
+/// since the last time the clock's hand passed it (CLOCK, second chance), in constant time on
+/// average, so a device that signs often stays while a million others come and go.
 public final class DirectoryCache: Sendable {
     /// One remembered answer.
     public enum Entry: Sendable {
@@ -24,14 +25,61 @@ public final class DirectoryCache: Sendable {
         case userRevokedAt(Int64?)
     }
 
+    /// An entry, when it was loaded, and its place in the ring.
+    struct Slot {
+        var entry: Entry
+        var loadedAt: Int64
+        let place: Int
+    }
+
     struct State {
         var generation: UInt64 = 0
-        var entries: [String: (entry: Entry, loadedAt: Int64)] = [:]
+        var entries: [String: Slot] = [:]
+        /// The entries' names by place, in the order the clock's hand visits them.
+        var ring: [String] = []
+        /// Whether each place's entry was read since the hand last passed it.
+        var referenced: [Bool] = []
+        var hand = 0
         /// The change counter as last read.
         var counter: Int64?
         /// When the last read of the counter began, and when the last successful one did.
         var checkedAt: ContinuousClock.Instant?
         var confirmedAt: ContinuousClock.Instant?
+
+        /// Forgets every entry, and any lookup under way.
+        mutating func forget() {
+            generation &+= 1
+            entries.removeAll(keepingCapacity: true)
+            ring.removeAll(keepingCapacity: true)
+            referenced.removeAll(keepingCapacity: true)
+            hand = 0
+        }
+
+        /// Keeps `entry` under `name`, in the place of an entry not read lately when `capacity` are held.
+        mutating func keep(_ entry: Entry, name: String, loadedAt: Int64, capacity: Int) {
+            if let slot = entries[name] {
+                entries[name] = Slot(entry: entry, loadedAt: loadedAt, place: slot.place)
+                return
+            }
+            let place: Int
+            if ring.count < capacity {
+                place = ring.count
+                ring.append(name)
+                referenced.append(false)
+            } else {
+                // The hand clears the mark of each entry read since it last passed, and stops at the
+                // first unmarked one: at most one turn.
+                while referenced[hand] {
+                    referenced[hand] = false
+                    hand = (hand + 1) % ring.count
+                }
+                place = hand
+                entries[ring[place]] = nil
+                ring[place] = name
+                hand = (hand + 1) % ring.count
+            }
+            entries[name] = Slot(entry: entry, loadedAt: loadedAt, place: place)
+        }
     }
 
     let state = Mutex(State())
@@ -82,8 +130,7 @@ public final class DirectoryCache: Sendable {
         state.withLock { state in
             if state.counter != counter {
                 state.counter = counter
-                state.generation &+= 1
-                state.entries.removeAll(keepingCapacity: true)
+                state.forget()
             }
             if state.confirmedAt.map({ $0 < start }) ?? true { state.confirmedAt = start }
         }
@@ -94,30 +141,23 @@ public final class DirectoryCache: Sendable {
     public var count: Int { state.withLock { $0.entries.count } }
 
     /// Forgets every entry, and any lookup under way when it was called.
-    public func clear() {
-        state.withLock { state in
-            state.generation &+= 1
-            state.entries.removeAll(keepingCapacity: true)
-        }
-    }
+    public func clear() { state.withLock { $0.forget() } }
 
     /// The entry named `name` while it is fresh at `now`, else `load()`'s, remembered unless a
     /// ``clear()`` happened while it loaded.
     func entry(_ name: String, now: Int64, load: () async throws -> Entry) async throws -> Entry {
         let trusted = try await noticeChanges()
-        let (hit, generation) = state.withLock { ($0.entries[name], $0.generation) }
+        let (hit, generation) = state.withLock { state in
+            let hit = state.entries[name]
+            if let hit { state.referenced[hit.place] = true }
+            return (hit, state.generation)
+        }
         if trusted, let hit, now >= hit.loadedAt, now - hit.loadedAt < lifetime { return hit.entry }
         let loaded = try await load()
         guard lifetime > 0 else { return loaded }
         state.withLock { state in
             guard state.generation == generation else { return }
-            if state.entries[name] == nil, state.entries.count >= capacity {
-                state.entries = state.entries.filter { now >= $0.value.loadedAt && now - $0.value.loadedAt < lifetime }
-                // An eighth at once, so a full cache does not filter on every insertion.
-                let keep = capacity - max(capacity / 8, 1)
-                while state.entries.count > keep { state.entries.remove(at: state.entries.startIndex) }
-            }
-            state.entries[name] = (loaded, now)
+            state.keep(loaded, name: name, loadedAt: now, capacity: capacity)
         }
         return loaded
     }
