@@ -63,10 +63,14 @@ public struct JWTAccessTokens: AccessTokenVerifier {
             throw SigilError(.invalidSignature, "the access token does not verify with a configured key")
         }
         let now = clock.now()
-        guard Int64(claims.exp.value.timeIntervalSince1970.rounded(.down)) > now else {
+        guard let expiresAt = ClaimRules.seconds(claims.exp.value, rounded: .down),
+            claims.nbf.map({ ClaimRules.seconds($0.value, rounded: .up) != nil }) ?? true,
+            claims.iat.map({ ClaimRules.seconds($0.value, rounded: .down) != nil }) ?? true
+        else { throw SigilError(.invalidSignature, "the access token's exp, nbf or iat is past year 9999") }
+        guard expiresAt > now else {
             throw SigilError(.expired, "the access token expired")
         }
-        if let nbf = claims.nbf, Int64(nbf.value.timeIntervalSince1970.rounded(.up)) > now {
+        if let nbf = claims.nbf.flatMap({ ClaimRules.seconds($0.value, rounded: .up) }), nbf > now {
             throw SigilError(.invalidSignature, "the access token is not valid yet")
         }
         guard let audiences = claims.aud, audiences.value.contains(audience) else {
@@ -75,12 +79,11 @@ public struct JWTAccessTokens: AccessTokenVerifier {
         guard claims.iss?.value == issuer else {
             throw SigilError(.invalidSignature, "the access token is not from the expected issuer")
         }
-        guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
+        guard ClaimRules.isUsableSubject(claims.sub.value) else {
             throw SigilError(.invalidSignature, "the access token has no usable sub")
         }
         return AccessToken(
             subject: claims.sub.value, boundThumbprint: claims.cnf?.jkt,
-            expiresAt: Int64(claims.exp.value.timeIntervalSince1970.rounded(.down)),
-            issuedAt: claims.iat.map { Int64($0.value.timeIntervalSince1970.rounded(.down)) })
+            expiresAt: expiresAt, issuedAt: claims.iat.flatMap { ClaimRules.seconds($0.value, rounded: .down) })
     }
 }

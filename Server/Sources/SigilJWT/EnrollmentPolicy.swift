@@ -81,6 +81,9 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             } catch {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT does not verify with a configured key")
             }
+            guard ClaimRules.seconds(claims.exp.value, rounded: .down) != nil,
+                claims.nbf.map({ ClaimRules.seconds($0.value, rounded: .up) != nil }) ?? true
+            else { throw SigilError(.enrollmentRefused, "the enrollment JWT's exp or nbf is past year 9999") }
             let now = Date(timeIntervalSince1970: TimeInterval(clock.now()))
             do {
                 try claims.exp.verifyNotExpired(currentDate: now)
@@ -94,7 +97,7 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             guard claims.iss?.value == jwt.issuer else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT is not from the expected issuer")
             }
-            guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 256 else {
+            guard ClaimRules.isUsableSubject(claims.sub.value) else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT has no usable sub")
             }
             // A DPoP-bound access token (from the same issuer, with `--dpop`) is useless without its
@@ -125,7 +128,10 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         let named =
             claims.jti.map { "jti\u{0}" + (claims.iss?.value ?? "") + "\u{0}" + $0.value } ?? "jwt\u{0}" + signed
         let digest = SHA256.hash(data: Array(named.utf8)).map { String(format: "%02x", $0) }.joined()
-        return SingleUseCredential(id: digest, expiresAt: Int64(claims.exp.value.timeIntervalSince1970))
+        guard let expiresAt = ClaimRules.seconds(claims.exp.value, rounded: .down) else {
+            throw SigilError(.enrollmentRefused, "the enrollment JWT's exp is past year 9999")
+        }
+        return SingleUseCredential(id: digest, expiresAt: expiresAt)
     }
 
     static func bearer(_ value: String?) -> String? {

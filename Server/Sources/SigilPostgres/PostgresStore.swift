@@ -272,7 +272,6 @@ public final class PostgresStore: Sendable {
         if closedAlready { handler() }
     }
 
-    /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
     /// The rows of `statement`, prepared once per connection. The driver keeps a failed preparation
     /// for the connection's life (a lock or statement timeout during a migration, a pooler that
     /// refuses named statements): then the same statement, `unprepared`. A statement that failed
@@ -289,6 +288,7 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// Runs `body` against the pool with the deadline; any failure is `store-unavailable`.
     func run<Result: Sendable>(
         _ what: String,
         timeout: Duration? = nil,

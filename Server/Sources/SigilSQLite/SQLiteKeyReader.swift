@@ -166,15 +166,22 @@ final class SQLiteKeyReader: Sendable {
             return pool.idle.popLast()
         }
         let connection = try taken ?? Connection(path: path)
+        var reusable = false
         defer {
-            let keep = pool.withLock { pool in
-                guard !pool.closed else { return false }
-                pool.idle.append(connection)
-                return true
-            }
+            // Back to the pool only after a clean lookup with no transaction left open (a
+            // connection holding an old snapshot would read it forever); else closed.
+            let keep =
+                reusable
+                && pool.withLock { pool in
+                    guard !pool.closed else { return false }
+                    pool.idle.append(connection)
+                    return true
+                }
             if !keep { connection.close() }
         }
-        return try connection.row(keyID)
+        let row = try connection.row(keyID)
+        reusable = sqlite_nio_sqlite3_get_autocommit(connection.handle) != 0
+        return row
     }
 
     /// Closes the idle connections; one in use closes when its lookup ends.

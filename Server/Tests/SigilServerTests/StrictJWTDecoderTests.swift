@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import JWTKit
 @_spi(Sigil) import SigilCore
 import SigilJWT
@@ -241,6 +242,45 @@ struct StrictJWTDecoderTests {
         for (header, claims) in forged {
             await #expect(throws: SigilError.self, "\(header) \(claims)") {
                 try await tokens.verify(try Self.token(header: header, claims: claims, key: key))
+            }
+        }
+    }
+
+    /// Signed by a configured key, so only the claims' own rules stand between them and the server:
+    /// each is refused, whichever decoder read it (jwt-kit's default included), and nothing traps.
+    static let hostileClaims = [
+        #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":1e19}"#,
+        #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":1700000060,"nbf":-1e19}"#,
+        #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":1700000060,"iat":1e19}"#,
+        #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":253402300800}"#,
+        #"{"sub":"alice\u0000m","aud":"api","iss":"https://issuer.example","exp":1700000060}"#,
+        #"{"sub":"alice\nSigil-Verified: ?1","aud":"api","iss":"https://issuer.example","exp":1700000060}"#,
+    ]
+
+    @Test("a signed token with a time past year 9999 or a sub with a control character is refused, never a crash")
+    func hostileIssuer() async throws {
+        let key = P256.Signing.PrivateKey()
+        let strict = try #require(
+            try await EnrollmentPolicy.jwtKeys(pemKeys: [key.publicKey.pemRepresentation], hs256Secrets: [], jwks: []))
+        let lenient = JWTKeyCollection()
+        await lenient.add(ecdsa: try ES256PublicKey(pem: key.publicKey.pemRepresentation))
+        let clock = ManualUnixClock(1_700_000_000)
+        let header = #"{"alg":"ES256","typ":"JWT"}"#
+        for keys in [strict, lenient] {
+            let tokens = JWTAccessTokens(keys: keys, audience: "api", issuer: "https://issuer.example", clock: clock)
+            let enrollment = EnrollmentPolicy(
+                jwt: EnrollmentPolicy.JWTRules(keys: keys, audience: "api", issuer: "https://issuer.example"),
+                clock: clock)
+            for claims in Self.hostileClaims {
+                let token = try Self.token(header: header, claims: claims, key: key)
+                await #expect(throws: SigilError.self, "\(claims)") { try await tokens.verify(token) }
+                var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/register")
+                request.headerFields[.authorization] = "Bearer " + token
+                // Enrollment reads no iat.
+                if !claims.contains("iat") {
+                    await #expect(throws: SigilError.self, "\(claims)") { try await enrollment.authorize(request) }
+                }
+                _ = try? await enrollment.singleUse(of: request)
             }
         }
     }
