@@ -56,6 +56,9 @@ public struct JWTAccessTokens: AccessTokenVerifier {
 
     public func verify(_ token: String) async throws -> AccessToken {
         guard token.utf8.count <= 16_384 else { throw SigilError(.malformedSignature, "the access token is too long") }
+        guard ClaimRules.hasAcceptableHeader(token) else {
+            throw SigilError(.invalidSignature, "the access token's header names a critical extension or does not read")
+        }
         let claims: Claims
         do {
             claims = try await keys.verify(token, as: Claims.self)

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Sigil) import SigilCore
 
 /// What every JWT Sigil reads must hold beyond its signature, whichever decoder read it: times Sigil
 /// can compute with, and a `sub` it can keep and show.
@@ -13,6 +14,17 @@ enum ClaimRules {
         let seconds = date.timeIntervalSince1970.rounded(rule)
         guard seconds.isFinite, abs(seconds) <= latest else { return nil }
         return Int64(seconds)
+    }
+
+    /// Whether the token's protected header can be honoured: it reads as one strict JSON object and
+    /// names no critical extension (`crit`, RFC 7515 section 4.1.11: a recipient that does not
+    /// understand one must refuse the token; Sigil understands none, and jwt-kit does not look).
+    static func hasAcceptableHeader(_ token: String) -> Bool {
+        guard let end = token.utf8.firstIndex(of: UInt8(ascii: ".")),
+            let json = Base64URL.decode(String(token[..<end])),
+            let header = StrictJSON.object(json, limits: .document)
+        else { return false }
+        return header["crit"] == nil
     }
 
     /// Whether `sub` can name a user: 1 to 256 bytes and no control character. It is stored in the

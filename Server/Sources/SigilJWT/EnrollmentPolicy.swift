@@ -75,6 +75,10 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
         let credential = Self.bearer(request.headerFields[.authorization])
         if let credential, let bootstrapToken, Self.constantTimeEqual(credential, bootstrapToken) { return nil }
         if let credential, let jwt, credential.split(separator: ".").count == 3 {
+            guard ClaimRules.hasAcceptableHeader(credential) else {
+                throw SigilError(
+                    .enrollmentRefused, "the enrollment JWT's header names a critical extension or does not read")
+            }
             let claims: Claims
             do {
                 claims = try await jwt.keys.verify(credential, as: Claims.self)

@@ -238,6 +238,7 @@ struct StrictJWTDecoderTests {
                 #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":1700000060,"cnf":{"jkt":"t","jkt":"u"}}"#
             ),
             (#"{"alg":"ES256","alg":"none"}"#, claims),
+            (#"{"alg":"ES256","crit":["exp"],"exp":1}"#, claims),
         ]
         for (header, claims) in forged {
             await #expect(throws: SigilError.self, "\(header) \(claims)") {
@@ -257,7 +258,9 @@ struct StrictJWTDecoderTests {
         #"{"sub":"alice\nSigil-Verified: ?1","aud":"api","iss":"https://issuer.example","exp":1700000060}"#,
     ]
 
-    @Test("a signed token with a time past year 9999 or a sub with a control character is refused, never a crash")
+    @Test(
+        "a signed token with a time past year 9999, a sub with a control character or a critical header is refused, never a crash"
+    )
     func hostileIssuer() async throws {
         let key = P256.Signing.PrivateKey()
         let strict = try #require(
@@ -282,6 +285,14 @@ struct StrictJWTDecoderTests {
                 }
                 _ = try? await enrollment.singleUse(of: request)
             }
+            // A critical extension Sigil does not understand (jwt-kit does not look at crit).
+            let critical = try Self.token(
+                header: #"{"alg":"ES256","crit":["x-bound"],"x-bound":true}"#,
+                claims: #"{"sub":"user-1","aud":"api","iss":"https://issuer.example","exp":1700000060}"#, key: key)
+            await #expect(throws: SigilError.self) { try await tokens.verify(critical) }
+            var request = HTTPRequest(method: .post, scheme: "https", authority: "api.example", path: "/register")
+            request.headerFields[.authorization] = "Bearer " + critical
+            await #expect(throws: SigilError.self) { try await enrollment.authorize(request) }
         }
     }
 }
