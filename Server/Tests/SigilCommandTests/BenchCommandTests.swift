@@ -54,6 +54,15 @@ struct BenchCommandTests {
         #expect(result.output.isEmpty)
     }
 
+    @Test("bench http --devices takes 1 to 10,000,000 devices, and not with --replicas")
+    func httpDevicesRefusals() async throws {
+        for arguments in [["--devices", "0"], ["--devices", "10000001"], ["--devices", "10", "--replicas", "2"]] {
+            let result = try await SigilCommand.run(["bench", "http"] + arguments)
+            #expect(result.status != 0, "\(arguments)")
+            #expect(result.error.contains("--devices"), "\(result.error)")
+        }
+    }
+
     @Test(
         "bench core --dpop --count verifies DPoP requests, the token remembered or fresh each time, and prints nothing",
         arguments: ["remembered", "fresh"])

@@ -34,16 +34,34 @@ struct HTTPBench: AsyncParsableCommand {
     @Option(name: .long, help: "With --replicas: the shared nonces, store (with the keys) or a redis:// URL.")
     var nonces = "store"
 
+    @Option(
+        name: .long,
+        help:
+            "Also fill the signing server's store with this many Ed25519 devices and compare one of them with devices at random."
+    )
+    var devices: Int?
+
     /// One kind of request.
     struct Mode: Sendable {
         let name: String
         let path: String
         let signer: RequestSigner?
         let server: Int
+        /// A signer for each request instead of ``signer`` (a device picked among many).
+        var pick: (@Sendable () throws -> RequestSigner)?
         /// `http` for a server without TLS (the gateway bench's upstream).
         var scheme = "https"
         /// Seal each body to this key (PROTOCOL.md section 6): the answer comes back sealed too.
         var sealingKey: SealingPublicKey?
+    }
+
+    func validate() throws {
+        guard devices.map({ (1...10_000_000).contains($0) }) ?? true else {
+            throw ValidationError("--devices is 1 to 10,000,000")
+        }
+        guard devices == nil || (replicas == 1 && store == nil) else {
+            throw ValidationError("--devices goes without --replicas and --store")
+        }
     }
 
     func run() async throws {
@@ -137,6 +155,26 @@ struct HTTPBench: AsyncParsableCommand {
                 modes.append(sealed)
             }
         }
+        if let devices {
+            // Many devices on the server `sigil serve` configures by default (SQLite, responses signed):
+            // each request signed by one device's key, derived again for every request in both rows,
+            // so the client's work is the same and only the server's lookups differ.
+            let population = Population(count: devices)
+            let filled = try await population.fill(servers[0].directory)
+            BenchOutput.progress(
+                "\(devices) devices filled in \(String(format: "%.1f", filled.total)) s")
+            let signer = { @Sendable (index: Int) throws -> RequestSigner in
+                RequestSigner(key: try population.key(index), keyID: population.keyID(index))
+            }
+            modes.append(
+                Mode(
+                    name: "ed25519 verified, response signed, one device of \(devices)", path: "/v1/echo", signer: nil,
+                    server: 0, pick: { try signer(0) }))
+            modes.append(
+                Mode(
+                    name: "ed25519 verified, response signed, devices at random among \(devices)", path: "/v1/echo",
+                    signer: nil, server: 0, pick: { try signer(Int.random(in: 0..<devices)) }))
+        }
         return try await measure(modes, ports: ports, client: client)
     }
 
@@ -178,7 +216,8 @@ struct HTTPBench: AsyncParsableCommand {
                     var done = 0
                     while DispatchTime.now().uptimeNanoseconds < deadline {
                         let response = try await Self.send(
-                            .post, mode.path, scheme: mode.scheme, port: port, body: body, signer: mode.signer,
+                            .post, mode.path, scheme: mode.scheme, port: port, body: body,
+                            signer: try mode.pick?() ?? mode.signer,
                             sealingTo: mode.sealingKey, client: client)
                         guard response.status == 200 else {
                             throw SigilInputError("\(mode.name): status \(response.status) \(response.text)")
@@ -202,6 +241,14 @@ struct HTTPBench: AsyncParsableCommand {
                 "| request (\(load.bodySize) B JSON, \(load.concurrency) in flight, HTTP/2, TLS 1.3 X25519MLKEM768) | requests/s | vs unverified |"
         )
         let rate = { (name: String) in figures.first { $0.0 == name }?.1 }
+        if !load.json, let devices,
+            let one = rate("ed25519 verified, response signed, one device of \(devices)"),
+            let random = rate("ed25519 verified, response signed, devices at random among \(devices)"), one > 0
+        {
+            print(
+                "\ndevices at random / one device, among \(devices) (default cache of 100,000): "
+                    + String(format: "%.2f", random / one))
+        }
         if !load.json, let logged = rate("hmac-sha256 verified, response signed, access log on"),
             let plain = rate("hmac-sha256 verified" + Self.twin), plain > 0
         {
