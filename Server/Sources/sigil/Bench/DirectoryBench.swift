@@ -192,11 +192,12 @@ struct Population: Sendable {
     /// Adds every device in changes (transactions) of 2,000, keys derived 20,000 at a time: the
     /// seconds it took in all, and those spent writing. A change stays well inside the store's
     /// deadline even where the tables have outgrown the database's memory.
-    func fill(_ directory: Directory) async throws -> (total: Double, writing: Double) {
+    func fill(_ directory: Directory, _ range: Range<Int>? = nil) async throws -> (total: Double, writing: Double) {
+        let range = range ?? 0..<count
         let start = ContinuousClock.now
         var writing = Duration.zero
-        for lower in stride(from: 0, to: count, by: 20_000) {
-            let derived = try await registered(lower..<min(lower + 20_000, count))
+        for lower in stride(from: range.lowerBound, to: range.upperBound, by: 20_000) {
+            let derived = try await registered(lower..<min(lower + 20_000, range.upperBound))
             let written = ContinuousClock.now
             for part in stride(from: 0, to: derived.count, by: 2_000) {
                 try await directory.apply(

@@ -100,9 +100,31 @@ struct HTTPBench: AsyncParsableCommand {
         tls.trustRoots = .certificates(try servers.flatMap { try NIOSSLCertificate.fromPEMFile($0.0.certificateFile) })
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
         do {
-            let figures = try await measure(client: client, servers: servers.map(\.0), ports: ports)
+            var population: Population?
+            var registrations: (few: Double, many: Double)?
+            if let devices {
+                // Registrations per second with 1,000 devices enrolled, then with all of them.
+                let filling = Population(count: devices)
+                let few = min(devices, 1_000)
+                _ = try await filling.fill(servers[0].0.directory, 0..<few)
+                let token = servers[0].0.enrollToken ?? ""
+                let atFew = try await register(for: load.seconds, token: token, client: client, port: ports[0])
+                let filled = try await filling.fill(servers[0].0.directory, few..<devices)
+                BenchOutput.progress("\(devices) devices filled in \(String(format: "%.1f", filled.total)) s")
+                let atMany = try await register(for: load.seconds, token: token, client: client, port: ports[0])
+                (population, registrations) = (filling, (atFew, atMany))
+            }
+            let figures = try await measure(
+                client: client, servers: servers.map(\.0), ports: ports, population: population)
             try await client.shutdown()
             report(figures)
+            if let registrations, let devices, !load.json {
+                print(
+                    "\nsigned registrations/s (Ed25519, \(load.concurrency) in flight): "
+                        + String(format: "%.0f", registrations.few) + " with 1,000 devices, "
+                        + String(format: "%.0f", registrations.many) + " with \(devices) (ratio "
+                        + String(format: "%.2f", registrations.many / registrations.few) + ")")
+            }
         } catch {
             try? await client.shutdown()
             throw error
@@ -133,9 +155,9 @@ struct HTTPBench: AsyncParsableCommand {
         return (prepared, group, port)
     }
 
-    func measure(client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int]) async throws -> [(
-        String, Double
-    )] {
+    func measure(
+        client: HTTPClient, servers: [SigilStandalone.Prepared], ports: [Int], population: Population? = nil
+    ) async throws -> [(String, Double)] {
         var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
         for (index, port) in ports.enumerated() {
             let suffix = [", response signed", "", ", response signed, access log on", Self.twin][index]
@@ -155,25 +177,22 @@ struct HTTPBench: AsyncParsableCommand {
                 modes.append(sealed)
             }
         }
-        if let devices {
+        if let population {
             // Many devices on the server `sigil serve` configures by default (SQLite, responses signed):
             // each request signed by one device's key, derived again for every request in both rows,
             // so the client's work is the same and only the server's lookups differ.
-            let population = Population(count: devices)
-            let filled = try await population.fill(servers[0].directory)
-            BenchOutput.progress(
-                "\(devices) devices filled in \(String(format: "%.1f", filled.total)) s")
             let signer = { @Sendable (index: Int) throws -> RequestSigner in
                 RequestSigner(key: try population.key(index), keyID: population.keyID(index))
             }
+            let count = population.count
             modes.append(
                 Mode(
-                    name: "ed25519 verified, response signed, one device of \(devices)", path: "/v1/echo", signer: nil,
+                    name: "ed25519 verified, response signed, one device of \(count)", path: "/v1/echo", signer: nil,
                     server: 0, pick: { try signer(0) }))
             modes.append(
                 Mode(
-                    name: "ed25519 verified, response signed, devices at random among \(devices)", path: "/v1/echo",
-                    signer: nil, server: 0, pick: { try signer(Int.random(in: 0..<devices)) }))
+                    name: "ed25519 verified, response signed, devices at random among \(count)", path: "/v1/echo",
+                    signer: nil, server: 0, pick: { try signer(Int.random(in: 0..<count)) }))
         }
         return try await measure(modes, ports: ports, client: client)
     }
@@ -325,6 +344,27 @@ struct HTTPBench: AsyncParsableCommand {
         DeviceCalls(clock: SystemUnixClock()) { method, path, body, headers, signer in
             try await send(method, path, port: port, body: body, headers: headers, signer: signer, client: client)
         }
+    }
+
+    /// Registrations per second: new Ed25519 devices, `load.concurrency` at once, for `duration` seconds.
+    func register(for duration: Double, token: String, client: HTTPClient, port: Int) async throws -> Double {
+        let calls = Self.calls(port: port, client: client)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
+        let start = ContinuousClock.now
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<load.concurrency {
+                group.addTask {
+                    var done = 0
+                    while DispatchTime.now().uptimeNanoseconds < deadline {
+                        try await calls.register(try SigningKey.generate(.ed25519), token: token)
+                        done += 1
+                    }
+                    return done
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Double(total) / DirectoryBench.seconds(ContinuousClock.now - start)
     }
 
     func register(_ key: SigningKey, token: String, client: HTTPClient, port: Int) async throws {
