@@ -19,7 +19,9 @@ struct HTTPBench: AsyncParsableCommand {
         discussion: """
             Server and client share this machine's cores; figures are ratios within one run. With \
             --replicas N --store postgres://…: verified requests per second through N replicas sharing the \
-            store, against one, and how long a revocation on one takes to reach another.
+            store, against one, and how long a revocation on one takes to reach another. With --devices N: \
+            signed registrations per second with 1,000 devices enrolled and with N, then Ed25519 requests \
+            from one of the N devices against devices at random.
             """
     )
 
