@@ -102,7 +102,7 @@ struct GatewayBench: AsyncParsableCommand {
         var bench = HTTPBench()
         bench.load = load
         let device = try SigningKey.generate(.ecdsaP256SHA256)
-        let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
+        let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "", clock: AheadClock())
         try await bench.register(device, token: gateway.enrollToken ?? "", client: client, port: gatewayPort)
         let hmac = try await bench.secret(for: ecdsa, client: client, port: gatewayPort)
         let ports = [gatewayPort, upstreamPort, upstreamTLSPort ?? upstreamPort]

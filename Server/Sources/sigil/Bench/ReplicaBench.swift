@@ -68,7 +68,7 @@ extension HTTPBench {
     /// HMAC-verified requests per second sent to the first replica alone, then spread over all.
     func measureReplicas(client: HTTPClient, first: SigilStandalone.Prepared, ports: [Int]) async throws -> [Double] {
         let device = try SigningKey.generate(.ecdsaP256SHA256)
-        let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "")
+        let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "", clock: AheadClock())
         try await register(device, token: first.enrollToken ?? "", client: client, port: ports[0])
         let hmac = try await secret(for: ecdsa, client: client, port: ports[0])
         let mode = Mode(name: "hmac-sha256 verified", path: "/v1/echo", signer: hmac, server: 0)
