@@ -21,8 +21,8 @@ import Synchronization
 /// queue on SQLite's lock (a 5 s busy timeout).
 public final class SQLiteDirectoryBackend: DirectoryBackend {
     let secrets: SecretSeal
-    /// Connections that read, taken in turn: a lookup that misses the cache waits for SQLite's
-    /// thread, so lookups of several requests overlap rather than queue on one connection.
+    /// Connections for the reads other than a key's (thumbprints, users' revocations, the change
+    /// counter, the operators' lists), taken in turn so that reads in flight together overlap.
     let readers: [SQLiteConnection]
     let nextReader = Atomic<Int>(0)
     /// Key lookups, read on the caller's thread.
