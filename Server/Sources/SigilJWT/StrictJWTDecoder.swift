@@ -122,18 +122,22 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if type == Date.self {
-            return Date(timeIntervalSince1970: try decode(Double.self)) as! T
+        // The types Foundation's decoder reads from a value of their own: a date from its seconds
+        // (jwt-kit's strategy), data from base64, a URL from its string.
+        if type == Date.self, let date = Date(timeIntervalSince1970: try decode(Double.self)) as? T {
+            return date
         }
         if type == Data.self {
-            guard let bytes = Data(base64Encoded: try decode(String.self)) else {
+            guard let bytes = Data(base64Encoded: try decode(String.self)) as? T else {
                 throw corrupted("the string is not base64")
             }
-            return bytes as! T
+            return bytes
         }
         if type == URL.self {
-            guard let url = URL(string: try decode(String.self)) else { throw corrupted("the string is not a URL") }
-            return url as! T
+            guard let url = URL(string: try decode(String.self)) as? T else {
+                throw corrupted("the string is not a URL")
+            }
+            return url
         }
         return try T(from: self)
     }

@@ -279,51 +279,45 @@ public final class PostgresDirectoryBackend: DirectoryBackend {
         }
 
         func add(_ keys: [RegisteredKey], now: Int64) async throws -> Set<String> {
-            var taken: Set<String> = []
-            // A statement of at most 1,000 rows: 9,000 parameters, under PostgreSQL's 65,535.
-            for start in stride(from: 0, to: keys.count, by: 1_000) {
-                let batch = keys[start..<min(start + 1_000, keys.count)]
-                var devices = PostgresBindings(capacity: batch.count * 4)
-                var rows = PostgresBindings(capacity: batch.count * 9)
-                for key in batch {
-                    let stored = try StoredMaterial(key, secrets: backend.secrets)
-                    devices.append(key.deviceID ?? "")
-                    devices.append(key.userID)
-                    devices.append(now)
-                    devices.append(key.deviceAttestation)
-                    rows.append(key.keyID)
-                    rows.append(key.deviceID ?? "")
-                    rows.append(key.key.algorithm.rawValue)
-                    rows.append(stored.publicKey)
-                    rows.append(stored.sealedSecret.map { ByteBuffer(bytes: $0) })
-                    rows.append(key.state.rawValue)
-                    rows.append(key.createdAt ?? now)
-                    rows.append(key.validUntil)
-                    rows.append(key.key.jwkThumbprint)
-                }
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "INSERT INTO sigil_devices (device_id, user_id, created_at, attestation) VALUES "
-                            + Self.placeholders(rows: batch.count, columns: 4) + " ON CONFLICT (device_id) DO NOTHING",
-                        binds: devices),
-                    logger: logger)
-                var added: Set<String> = []
-                for try await keyID in try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at,
-                                                    valid_until, jwk_thumbprint)
-                            VALUES \(Self.placeholders(rows: batch.count, columns: 9))
-                            ON CONFLICT (key_id) DO NOTHING RETURNING key_id
-                            """,
-                        binds: rows),
-                    logger: logger
-                ).decode(String.self) {
-                    added.insert(keyID)
-                }
-                taken.formUnion(batch.map(\.keyID).filter { !added.contains($0) })
+            var devices = PostgresBindings(capacity: keys.count * 4)
+            var rows = PostgresBindings(capacity: keys.count * 9)
+            for key in keys {
+                let stored = try StoredMaterial(key, secrets: backend.secrets)
+                devices.append(key.deviceID ?? "")
+                devices.append(key.userID)
+                devices.append(now)
+                devices.append(key.deviceAttestation)
+                rows.append(key.keyID)
+                rows.append(key.deviceID ?? "")
+                rows.append(key.key.algorithm.rawValue)
+                rows.append(stored.publicKey)
+                rows.append(stored.sealedSecret.map { ByteBuffer(bytes: $0) })
+                rows.append(key.state.rawValue)
+                rows.append(key.createdAt ?? now)
+                rows.append(key.validUntil)
+                rows.append(key.key.jwkThumbprint)
             }
-            return taken
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO sigil_devices (device_id, user_id, created_at, attestation) VALUES "
+                        + Self.placeholders(rows: keys.count, columns: 4) + " ON CONFLICT (device_id) DO NOTHING",
+                    binds: devices),
+                logger: logger)
+            var added: Set<String> = []
+            for try await keyID in try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at,
+                                                valid_until, jwk_thumbprint)
+                        VALUES \(Self.placeholders(rows: keys.count, columns: 9))
+                        ON CONFLICT (key_id) DO NOTHING RETURNING key_id
+                        """,
+                    binds: rows),
+                logger: logger
+            ).decode(String.self) {
+                added.insert(keyID)
+            }
+            return added
         }
 
         /// `($1, $2, …), (…), …`: `rows` groups of `columns` numbered parameters.

@@ -430,42 +430,35 @@ public final class SQLiteDirectoryBackend: DirectoryBackend {
         }
 
         func add(_ keys: [RegisteredKey], now: Int64) async throws -> Set<String> {
-            var taken: Set<String> = []
-            // A statement of at most 1,000 rows: 9,000 variables, under SQLite's 32,766.
-            for start in stride(from: 0, to: keys.count, by: 1_000) {
-                let batch = keys[start..<min(start + 1_000, keys.count)]
-                var devices: [SQLiteData] = []
-                var rows: [SQLiteData] = []
-                for key in batch {
-                    let stored = try StoredMaterial(key, secrets: backend.secrets)
-                    devices += [
-                        .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
-                        key.deviceAttestation.map(SQLiteData.text) ?? .null,
-                    ]
-                    rows += [
-                        .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue),
-                        stored.publicKey.map(SQLiteData.text) ?? .null,
-                        stored.sealedSecret.map { .blob(ByteBuffer(bytes: $0)) } ?? .null,
-                        .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
-                        key.validUntil.map { .integer(Int($0)) } ?? .null,
-                        key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
-                    ]
-                }
-                _ = try await writer.query(
-                    "INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation) VALUES "
-                        + Self.placeholders(rows: batch.count, columns: 4),
-                    devices)
-                let inserted = try await writer.query(
-                    """
-                    INSERT OR IGNORE INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at,
-                                                      valid_until, jwk_thumbprint)
-                    VALUES \(Self.placeholders(rows: batch.count, columns: 9)) RETURNING key_id
-                    """,
-                    rows)
-                let added = Set(inserted.compactMap { $0.column("key_id")?.string })
-                taken.formUnion(batch.map(\.keyID).filter { !added.contains($0) })
+            var devices: [SQLiteData] = []
+            var rows: [SQLiteData] = []
+            for key in keys {
+                let stored = try StoredMaterial(key, secrets: backend.secrets)
+                devices += [
+                    .text(key.deviceID ?? ""), key.userID.map(SQLiteData.text) ?? .null, .integer(Int(now)),
+                    key.deviceAttestation.map(SQLiteData.text) ?? .null,
+                ]
+                rows += [
+                    .text(key.keyID), .text(key.deviceID ?? ""), .text(key.key.algorithm.rawValue),
+                    stored.publicKey.map(SQLiteData.text) ?? .null,
+                    stored.sealedSecret.map { .blob(ByteBuffer(bytes: $0)) } ?? .null,
+                    .text(key.state.rawValue), .integer(Int(key.createdAt ?? now)),
+                    key.validUntil.map { .integer(Int($0)) } ?? .null,
+                    key.key.jwkThumbprint.map(SQLiteData.text) ?? .null,
+                ]
             }
-            return taken
+            _ = try await writer.query(
+                "INSERT OR IGNORE INTO sigil_devices (device_id, user_id, created_at, attestation) VALUES "
+                    + Self.placeholders(rows: keys.count, columns: 4),
+                devices)
+            let inserted = try await writer.query(
+                """
+                INSERT OR IGNORE INTO sigil_keys (key_id, device_id, alg, public_key, sealed_secret, state, created_at,
+                                                  valid_until, jwk_thumbprint)
+                VALUES \(Self.placeholders(rows: keys.count, columns: 9)) RETURNING key_id
+                """,
+                rows)
+            return Set(inserted.compactMap { $0.column("key_id")?.string })
         }
 
         /// `(?, ?, …), (?, ?, …), …`: `rows` groups of `columns` variables.

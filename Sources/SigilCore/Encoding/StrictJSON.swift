@@ -155,16 +155,8 @@
                     !members.pairs.contains(where: { $0.name.utf8.elementsEqual(name.utf8) })
                 else { return nil }
                 members.pairs.append((name, member))
-                skipSpace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return .object(members)
-                } else {
-                    return nil
-                }
+                guard let closed = next(closing: UInt8(ascii: "}")) else { return nil }
+                if closed { return .object(members) }
             }
         }
 
@@ -179,17 +171,18 @@
             while true {
                 guard let element = value(depth: depth) else { return nil }
                 elements.append(element)
-                skipSpace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return .array(elements)
-                } else {
-                    return nil
-                }
+                guard let closed = next(closing: UInt8(ascii: "]")) else { return nil }
+                if closed { return .array(elements) }
             }
+        }
+
+        /// After a member or an element: `true` past `closing`, `false` past a comma (another
+        /// follows), `nil` for anything else.
+        mutating func next(closing: UInt8) -> Bool? {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") || bytes[index] == closing else { return nil }
+            index += 1
+            return bytes[index - 1] == closing
         }
 
         mutating func literal(_ word: StaticString, _ value: Value) -> Value? {

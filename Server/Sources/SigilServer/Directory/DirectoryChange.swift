@@ -109,6 +109,10 @@ public struct DirectoryChange: Sendable {
         SigilError(.enrollmentRefused, "this \(credential.what) was used already")
     }
 
+    /// The most keys one call of ``DirectoryStatements/add(_:now:)`` is given: 9,000 values in one
+    /// statement, under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters.
+    package static let keysPerStatement = 1_000
+
     /// The refusal for adding a key whose ID is taken (or named twice in one change).
     package static func registeredAlready(_ keyID: String) -> SigilError {
         SigilError(.invalidRegistration, "key \(keyID) is registered already")

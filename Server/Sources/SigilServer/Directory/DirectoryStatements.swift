@@ -38,11 +38,12 @@ public protocol DirectoryStatements: Sendable {
     /// - Returns: `false` when it was recorded already.
     func spend(_ credential: SingleUseCredential, now: Int64) async throws -> Bool
     /// Adds `keys` in their order (HMAC secrets sealed at rest), and each one's device when the
-    /// device is new (with the first such key's user and attestation, created at `now`). The key IDs
-    /// are distinct and each key has a device (``Directory`` checks both); a backend may write them
-    /// in one statement (a bulk import, a million devices for a bench) or one by one.
+    /// device is new (with the first such key's user and attestation, created at `now`). There are
+    /// at most ``DirectoryChange/keysPerStatement``, their IDs are distinct and each has a device
+    /// (``DirectoryChange/apply(in:now:)`` sees to all three), so a backend may write them in one
+    /// statement, or one by one.
     ///
-    /// - Returns: the IDs of the keys not added because their ID is taken.
+    /// - Returns: the IDs of the keys added; a key whose ID is taken is not.
     func add(_ keys: [RegisteredKey], now: Int64) async throws -> Set<String>
     /// Moves a key, unless revoked, to rotating, its end date `until` or sooner if it had one sooner.
     func retire(keyID: String, until: Int64) async throws
@@ -111,10 +112,11 @@ extension DirectoryChange {
             }
             guard named.insert(key.keyID).inserted else { throw Self.registeredAlready(key.keyID) }
         }
-        if !added.isEmpty {
-            let taken = try await store.add(added, now: now)
-            if let first = added.first(where: { taken.contains($0.keyID) }) {
-                throw Self.registeredAlready(first.keyID)
+        for start in stride(from: 0, to: added.count, by: Self.keysPerStatement) {
+            let batch = added[start..<min(start + Self.keysPerStatement, added.count)]
+            let stored = try await store.add(Array(batch), now: now)
+            if let taken = batch.first(where: { !stored.contains($0.keyID) }) {
+                throw Self.registeredAlready(taken.keyID)
             }
         }
         for (keyID, end) in retiring { try await store.retire(keyID: keyID, until: end) }

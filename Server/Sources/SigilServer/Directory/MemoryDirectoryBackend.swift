@@ -184,7 +184,7 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
         }
 
         func add(_ keys: [RegisteredKey], now: Int64) -> Set<String> {
-            Set(keys.filter { !add($0, now: now) }.map(\.keyID))
+            Set(keys.filter { add($0, now: now) }.map(\.keyID))
         }
 
         func add(_ key: RegisteredKey, now: Int64) -> Bool {

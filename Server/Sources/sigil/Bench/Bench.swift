@@ -520,3 +520,8 @@ final class SoftwareAppAttestKey: SignatureProvider, @unchecked Sendable {
             + [0x71] + Array("authenticatorData".utf8) + [0x58, UInt8(authenticatorData.count)] + authenticatorData
     }
 }
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

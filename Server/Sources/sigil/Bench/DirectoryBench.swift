@@ -120,11 +120,7 @@ struct DirectoryBench: AsyncParsableCommand {
             "| \(name) | \(StoreBench.format(Double(population.count))) | \(StoreBench.format(Double(directory.cache.capacity))) "
                 + "| \(String(format: "%.1f", filled.total)) s | \(StoreBench.format(hotRate)) | \(StoreBench.format(randomRate)) "
                 + "| \(String(format: "%.2f", randomRate / hotRate)) | \(StoreBench.format(Double(directory.cache.count))) "
-                + "| \(ResidentMemory.text) | \(String(format: "%.1f", Self.seconds(pageTime) * 1000)) ms |")
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                + "| \(ResidentMemory.text) | \(String(format: "%.1f", pageTime.inSeconds * 1000)) ms |")
     }
 
     /// Requests verified per second, 8 in flight, until `requests` run out or `seconds` pass.
@@ -145,7 +141,7 @@ struct DirectoryBench: AsyncParsableCommand {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / Self.seconds(ContinuousClock.now - start)
+        return Double(total) / (ContinuousClock.now - start).inSeconds
     }
 }
 
@@ -206,7 +202,7 @@ struct Population: Sendable {
             writing += ContinuousClock.now - written
             if lower % 100_000 == 0, lower > 0 { BenchOutput.progress("\(lower) devices filled") }
         }
-        return (DirectoryBench.seconds(ContinuousClock.now - start), DirectoryBench.seconds(writing))
+        return ((ContinuousClock.now - start).inSeconds, writing.inSeconds)
     }
 
     /// `count` signed requests, each from the device `pick` gives.

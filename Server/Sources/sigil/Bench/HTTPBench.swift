@@ -368,7 +368,7 @@ struct HTTPBench: AsyncParsableCommand {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / DirectoryBench.seconds(ContinuousClock.now - start)
+        return Double(total) / (ContinuousClock.now - start).inSeconds
     }
 
     func register(_ key: SigningKey, token: String, client: HTTPClient, port: Int) async throws {

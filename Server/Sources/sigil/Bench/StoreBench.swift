@@ -137,8 +137,7 @@ struct StoreBench: AsyncParsableCommand {
             }
             return try await group.reduce(0, +)
         }
-        let elapsed = ContinuousClock.now - start
-        return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return Double(total) / (ContinuousClock.now - start).inSeconds
     }
 
     /// pgbench's rate for the same insert, 64 clients, or `nil` without pgbench.
