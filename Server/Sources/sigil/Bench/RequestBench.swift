@@ -45,6 +45,21 @@ struct RequestBench: AsyncParsableCommand {
     @Flag(name: .long, help: "List the modes' IDs and names.")
     var list = false
 
+    @Option(
+        name: .long,
+        help: "Also run the replica's pipeline: keys in this shared store, a postgres:// URL (password as for serve).")
+    var store: String?
+
+    @Option(name: .long, help: "With --store: the replica's nonces, store (with the keys) or a redis:// URL.")
+    var nonces = "store"
+
+    @Option(
+        name: .long,
+        help: """
+            With --store: the replica's data directory, kept (default: a new one each run). The store holds             the server keys sealed under its master key, so runs against one store share one.
+            """)
+    var dataDir: String?
+
     func validate() throws {
         guard seconds > 0 else { throw ValidationError("--seconds > 0") }
         if let count {
@@ -54,6 +69,16 @@ struct RequestBench: AsyncParsableCommand {
         }
         if let mode, !PipelineMode.all.contains(where: { $0.id == mode }) {
             throw ValidationError("no mode \(mode); --list shows them")
+        }
+        if let store {
+            guard case .postgres = try ServerOptions.keyStore(store) else {
+                throw ValidationError("--store is a postgres:// URL: the store replicas share")
+            }
+            guard try ServerOptions.nonceStorage(nonces) != .memory else {
+                throw ValidationError("--nonces is store or redis://…: replicas share their nonces")
+            }
+        } else if PipelineMode.all.contains(where: { $0.id == mode && $0.server == .replica }) {
+            throw ValidationError("mode \(mode ?? "") needs --store postgres://…")
         }
     }
 
@@ -68,7 +93,9 @@ struct RequestBench: AsyncParsableCommand {
                     ("sigil: warning: a debug build; run "
                         + "`swift run -c release --package-path Server sigil bench request`\n").utf8))
         #endif
-        let modes = PipelineMode.all.filter { mode == nil || $0.id == mode }
+        let modes = PipelineMode.all.filter {
+            (mode == nil || $0.id == mode) && ($0.server != .replica || store != nil)
+        }
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         // The servers' clock stands still at the start, and the devices' clock a second later (a
@@ -77,7 +104,10 @@ struct RequestBench: AsyncParsableCommand {
         let clock = ManualUnixClock(start + 1)
         var servers: [PipelineServer.Kind: PipelineServer] = [:]
         for kind in Set(modes.compactMap(\.server)) {
-            servers[kind] = try await PipelineServer.start(kind, root: root, clock: ManualUnixClock(start))
+            let shared = try store.map { (try ServerOptions.keyStore($0), try ServerOptions.nonceStorage(nonces)) }
+            servers[kind] = try await PipelineServer.start(
+                kind, root: root, clock: ManualUnixClock(start),
+                shared: kind == .replica ? shared.map { ($0.0, $0.1, dataDir) } : nil)
         }
         defer { for server in servers.values { Task { try? await server.prepared.close() } } }
         var runners: [PipelineRunner] = []
@@ -182,6 +212,9 @@ struct PipelineMode: Sendable, Hashable {
         PipelineMode(id: "ecdsa", name: "ecdsa-p256 verified", server: .plain, signature: .ecdsa),
         PipelineMode(
             id: "hmac-signed-log", name: "hmac-sha256 verified, response signed, access log on", server: .logging),
+        PipelineMode(
+            id: "hmac-signed-replica", name: "hmac-sha256 verified, response signed, a replica's shared stores",
+            server: .replica),
         PipelineMode(id: "raw-hmac", name: "raw crypto: HMAC-SHA256 check + Ed25519 answer signature", server: nil),
         PipelineMode(
             id: "raw-ecdsa", name: "raw crypto: ECDSA P-256 check + Ed25519 answer signature", server: nil,
@@ -200,6 +233,8 @@ struct PipelineServer: Sendable {
         case memoryNonces
         /// Signs its answers and writes an access log.
         case logging
+        /// Signs its answers, keys and nonces in the stores replicas share (`--store`, `--nonces`).
+        case replica
     }
 
     let prepared: SigilStandalone.Prepared
@@ -210,7 +245,10 @@ struct PipelineServer: Sendable {
     /// The devices' clock.
     let clock: any UnixClock
 
-    static func start(_ kind: Kind, root: String, clock: any UnixClock) async throws -> PipelineServer {
+    static func start(
+        _ kind: Kind, root: String, clock: any UnixClock,
+        shared: (SigilStandalone.KeyStore, SigilStandalone.NonceStorage, dataDirectory: String?)? = nil
+    ) async throws -> PipelineServer {
         var logger = Logger(label: "sigil.bench")
         logger.logLevel = .critical
         var options = SigilStandalone.Options()
@@ -221,6 +259,11 @@ struct PipelineServer: Sendable {
         options.signsResponses = kind != .plain
         if kind == .memoryNonces { options.nonceStorage = .memory }
         if kind == .logging { options.accessLog = root + "/access.log" }
+        if let (keyStore, nonceStorage, dataDirectory) = shared {
+            options.keyStore = keyStore
+            options.nonceStorage = nonceStorage
+            if let dataDirectory { options.dataDirectory = dataDirectory }
+        }
         let prepared = try await SigilStandalone.prepare(options, logger: logger)
         return PipelineServer(
             prepared: prepared, responder: prepared.application.responder, logger: logger,
