@@ -192,6 +192,37 @@ struct CanonicalTests {
         #expect(String(decoding: short, as: UTF8.self) == #"{"a/bA\t":1}"#)
     }
 
+    @Test func membersAreSortedAndADuplicateAnywhereIsRefused() throws {
+        // Objects of 1 to 20 members (insertion sort up to 16, the library's sort above) in seeded
+        // random orders: sorted when the names differ, refused when any two are the same.
+        var generator = SeededGenerator(seed: 0x5151_6e61)
+        for count in 1...20 {
+            let names = (0..<count).map { String(format: "k%02d", $0) }
+            for _ in 0..<20 {
+                let shuffled = names.shuffled(using: &generator)
+                let json = "{" + shuffled.map { "\"\($0)\":\"\($0)\"" }.joined(separator: ",") + "}"
+                let sorted = "{" + names.map { "\"\($0)\":\"\($0)\"" }.joined(separator: ",") + "}"
+                let canonical = try #require(JSONCanonicalizer.canonicalize(Array(json.utf8)), "\(json)")
+                #expect(String(decoding: canonical, as: UTF8.self) == sorted)
+                guard count > 1 else { continue }
+                var twice = shuffled
+                let copied = Int.random(in: 0..<count, using: &generator)
+                var into = Int.random(in: 0..<count, using: &generator)
+                if into == copied { into = (into + 1) % count }
+                twice[into] = twice[copied]
+                let duplicated = "{" + twice.map { "\"\($0)\":0" }.joined(separator: ",") + "}"
+                #expect(JSONCanonicalizer.canonicalize(Array(duplicated.utf8)) == nil, "\(duplicated)")
+            }
+        }
+    }
+
+    @Test func escapesInValuesComeOutAsJCSWritesThem() throws {
+        // Kept as they came: \" \\ \b \f \n \r \t; rewritten: \/ and \u.
+        let json = #"{"v":"a\"b\\c\bd\fe\nf\rg\th\/i\u0041\u001f\u00e9"}"#
+        let canonical = try #require(JSONCanonicalizer.canonicalize(Array(json.utf8)))
+        #expect(String(decoding: canonical, as: UTF8.self) == #"{"v":"a\"b\\c\bd\fe\nf\rg\th/iA\u001fé"}"#)
+    }
+
     @Test func encodedSurrogatesAreNotUTF8() {
         // U+D800 encoded directly in UTF-8 (ED A0 80) is ill-formed.
         #expect(JSONCanonicalizer.canonicalize([0x22, 0xED, 0xA0, 0x80, 0x22]) == nil)

@@ -78,6 +78,7 @@ enum DPoPBench {
         var setup = try await Setup()
         if freshTokens { setup.verifier.rememberedTokens = nil }
         let requests = try await setup.requests(20 + pool, freshTokens: freshTokens)
+        countFromHere()
         for request in requests.prefix(20 + count) { _ = try await setup.verifier.verify(request) }
     }
 

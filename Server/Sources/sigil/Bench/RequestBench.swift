@@ -117,6 +117,7 @@ struct RequestBench: AsyncParsableCommand {
             // which `count` are served.
             let runner = runners[0]
             let requests = try runner.prepare(20 + pool)
+            countFromHere()
             try await runner.run(requests, count: 20)
             try await runner.run(Array(requests.dropFirst(20)), count: count)
             return

@@ -60,18 +60,23 @@ extension JCSParser {
             }
             if inOrder { return 0 }
             if count <= 16 {
-                for index in 1..<count {  // insertion sort: objects are small
+                // Insertion sort: objects are small. A member stops at the first name not after its
+                // own, so a duplicate is the name it stops at.
+                for index in 1..<count {
                     let member = slice[index]
                     var position = index
-                    while position > 0 && Self.compare(member, slice[position - 1], names) < 0 {
+                    while position > 0 {
+                        let order = Self.compare(member, slice[position - 1], names)
+                        if order == 0 { return nil }
+                        if order > 0 { break }
                         slice[position] = slice[position - 1]
                         position -= 1
                     }
                     slice[position] = member
                 }
-            } else {
-                slice.sort { Self.compare($0, $1, names) < 0 }
+                return 1
             }
+            slice.sort { Self.compare($0, $1, names) < 0 }
             for index in 1..<count where Self.compare(slice[index - 1], slice[index], names) == 0 { return nil }
             return 1
         }()

@@ -61,6 +61,12 @@ extension JCSParser {
             guard position + 1 < input.count else { return false }
             let escape = input[position + 1]
             position &+= 2
+            // The escapes JCS writes as they came (an echoed body is full of `\"`): copied as a pair.
+            if !isKey, Self.isKeptEscape(escape) {
+                out.append(UInt8(ascii: "\\"))
+                out.append(escape)
+                continue
+            }
             var scalar: UInt32
             switch escape {
             case UInt8(ascii: "\""): scalar = 0x22
@@ -88,6 +94,18 @@ extension JCSParser {
                 return false
             }
             writeScalar(scalar, isKey: isKey)
+        }
+    }
+
+    /// Whether JCS writes the escape `\` `byte` unchanged: `\"`, `\\`, `\b`, `\f`, `\n`, `\r` and `\t`
+    /// (RFC 8785 section 3.2.2.2). `\/` and `\u` escapes are rewritten.
+    @inline(__always)
+    static func isKeptEscape(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return true
+        default: return false
         }
     }
 
