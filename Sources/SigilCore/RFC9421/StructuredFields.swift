@@ -290,15 +290,15 @@ extension StructuredFields {
 
         /// Section 4.2.7: the base64 text, undecoded.
         mutating func byteSequence() throws(StructuredFieldError) -> String {
-            position += 1  // ":"
-            let start = position
-            while let byte = peek(), byte != UInt8(ascii: ":") {
-                guard StructuredFields.isBase64Character(byte) else { throw StructuredFieldError() }
-                position += 1
+            let start = position + 1  // after ":"
+            var end = start
+            while end < input.count && input[end] != UInt8(ascii: ":") {
+                guard StructuredFields.isBase64Character(input[end]) else { throw StructuredFieldError() }
+                end += 1
             }
-            guard peek() == UInt8(ascii: ":") else { throw StructuredFieldError() }
-            position += 1
-            return String(decoding: UnsafeBufferPointer(rebasing: input[start..<(position - 1)]), as: UTF8.self)
+            guard end < input.count else { throw StructuredFieldError() }  // no closing ":"
+            position = end + 1
+            return String(decoding: UnsafeBufferPointer(rebasing: input[start..<end]), as: UTF8.self)
         }
 
         /// Section 4.2.8.
