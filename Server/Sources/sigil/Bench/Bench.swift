@@ -261,7 +261,6 @@ enum Stopwatch {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
 
-/// A 1 KiB JSON body with members out of order, as a mobile app sends.
 /// Where `scripts/instructions` starts counting (callgrind's `--zero-before`): called once in a
 /// counted run (`--count`), after its set-up, so set-up whose cost varies from run to run (the
 /// primes of an RSA key) does not swamp the difference between two counts.
@@ -269,6 +268,7 @@ enum Stopwatch {
 @inline(never)
 func countFromHere() {}
 
+/// A 1 KiB JSON body with members out of order, as a mobile app sends.
 enum BenchBody {
     static let json: [UInt8] = {
         var text = "{\"to\":\"acct_2\",\"amount\":\"25.00\",\"currency\":\"EUR\",\"memo\":\"rent\",\"items\":["

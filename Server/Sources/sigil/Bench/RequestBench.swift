@@ -55,9 +55,7 @@ struct RequestBench: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: """
-            With --store: the replica's data directory, kept (default: a new one each run). The store holds             the server keys sealed under its master key, so runs against one store share one.
-            """)
+        help: "With --store: the replica's data directory, kept across runs (the store's keys are sealed to it).")
     var dataDir: String?
 
     func validate() throws {
