@@ -228,7 +228,7 @@ struct HTTPBench: AsyncParsableCommand {
             for (mode, row) in zip(modes, modes.indices) {
                 let done = try await run(
                     mode, ports: [ports[mode.server]], body: body, client: client, for: slice,
-                    prepared: Int(rates[row] * slice * 1.5) + load.concurrency)
+                    prepared: toPrepare(rate: rates[row], for: slice))
                 totals[row] += done
                 rates[row] = done / slice
             }
@@ -236,6 +236,10 @@ struct HTTPBench: AsyncParsableCommand {
         }
         return zip(modes, totals).map { ($0.name, $1 / load.seconds) }
     }
+
+    /// How many requests to sign before a slice of `duration` seconds of a mode last served at `rate`
+    /// a second: half again as many, and one for each task in flight.
+    func toPrepare(rate: Double, for duration: Double) -> Int { Int(rate * duration * 1.5) + load.concurrency }
 
     /// Sends `mode`'s requests with `concurrency` in flight for `duration` seconds; returns how many
     /// succeeded. With several ports, the requests in flight are spread over them evenly.

@@ -74,7 +74,7 @@ extension HTTPBench {
         let mode = Mode(name: "hmac-sha256 verified", path: "/v1/echo", signer: hmac, server: 0)
         let body = load.body
         let spreads = [[ports[0]], ports]
-        // Requests signed before each slice, as many as the last one served and half again (see measure).
+        // Requests signed before each slice (see measure).
         var rates: [Double] = []
         for spread in spreads {
             rates.append(try await run(mode, ports: spread, body: body, client: client, for: 0.2) / 0.2)
@@ -86,7 +86,7 @@ extension HTTPBench {
             for (index, spread) in spreads.enumerated() {
                 let done = try await run(
                     mode, ports: spread, body: body, client: client, for: duration,
-                    prepared: Int(rates[index] * duration * 1.5) + load.concurrency)
+                    prepared: toPrepare(rate: rates[index], for: duration))
                 totals[index] += done
                 rates[index] = done / duration
             }
