@@ -93,18 +93,15 @@ public final class AccessLog: Sendable {
     static let flushSize = 32 << 10
 
     /// Queues one line; it is written within ``flushInterval``, or at once past ``flushSize`` bytes.
+    /// The line is written as bytes straight into what is pending, under the one lock.
     func write(_ entry: Entry) {
-        let time = pending.withLock { pending in
+        let full = pending.withLock { pending -> [UInt8]? in
             if pending.second != entry.time {
                 pending.second = entry.time
                 pending.secondText = Date(timeIntervalSince1970: TimeInterval(entry.time)).formatted(.iso8601)
             }
-            return pending.secondText
-        }
-        var line = Array(entry.line(time: time).utf8)
-        line.append(UInt8(ascii: "\n"))
-        let full = pending.withLock { pending -> [UInt8]? in
-            pending.bytes += line
+            entry.append(to: &pending.bytes, time: pending.secondText)
+            pending.bytes.append(UInt8(ascii: "\n"))
             guard pending.bytes.count >= Self.flushSize else { return nil }
             defer { pending.bytes.removeAll(keepingCapacity: true) }
             return pending.bytes
@@ -163,25 +160,46 @@ public final class AccessLog: Sendable {
 
         /// The line, without its newline; `time` is ``time`` as text.
         func line(time: String) -> String {
-            var json = "{\"time\":\"" + time + "\""
-            json += ",\"method\":" + Problem.quoted(method)
-            json += ",\"path\":" + Problem.quoted(AccessLog.withoutQueryValues(path))
-            json += ",\"status\":\(status)"
-            let strings: [(String, String?)] = [
-                ("outcome", facts.outcome), ("profile", facts.profile), ("keyId", facts.keyID),
-                ("deviceId", facts.deviceID), ("userId", facts.userID), ("attestation", facts.attestation),
-                ("client", client), ("requestId", requestID),
+            var bytes: [UInt8] = []
+            append(to: &bytes, time: time)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
+        /// Appends the line, without its newline, to `out`; `time` is ``time`` as text.
+        func append(to out: inout [UInt8], time: String) {
+            func field(_ name: StaticString) {
+                out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            }
+            field(#"{"time":"#)
+            Problem.appendQuoted(time, to: &out)
+            field(#","method":"#)
+            Problem.appendQuoted(method, to: &out)
+            field(#","path":"#)
+            Problem.appendQuoted(AccessLog.withoutQueryValues(path), to: &out)
+            field(#","status":"#)
+            out.append(contentsOf: String(status).utf8)
+            let strings: [(StaticString, String?)] = [
+                (#","outcome":"#, facts.outcome), (#","profile":"#, facts.profile), (#","keyId":"#, facts.keyID),
+                (#","deviceId":"#, facts.deviceID), (#","userId":"#, facts.userID),
+                (#","attestation":"#, facts.attestation), (#","client":"#, client), (#","requestId":"#, requestID),
             ]
             for (name, value) in strings {
-                if let value { json += ",\"\(name)\":" + Problem.quoted(value) }
+                guard let value else { continue }
+                field(name)
+                Problem.appendQuoted(value, to: &out)
             }
             // Milliseconds with three decimals, from whole microseconds.
             let (seconds, attoseconds) = duration.components
             let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-            let fraction = String(micros % 1_000)
-            json += ",\"durationMs\":\(micros / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
-            if let bytes = facts.bodyBytes { json += ",\"bodyBytes\":\(bytes)" }
-            return json + "}"
+            field(#","durationMs":"#)
+            out.append(contentsOf: String(micros / 1_000).utf8)
+            let fraction = micros % 1_000
+            out.append(contentsOf: [UInt8(ascii: "."), 0x30 + UInt8(fraction / 100), 0x30 + UInt8(fraction / 10 % 10), 0x30 + UInt8(fraction % 10)])
+            if let bytes = facts.bodyBytes {
+                field(#","bodyBytes":"#)
+                out.append(contentsOf: String(bytes).utf8)
+            }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -190,6 +208,9 @@ public final class AccessLog: Sendable {
     /// holds an encoded `=` is cut there too; a parameter with no `=` at all is all value (`?<token>`),
     /// written `_`; a fragment is dropped.
     static func withoutQueryValues(_ path: String) -> String {
+        // A path with no query, no path parameter and no fragment is logged as it is.
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "#") })
+        else { return path }
         let path = path.prefix { $0 != "#" }
         func names(_ text: Substring, separator: Character) -> String {
             text.split(separator: separator, omittingEmptySubsequences: false).map { parameter in

@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NIOCore
 import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilFiles
 import SigilRSA
 import SigilServer
+import SigilStandalone
 import SigilTLS
 
 /// The `sigil` command (PROTOCOL.md section 5).
@@ -29,6 +31,8 @@ struct Sigil: AsyncParsableCommand {
 
     /// Exit codes: 0 valid or done, 1 invalid (verify), 2 unusable input or arguments. One line, no traces.
     static func main() async {
+        // Lines as swift-log's stream handler writes them, metadata formatted only for a line written.
+        LoggingSystem.bootstrap { DeferredMetadataLogHandler(label: $0) }
         if let unknown = unknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("sigil: \(unknown)\n".utf8))
             Foundation.exit(2)

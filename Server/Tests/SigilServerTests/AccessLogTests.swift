@@ -95,6 +95,71 @@ struct AccessLogTests {
         }
     }
 
+    @Test(
+        "a line is written byte for byte: every value a JSON string escaped as Problem.quoted escapes it, durations in milliseconds with three decimals"
+    )
+    func lineBytes() throws {
+        var facts = RequestRecord().facts
+        facts.outcome = "verified"
+        facts.keyID = "k1"
+        facts.userID = "a\"b\\c\n\r\t\u{01}\u{1F}\u{7F}é😀"
+        facts.bodyBytes = 1024
+        let entry = AccessLog.Entry(
+            time: 0, method: "POST", path: "/v1/echo?token=s3cr3t", status: 200, facts: facts, client: "127.0.0.1",
+            requestID: nil, duration: .microseconds(12_007))
+        let line = entry.line(time: "1970-01-01T00:00:00Z")
+        #expect(
+            line
+                == #"{"time":"1970-01-01T00:00:00Z","method":"POST","path":"/v1/echo?token","status":200,"#
+                + #""outcome":"verified","keyId":"k1","userId":"a\"b\\c\n\r\t\u0001\u001f\#u{7F}é😀","#
+                + #""client":"127.0.0.1","durationMs":12.007,"bodyBytes":1024}"#)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(parsed["userId"] as? String == facts.userID)
+        for (micros, text) in [(0, "0.000"), (5, "0.005"), (999, "0.999"), (1_000, "1.000"), (61_234_567, "61234.567")] {
+            let timed = AccessLog.Entry(
+                time: 0, method: "GET", path: "/", status: 200, facts: RequestRecord().facts, client: nil, requestID: nil,
+                duration: .microseconds(micros))
+            #expect(timed.line(time: "t").hasSuffix(#""durationMs":"# + text + "}"))
+        }
+    }
+
+    @Test("Problem.quoted, written as bytes, escapes exactly what the character-by-character version did")
+    func quotedAsBefore() {
+        // The version every hand-written JSON of Sigil used before it wrote bytes.
+        func reference(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let alphabet: [Unicode.Scalar] = (0..<0x22).map { Unicode.Scalar($0)! } + ["\\", "a", "~", "\u{7F}", "é", "€", "😀"]
+        var generator = SystemRandomNumberGenerator()
+        var seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+        for _ in 0..<5_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(seed >> 59)
+            var text = String.UnicodeScalarView()
+            var state = seed
+            for _ in 0..<length {
+                state = state &* 6_364_136_223_846_793_005 &+ 1
+                text.append(alphabet[Int(state >> 33) % alphabet.count])
+            }
+            let string = String(text)
+            #expect(Problem.quoted(string) == reference(string), "seed \(seed)")
+        }
+    }
+
     @Test("the log is reopened at its path after a rotation moved it away")
     func reopened() async throws {
         let path = TestServer.temporaryDirectory() + "-access.log"
