@@ -95,12 +95,13 @@ public final class AccessLog: Sendable {
     /// Queues one line; it is written within ``flushInterval``, or at once past ``flushSize`` bytes.
     /// The line is written as bytes straight into what is pending, under the one lock.
     func write(_ entry: Entry) {
+        let path = Self.withoutQueryValues(entry.path)
         let full = pending.withLock { pending -> [UInt8]? in
             if pending.second != entry.time {
                 pending.second = entry.time
                 pending.secondText = Date(timeIntervalSince1970: TimeInterval(entry.time)).formatted(.iso8601)
             }
-            entry.append(to: &pending.bytes, time: pending.secondText)
+            entry.append(to: &pending.bytes, time: pending.secondText, path: path)
             pending.bytes.append(UInt8(ascii: "\n"))
             guard pending.bytes.count >= Self.flushSize else { return nil }
             defer { pending.bytes.removeAll(keepingCapacity: true) }
@@ -161,12 +162,13 @@ public final class AccessLog: Sendable {
         /// The line, without its newline; `time` is ``time`` as text.
         func line(time: String) -> String {
             var bytes: [UInt8] = []
-            append(to: &bytes, time: time)
+            append(to: &bytes, time: time, path: AccessLog.withoutQueryValues(path))
             return String(decoding: bytes, as: UTF8.self)
         }
 
-        /// Appends the line, without its newline, to `out`; `time` is ``time`` as text.
-        func append(to out: inout [UInt8], time: String) {
+        /// Appends the line, without its newline, to `out`; `time` is ``time`` as text, `path` is
+        /// ``path`` without its values (``AccessLog/withoutQueryValues(_:)``).
+        func append(to out: inout [UInt8], time: String, path: String) {
             func field(_ name: StaticString) {
                 out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             }
@@ -175,7 +177,7 @@ public final class AccessLog: Sendable {
             field(#","method":"#)
             Problem.appendQuoted(method, to: &out)
             field(#","path":"#)
-            Problem.appendQuoted(AccessLog.withoutQueryValues(path), to: &out)
+            Problem.appendQuoted(path, to: &out)
             field(#","status":"#)
             out.append(contentsOf: String(status).utf8)
             let strings: [(StaticString, String?)] = [
@@ -190,7 +192,7 @@ public final class AccessLog: Sendable {
             }
             // Milliseconds with three decimals, from whole microseconds.
             let (seconds, attoseconds) = duration.components
-            let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+            let micros = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
             field(#","durationMs":"#)
             out.append(contentsOf: String(micros / 1_000).utf8)
             let fraction = micros % 1_000
@@ -207,32 +209,54 @@ public final class AccessLog: Sendable {
     /// `/a;s?x&_`): values may carry tokens or personal data; the names say what was asked. A name that
     /// holds an encoded `=` is cut there too; a parameter with no `=` at all is all value (`?<token>`),
     /// written `_`; a fragment is dropped.
+    ///
+    /// It reads bytes, as a router does: a mark combined with `?` or `;` into one `Character` still
+    /// separates (`?\u{301}token=…` keeps no value), and nothing but these ASCII bytes does.
     static func withoutQueryValues(_ path: String) -> String {
-        // A path with no query, no path parameter and no fragment is logged as it is.
-        guard path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "#") })
-        else { return path }
-        let path = path.prefix { $0 != "#" }
-        func names(_ text: Substring, separator: Character) -> String {
-            text.split(separator: separator, omittingEmptySubsequences: false).map { parameter in
-                guard parameter.contains("=") || parameter.range(of: "%3d", options: .caseInsensitive) != nil else {
-                    return parameter.isEmpty ? "" : "_"
-                }
-                var name = parameter.prefix { $0 != "=" }
-                if let encoded = name.range(of: "%3d", options: .caseInsensitive) {
-                    name = name[..<encoded.lowerBound]
-                }
-                return String(name)
-            }.joined(separator: String(separator))
+        let bytes = path.utf8.prefix { $0 != UInt8(ascii: "#") }
+        // A path with no query and no path parameter is logged as it is, less any fragment.
+        guard bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: ";") }) else {
+            return bytes.count == path.utf8.count ? path : String(decoding: bytes, as: UTF8.self)
         }
-        let mark = path.firstIndex(of: "?") ?? path.endIndex
-        let segments = path[..<mark].split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
-            return String(segment[..<semicolon]) + ";"
-                + names(segment[segment.index(after: semicolon)...], separator: ";")
+        let target = Array(bytes)
+        var out: [UInt8] = []
+        out.reserveCapacity(target.count)
+        /// Where `text` holds an encoded `=` (`%3d`, either case), if it does.
+        func encodedEquals(_ text: ArraySlice<UInt8>) -> Int? {
+            text.indices.first { index in
+                index + 2 < text.endIndex && text[index] == UInt8(ascii: "%") && text[index + 1] == UInt8(ascii: "3")
+                    && text[index + 2] | 0x20 == UInt8(ascii: "d")
+            }
         }
-        let target = segments.joined(separator: "/")
-        guard mark < path.endIndex else { return String(target) }
-        return target + "?" + names(path[path.index(after: mark)...], separator: "&")
+        func names(_ text: ArraySlice<UInt8>, separator: UInt8) {
+            for (index, parameter) in text.split(separator: separator, omittingEmptySubsequences: false).enumerated() {
+                if index > 0 { out.append(separator) }
+                let equals = parameter.firstIndex(of: UInt8(ascii: "="))
+                guard equals != nil || encodedEquals(parameter) != nil else {
+                    if !parameter.isEmpty { out.append(UInt8(ascii: "_")) }
+                    continue
+                }
+                let name = parameter[..<(equals ?? parameter.endIndex)]
+                out.append(contentsOf: name[..<(encodedEquals(name) ?? name.endIndex)])
+            }
+        }
+        let mark = target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
+        for (index, segment) in target[..<mark].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .enumerated()
+        {
+            if index > 0 { out.append(UInt8(ascii: "/")) }
+            guard let semicolon = segment.firstIndex(of: UInt8(ascii: ";")) else {
+                out.append(contentsOf: segment)
+                continue
+            }
+            out.append(contentsOf: segment[...semicolon])
+            names(segment[(semicolon + 1)...], separator: UInt8(ascii: ";"))
+        }
+        if mark < target.endIndex {
+            out.append(UInt8(ascii: "?"))
+            names(target[(mark + 1)...], separator: UInt8(ascii: "&"))
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -73,16 +73,32 @@ struct EchoRoutes: Sendable {
         )
     }
 
-    /// `POST /bench/unverified`: what `/v1/echo` does, without verification (the baseline of `sigil bench http`).
+    /// `POST /bench/unverified`: what `/v1/echo` does, without verification (the baseline of `sigil bench
+    /// http`); `POST /bench/unverified-fields`: the same, its answer carrying the fields a signed answer
+    /// adds, of their sizes and as unique to the request as a signature, made without cryptography (what
+    /// carrying a signed exchange's fields costs over HTTP/2 and TLS, read against the baseline).
     func addBenchmarkRoute(to router: Router<SigilBasicRequestContext>) {
-        router.post("bench/unverified") { request, _ in
-            let body = try await body(of: request)
-            let text = String(validating: body, as: UTF8.self)
-            return try Response.json(
-                Echo(
-                    keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
-                    bodyBase64: text == nil ? Base64.encode(body) : nil))
+        router.post("bench/unverified") { request, _ in try await unverifiedEcho(request) }
+        let signer = middleware.exchange.responseSigner
+        router.post("bench/unverified-fields") { request, _ in
+            var response = try await unverifiedEcho(request)
+            // The request's own 43 characters twice: as long as an Ed25519 signature's 86, and unique.
+            let signature = request.headers[SigilV1.signatureField] ?? ""
+            response.headers[SigilV1.timestampField] = request.headers[SigilV1.timestampField]
+            response.headers[SigilV1.keyIDField] = signer?.keyID
+            response.headers[SigilV1.signatureField] = signature + signature
+            response.headers[ResponseSigner.keysField] = signer?.ring?.keysTag
+            return response
         }
+    }
+
+    func unverifiedEcho(_ request: Request) async throws -> Response {
+        let body = try await body(of: request)
+        let text = String(validating: body, as: UTF8.self)
+        return try Response.json(
+            Echo(
+                keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
+                bodyBase64: text == nil ? Base64.encode(body) : nil))
     }
 
     func body(of request: Request) async throws -> [UInt8] {

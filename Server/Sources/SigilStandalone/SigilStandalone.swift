@@ -71,7 +71,8 @@ public enum SigilStandalone {
         /// Sign responses to verified requests with the data directory's response key.
         public var signsResponses = true
         /// Also serve `POST /bench/unverified`, an echo without verification, as the baseline of
-        /// `sigil bench http`. Never enable it on a real server.
+        /// `sigil bench http`, and `POST /bench/unverified-fields`, the same carrying a signed
+        /// exchange's fields unsigned. Never enable it on a real server.
         public var benchmarkRoute = false
         /// How long a client may take to send its request head and body.
         public var timeouts = RequestTimeouts()

@@ -90,8 +90,19 @@ struct AccessLogTests {
             ("/v1/echo?a=1#secret", "/v1/echo?a"),
             ("/v1/echo?a=1&token%3Ds3cr3t", "/v1/echo?a&token"),
             ("/v1/plain", "/v1/plain"),
+            ("/v1/plain#fragment", "/v1/plain"),
+            ("", ""),
+            ("/a;=1;;b=2/c?=&&x=%3D1&y%3d=2&%3Dz", "/a;;;b/c?&&x&y&"),
+            // Decided on bytes, as a router decides: a mark that joins `?` or `;` into one character
+            // still separates, and what only looks like one (U+037E, Greek question mark) does not.
+            ("/v1/echo?\u{301}token=s3cr3t", "/v1/echo?\u{301}token"),
+            ("/v1/echo\u{600}?token=s3cr3t", "/v1/echo\u{600}?token"),
+            ("/v1/reset;\u{301}token=s3cr3t", "/v1/reset;\u{301}token"),
+            ("/v1/echo?\u{200D}token=s3cr3t&b", "/v1/echo?\u{200D}token&_"),
+            ("/v1/echo\u{37E}session=abc", "/v1/echo\u{37E}session=abc"),
+            ("/é/ü;π=3.14?ключ=значение", "/é/ü;π?ключ"),
         ] {
-            #expect(AccessLog.withoutQueryValues(path) == logged)
+            #expect(Array(AccessLog.withoutQueryValues(path).utf8) == Array(logged.utf8), "\(path)")
         }
     }
 
@@ -108,11 +119,11 @@ struct AccessLogTests {
             time: 0, method: "POST", path: "/v1/echo?token=s3cr3t", status: 200, facts: facts, client: "127.0.0.1",
             requestID: nil, duration: .microseconds(12_007))
         let line = entry.line(time: "1970-01-01T00:00:00Z")
-        #expect(
-            line
-                == #"{"time":"1970-01-01T00:00:00Z","method":"POST","path":"/v1/echo?token","status":200,"#
-                + #""outcome":"verified","keyId":"k1","userId":"a\"b\\c\n\r\t\u0001\u001f\#u{7F}é😀","#
-                + #""client":"127.0.0.1","durationMs":12.007,"bodyBytes":1024}"#)
+        let expected =
+            #"{"time":"1970-01-01T00:00:00Z","method":"POST","path":"/v1/echo?token","status":200,"#
+            + #""outcome":"verified","keyId":"k1","userId":"a\"b\\c\n\r\t\u0001\u001f\u007fé😀","#
+            + #""client":"127.0.0.1","durationMs":12.007,"bodyBytes":1024}"#
+        #expect(Array(line.utf8) == Array(expected.utf8))
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(parsed["userId"] as? String == facts.userID)
         for (micros, text) in [(0, "0.000"), (5, "0.005"), (999, "0.999"), (1_000, "1.000"), (61_234_567, "61234.567")] {
@@ -123,9 +134,12 @@ struct AccessLogTests {
         }
     }
 
-    @Test("Problem.quoted, written as bytes, escapes exactly what the character-by-character version did")
-    func quotedAsBefore() {
-        // The version every hand-written JSON of Sigil used before it wrote bytes.
+    @Test(
+        "Problem.quoted, written as bytes, escapes exactly what a scalar-by-scalar reference escapes: quotes, backslashes, C0, DEL, C1, U+2028 and U+2029"
+    )
+    func quotedAsReference() {
+        // Scalar by scalar, as every hand-written JSON of Sigil was quoted before it wrote bytes, with
+        // DEL, C1 and the two separators some readers take for line breaks escaped too.
         func reference(_ text: String) -> String {
             var out = "\""
             for scalar in text.unicodeScalars {
@@ -135,7 +149,8 @@ struct AccessLogTests {
                 case "\n": out += "\\n"
                 case "\r": out += "\\r"
                 case "\t": out += "\\t"
-                case _ where scalar.value < 0x20:
+                case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                    || scalar.value == 0x2029:
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 default: out.unicodeScalars.append(scalar)
@@ -143,7 +158,9 @@ struct AccessLogTests {
             }
             return out + "\""
         }
-        let alphabet: [Unicode.Scalar] = (0..<0x22).map { Unicode.Scalar($0)! } + ["\\", "a", "~", "\u{7F}", "é", "€", "😀"]
+        let alphabet: [Unicode.Scalar] =
+            (0..<0x22).map { Unicode.Scalar($0)! }
+            + ["\\", "a", "~", "\u{7F}", "\u{80}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2027}", "\u{2028}", "\u{2029}", "\u{202A}", "€", "😀", "\u{301}"]
         var generator = SystemRandomNumberGenerator()
         var seed = UInt64.random(in: 0...UInt64.max, using: &generator)
         for _ in 0..<5_000 {
@@ -156,7 +173,7 @@ struct AccessLogTests {
                 text.append(alphabet[Int(state >> 33) % alphabet.count])
             }
             let string = String(text)
-            #expect(Problem.quoted(string) == reference(string), "seed \(seed)")
+            #expect(Array(Problem.quoted(string).utf8) == Array(reference(string).utf8), "seed \(seed)")
         }
     }
 

@@ -41,7 +41,7 @@ struct LogOutputTests {
             loggers[index].logLevel = .info
             loggers[index][metadataKey: "hb.request.id"] = "7"
             loggers[index][metadataKey: "shared"] = "from the logger"
-            loggers[index][metadataKey: "sigil.key-id"] = "k\n1"
+            loggers[index][metadataKey: "sigil.key-id"] = "k1"
             loggers[index].info("request refused", metadata: ["sigil.code": "replayed-nonce", "shared": "line"])
             loggers[index].warning("plain")
             loggers[index].debug("not written")

@@ -29,8 +29,9 @@ public enum Problem {
         return Array(json.utf8)
     }
 
-    /// A JSON string literal: quotes, backslashes and control characters escaped, nothing else (every
-    /// JSON Sigil writes by hand goes through here).
+    /// A JSON string literal: quotes, backslashes and control characters escaped (C0, DEL and C1, and
+    /// the line and paragraph separators U+2028 and U+2029, which some readers take for line breaks),
+    /// nothing else; every JSON Sigil writes by hand goes through here.
     public static func quoted(_ text: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
@@ -45,26 +46,43 @@ public enum Problem {
         var text = text
         text.withUTF8 { bytes in
             var run = 0
-            for index in bytes.indices {
+            var index = 0
+            while index < bytes.count {
                 let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
-                run = index + 1
-                out.append(UInt8(ascii: "\\"))
+                // The scalar's code if it is escaped as \uXXXX, and its length in bytes.
+                let escaped: (code: UInt32, length: Int)?
                 switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
-                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+                case 0..<0x20, 0x7F: escaped = (UInt32(byte), 1)
+                case 0xC2 where index + 1 < bytes.count && (0x80...0x9F).contains(bytes[index + 1]):
+                    escaped = (UInt32(bytes[index + 1]), 2)
+                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                    && (0xA8...0xA9).contains(bytes[index + 2]):
+                    escaped = (0x2000 | UInt32(bytes[index + 2]) & 0x3F, 3)
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): escaped = nil
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                    index += 1
+                    continue
                 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                out.append(UInt8(ascii: "\\"))
+                switch (byte, escaped) {
+                case (_, nil): out.append(byte)
+                case (UInt8(ascii: "\n"), _): out.append(UInt8(ascii: "n"))
+                case (UInt8(ascii: "\r"), _): out.append(UInt8(ascii: "r"))
+                case (UInt8(ascii: "\t"), _): out.append(UInt8(ascii: "t"))
+                case (_, let (code, _)?):
+                    out.append(UInt8(ascii: "u"))
+                    for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int(code >> UInt32(shift) & 0xF)]) }
+                }
+                index += escaped?.length ?? 1
+                run = index
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension RequestVerifier {

@@ -55,11 +55,13 @@ struct HTTPBench: AsyncParsableCommand {
         var scheme = "https"
         /// Seal each body to this key (PROTOCOL.md section 6): the answer comes back sealed too.
         var sealingKey: SealingPublicKey?
+        /// Fields to send with each request, unsigned (a signed request's, of their sizes).
+        var fields: (@Sendable () -> HTTPFields)?
 
         /// One request of this mode to the server on `port`: signed, and sealed when the mode seals.
         func prepare(port: Int, body: [UInt8]) throws -> (HTTPRequest, [UInt8]) {
             try HTTPBench.prepare(
-                .post, path, scheme: scheme, authority: "localhost:\(port)", body: body,
+                .post, path, scheme: scheme, authority: "localhost:\(port)", body: body, headers: fields?() ?? [:],
                 signer: try pick?() ?? signer, sealingTo: sealingKey)
         }
     }
@@ -175,6 +177,12 @@ struct HTTPBench: AsyncParsableCommand {
             try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
+            if index == 0 {
+                // What the fields of that row's request and answer cost to carry, with no cryptography.
+                var fields = Mode(name: Self.fieldsRow, path: "/bench/unverified-fields", signer: nil, server: index)
+                fields.fields = { Self.signedFields(keyID: hmac.keyID) }
+                modes.append(fields)
+            }
             // The access log's cost is read off its HMAC row beside the first: one row is enough.
             guard index < 2 else { continue }
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
@@ -278,6 +286,19 @@ struct HTTPBench: AsyncParsableCommand {
             }
             return Double(try await group.reduce(0, +))
         }
+    }
+
+    /// The row whose requests and answers carry a signed HMAC exchange's fields, unsigned.
+    static let fieldsRow = "unverified, carrying a signed hmac-sha256 exchange's fields (no cryptography)"
+
+    /// The fields of a sigil-v1 request signed by the HMAC key `keyID`, of their sizes, as unique as a
+    /// signature and a nonce: the time, a nonce as a device makes one, 32 random bytes in base64url.
+    static func signedFields(keyID: String) -> HTTPFields {
+        func random(_ count: Int) -> String { Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255) }) }
+        return [
+            SigilV1.timestampField: String(AheadClock().now()), SigilV1.nonceField: RandomNonceSource().next(),
+            SigilV1.keyIDField: keyID, SigilV1.signatureField: random(32),
+        ]
     }
 
     /// The suffix of the access-log server's twin's row: read against it, not shown in the table.
