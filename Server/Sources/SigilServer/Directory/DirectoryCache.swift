@@ -25,18 +25,33 @@ public final class DirectoryCache: Sendable {
         case userRevokedAt(Int64?)
     }
 
-    /// An entry, when it was loaded, and its place in the ring.
-    struct Slot {
-        var entry: Entry
-        var loadedAt: Int64
+    /// What an entry is kept under: what it answers, and of what (a key ID, a thumbprint, a user ID),
+    /// without a string made of the two at every lookup.
+    struct Name: Hashable {
+        enum Kind: UInt8 { case key, thumbprint, user }
+        let kind: Kind
+        let value: String
+    }
+
+    /// An entry, when it was loaded, and its place in the ring: a class, so a lookup takes it out of
+    /// the lock as one reference.
+    final class Slot: Sendable {
+        let entry: Entry
+        let loadedAt: Int64
         let place: Int
+
+        init(entry: Entry, loadedAt: Int64, place: Int) {
+            self.entry = entry
+            self.loadedAt = loadedAt
+            self.place = place
+        }
     }
 
     struct State {
         var generation: UInt64 = 0
-        var entries: [String: Slot] = [:]
+        var entries: [Name: Slot] = [:]
         /// The entries' names by place, in the order the clock's hand visits them.
-        var ring: [String] = []
+        var ring: [Name] = []
         /// Whether each place's entry was read since the hand last passed it.
         var referenced: [Bool] = []
         var hand = 0
@@ -56,7 +71,7 @@ public final class DirectoryCache: Sendable {
         }
 
         /// Keeps `entry` under `name`, in the place of an entry not read lately when `capacity` are held.
-        mutating func keep(_ entry: Entry, name: String, loadedAt: Int64, capacity: Int) {
+        mutating func keep(_ entry: Entry, name: Name, loadedAt: Int64, capacity: Int) {
             if let slot = entries[name] {
                 entries[name] = Slot(entry: entry, loadedAt: loadedAt, place: slot.place)
                 return
@@ -145,7 +160,7 @@ public final class DirectoryCache: Sendable {
 
     /// The entry named `name` while it is fresh at `now`, else `load()`'s, remembered unless a
     /// ``clear()`` happened while it loaded.
-    func entry(_ name: String, now: Int64, load: () async throws -> Entry) async throws -> Entry {
+    func entry(_ name: Name, now: Int64, load: () async throws -> Entry) async throws -> Entry {
         let trusted = try await noticeChanges()
         let (hit, generation) = state.withLock { state in
             let hit = state.entries[name]
@@ -166,7 +181,7 @@ public final class DirectoryCache: Sendable {
     public func key(_ keyID: String, now: Int64, load: () async throws -> RegisteredKey?) async throws
         -> RegisteredKey?
     {
-        guard case .key(let key) = try await entry("k" + keyID, now: now, load: { .key(try await load()) }) else {
+        guard case .key(let key) = try await entry(Name(kind: .key, value: keyID), now: now, load: { .key(try await load()) }) else {
             return nil
         }
         return key
@@ -174,7 +189,7 @@ public final class DirectoryCache: Sendable {
 
     /// The key ID of `thumbprint`, cached.
     public func keyID(thumbprint: String, now: Int64, load: () async throws -> String?) async throws -> String? {
-        guard case .keyID(let keyID) = try await entry("t" + thumbprint, now: now, load: { .keyID(try await load()) })
+        guard case .keyID(let keyID) = try await entry(Name(kind: .thumbprint, value: thumbprint), now: now, load: { .keyID(try await load()) })
         else { return nil }
         return keyID
     }
@@ -183,7 +198,7 @@ public final class DirectoryCache: Sendable {
     public func userRevokedAt(_ userID: String, now: Int64, load: () async throws -> Int64?) async throws -> Int64? {
         guard
             case .userRevokedAt(let at) = try await entry(
-                "u" + userID, now: now, load: { .userRevokedAt(try await load()) })
+                Name(kind: .user, value: userID), now: now, load: { .userRevokedAt(try await load()) })
         else { return nil }
         return at
     }

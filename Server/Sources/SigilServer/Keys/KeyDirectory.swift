@@ -12,23 +12,67 @@ public struct RegisteredKey: Sendable {
         case revoked
     }
 
+    /// The key's fields, held once and shared by every copy: a key passes through the cache, the
+    /// verifier and the identity on every request, and a copy is then one reference, not one for each
+    /// string and key it holds. A change makes a new box.
+    private struct Fields: Sendable {
+        var keyID: String
+        var key: VerificationKey
+        var state: State
+        var deviceID: String?
+        var userID: String?
+        var validUntil: Int64?
+        var createdAt: Int64?
+        var sealingKey: SealingPublicKey?
+        var deviceAttestation: String?
+    }
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+    private var box: Box
+
+    private mutating func change(_ update: (inout Fields) -> Void) {
+        var fields = box.fields
+        update(&fields)
+        box = Box(fields)
+    }
+
     /// The key ID.
-    public let keyID: String
+    public var keyID: String { box.fields.keyID }
     /// The key; it decides the algorithm.
-    public let key: VerificationKey
+    public var key: VerificationKey { box.fields.key }
     /// The state.
-    public var state: State
+    public var state: State {
+        get { box.fields.state }
+        set { change { $0.state = newValue } }
+    }
     /// The device the key belongs to, if known.
-    public var deviceID: String?
+    public var deviceID: String? {
+        get { box.fields.deviceID }
+        set { change { $0.deviceID = newValue } }
+    }
     /// The user the device belongs to, if known.
-    public var userID: String?
+    public var userID: String? {
+        get { box.fields.userID }
+        set { change { $0.userID = newValue } }
+    }
     /// When a rotating key stops being accepted (Unix seconds), if it does.
-    public var validUntil: Int64?
+    public var validUntil: Int64? {
+        get { box.fields.validUntil }
+        set { change { $0.validUntil = newValue } }
+    }
     /// When the key was registered (Unix seconds), if known.
-    public var createdAt: Int64?
+    public var createdAt: Int64? {
+        get { box.fields.createdAt }
+        set { change { $0.createdAt = newValue } }
+    }
     /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
     /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
-    public var sealingKey: SealingPublicKey?
+    public var sealingKey: SealingPublicKey? {
+        get { box.fields.sealingKey }
+        set { change { $0.sealingKey = newValue } }
+    }
     /// The device attestation recorded for a key enrolled with an App Attest debug token (the
     /// simulator's debug provider): such a key signs only where debug keys are accepted.
     public static let appAttestDebug = "app-attest-debug"
@@ -39,7 +83,10 @@ public struct RegisteredKey: Sendable {
     /// boot=Verified,app=com.example.app`, `app-attest`), as the directory read it; `nil` for a device
     /// enrolled otherwise. Written with the device's first key: a property of the device, which no
     /// later key changes.
-    public var deviceAttestation: String?
+    public var deviceAttestation: String? {
+        get { box.fields.deviceAttestation }
+        set { change { $0.deviceAttestation = newValue } }
+    }
 
     /// Creates a registered key.
     public init(
@@ -53,15 +100,10 @@ public struct RegisteredKey: Sendable {
         sealingKey: SealingPublicKey? = nil,
         deviceAttestation: String? = nil
     ) {
-        self.keyID = keyID
-        self.key = key
-        self.state = state
-        self.deviceID = deviceID
-        self.userID = userID
-        self.validUntil = validUntil
-        self.createdAt = createdAt
-        self.sealingKey = sealingKey
-        self.deviceAttestation = deviceAttestation
+        box = Box(
+            Fields(
+                keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
+                createdAt: createdAt, sealingKey: sealingKey, deviceAttestation: deviceAttestation))
     }
 
     /// Whether the key proves a request at `now` on a server that takes, or not, the keys of devices an

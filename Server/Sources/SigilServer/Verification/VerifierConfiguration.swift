@@ -67,31 +67,77 @@ public struct VerifierConfiguration: Sendable {
 
 /// A request that passed verification: who signed it and how.
 public struct VerifiedRequest: Sendable, Hashable {
+    /// The fields, held once and shared by every copy: a verified request is copied into the
+    /// credentials, the identity and the admission of every request, and a copy is then one reference.
+    private struct Fields: Sendable, Hashable {
+        let keyID: String
+        let algorithm: SignatureAlgorithm
+        let profile: SignatureProfile
+        let timestamp: Int64
+        let nonce: String
+        let deviceID: String?
+        let userID: String?
+        let label: String?
+        let binding: ResponseBinding
+        let coversAuthority: Bool
+        var deviceAttestation: String?
+    }
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+    private var box: Box
+
+    init(
+        keyID: String, algorithm: SignatureAlgorithm, profile: SignatureProfile, timestamp: Int64, nonce: String,
+        deviceID: String?, userID: String?, label: String?, binding: ResponseBinding, coversAuthority: Bool,
+        deviceAttestation: String? = nil
+    ) {
+        box = Box(
+            Fields(
+                keyID: keyID, algorithm: algorithm, profile: profile, timestamp: timestamp, nonce: nonce,
+                deviceID: deviceID, userID: userID, label: label, binding: binding, coversAuthority: coversAuthority,
+                deviceAttestation: deviceAttestation))
+    }
+
     /// The key ID that signed.
-    public let keyID: String
+    public var keyID: String { box.fields.keyID }
     /// The algorithm, as the registered key decides.
-    public let algorithm: SignatureAlgorithm
+    public var algorithm: SignatureAlgorithm { box.fields.algorithm }
     /// The profile used.
-    public let profile: SignatureProfile
+    public var profile: SignatureProfile { box.fields.profile }
     /// The signed timestamp (`X-Timestamp` or `created`).
-    public let timestamp: Int64
+    public var timestamp: Int64 { box.fields.timestamp }
     /// The nonce recorded.
-    public let nonce: String
+    public var nonce: String { box.fields.nonce }
     /// The device of the key, if registered.
-    public let deviceID: String?
+    public var deviceID: String? { box.fields.deviceID }
     /// The user of the device, if registered.
-    public let userID: String?
+    public var userID: String? { box.fields.userID }
     /// The rfc9421 label verified.
-    public let label: String?
+    public var label: String? { box.fields.label }
     /// What binds an answer to this request (its key ID, nonce and signature).
-    public let binding: ResponseBinding
+    public var binding: ResponseBinding { box.fields.binding }
     /// Whether the signature covers the request's authority (rfc9421 `@authority`). A sigil-v1
     /// request's `Host` is not signed: nothing should be decided on it.
-    public let coversAuthority: Bool
+    public var coversAuthority: Bool { box.fields.coversAuthority }
     /// The attestation the key's device enrolled with (``RegisteredKey/deviceAttestation``:
     /// `app-attest`, `android-key,…`), `nil` for a device enrolled otherwise; an `apple-appattest`
     /// key's request is App Attest's own assertion whatever this says.
-    public var deviceAttestation: String? = nil
+    public var deviceAttestation: String? {
+        get { box.fields.deviceAttestation }
+        set {
+            var fields = box.fields
+            fields.deviceAttestation = newValue
+            box = Box(fields)
+        }
+    }
+
+    public static func == (left: VerifiedRequest, right: VerifiedRequest) -> Bool {
+        left.box === right.box || left.box.fields == right.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
 }
 
 /// What an App Attest assertion carries beyond its signature: the App ID it was made for and a
