@@ -23,6 +23,11 @@ struct SealingTests {
         let answer = Array(#"{"ok":true}"#.utf8)
         let sealedAnswer = try sealer.seal(answer)
         #expect(try opener.open(sealedAnswer) == answer)
+        // Every answer has its response nonce of its own (32 random bytes), so its key and GCM nonce too.
+        let answers = try (0..<64).map { _ in try sealer.seal(answer) }
+        #expect(Set(answers.map { Array($0.prefix(32)) }).count == answers.count)
+        #expect(Set(answers.map { Array($0.dropFirst(32)) }).count == answers.count)
+        #expect(try answers.allSatisfy { try opener.open($0) == answer })
 
         // Moved to another request (another nonce): does not open.
         #expect(

@@ -163,9 +163,10 @@ public struct SealedResponseSealer: Sendable {
 
     /// `response_nonce || AES-256-GCM(plaintext)`, to send with `Content-Encoding: sigil-hpke`.
     public func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
-        var responseNonce = [UInt8](repeating: 0, count: Sealing.responseNonceCount)
-        var generator = SystemRandomNumberGenerator()
-        for index in responseNonce.indices { responseNonce[index] = generator.next() }
+        // From the crypto library's generator, in one call (the system generator took one system call
+        // for each of the 32 bytes).
+        let responseNonce = SymmetricKey(size: SymmetricKeySize(bitCount: Sealing.responseNonceCount * 8))
+            .withUnsafeBytes { Array($0) }
         let (key, nonce) = Sealing.responseKey(
             encapsulatedKey: encapsulatedKey, secret: secret, responseNonce: responseNonce)
         guard let nonce else { throw Sealing.invalid("no response nonce") }
