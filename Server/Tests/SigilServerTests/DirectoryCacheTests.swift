@@ -37,6 +37,23 @@ struct DirectoryCacheTests {
         #expect(loads["cold-9999"] == 1 && loads["cold-0"] == 2)
     }
 
+    @Test(
+        "names are told apart by their bytes: a user ID with the Kelvin sign (U+212A) is not the user with a K, whose revocation it must not read"
+    )
+    func namesByBytes() async throws {
+        let cache = DirectoryCache(lifetime: 3_600, capacity: 100)
+        let (kelvin, ascii) = ("\u{212A}x", "Kx")
+        #expect(kelvin == ascii, "Swift's String equality takes them for one")
+        #expect(try await cache.userRevokedAt(kelvin, now: 100) { 50 } == 50)
+        #expect(try await cache.userRevokedAt(ascii, now: 100) { nil } == nil)
+        #expect(try await cache.userRevokedAt(kelvin, now: 100) { nil } == 50, "held, not loaded again")
+        #expect(cache.count == 2)
+        // A key ID and a thumbprint with the same text are two entries too.
+        _ = try await cache.key("abc", now: 100) { nil }
+        #expect(try await cache.keyID(thumbprint: "abc", now: 100) { "key-1" } == "key-1")
+        #expect(cache.count == 4)
+    }
+
     @Test("a clear forgets everything; the ring refills to its capacity; an entry past its lifetime loads again")
     func clearAndLifetime() async throws {
         let cache = DirectoryCache(lifetime: 60, capacity: 50)

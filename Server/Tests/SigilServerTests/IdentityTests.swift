@@ -193,6 +193,25 @@ struct IdentityTests {
         }
     }
 
+    @Test(
+        "a token whose sub differs from the device's user only by canonical equivalence (U+212A, the Kelvin sign, for K) is credential-mismatch: users are compared by their bytes, as the stores compare them"
+    )
+    func usersComparedByBytes() async throws {
+        try await Self.withAdminServer(.http2) { server, client, issuer, _ in
+            let device = try TestDevice(.ecdsaP256SHA256)
+            try await Self.register(device, as: "dev-k", user: "Kate", on: server)
+            let prover = try DPoPProver(signer: device.key, clock: server.clock)
+            let kelvin = try await issuer.token(
+                subject: "\u{212A}ate", boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+            let refused = try await Self.dpopEcho(server, client, prover: prover, token: kelvin)
+            #expect(Self.refusedToken(refused, "credential-mismatch"), "\(refused.status) \(refused.text)")
+            let own = try await issuer.token(
+                subject: "Kate", boundTo: prover.thumbprint, expiresAt: server.clock.now() + 600)
+            let accepted = try await Self.dpopEcho(server, client, prover: prover, token: own)
+            #expect(accepted.status == 200 && accepted.json["userId"] as? String == "Kate", "\(accepted.text)")
+        }
+    }
+
     // MARK: Revoking a user reaches tokens issued before
 
     @Test(

@@ -163,8 +163,8 @@ public struct SealedResponseSealer: Sendable {
 
     /// `response_nonce || AES-256-GCM(plaintext)`, to send with `Content-Encoding: sigil-hpke`.
     public func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
-        // From the crypto library's generator, in one call (the system generator took one system call
-        // for each of the 32 bytes).
+        // Random bytes as the crypto library makes a key's (swift-crypto on Linux draws them eight at a
+        // time: four system calls, where `SystemRandomNumberGenerator.next()` as `UInt8` took one a byte).
         let responseNonce = SymmetricKey(size: SymmetricKeySize(bitCount: Sealing.responseNonceCount * 8))
             .withUnsafeBytes { Array($0) }
         let (key, nonce) = Sealing.responseKey(

@@ -27,10 +27,23 @@ public final class DirectoryCache: Sendable {
 
     /// What an entry is kept under: what it answers, and of what (a key ID, a thumbprint, a user ID),
     /// without a string made of the two at every lookup.
+    /// Two names are one only when their bytes are, as the stores compare them: Swift's `==` takes
+    /// canonically equivalent strings for one (`K` and U+212A, the Kelvin sign), and a user's revocation
+    /// must not be read for another user.
     struct Name: Hashable {
         enum Kind: UInt8 { case key, thumbprint, user }
         let kind: Kind
         let value: String
+
+        static func == (left: Name, right: Name) -> Bool {
+            left.kind == right.kind && left.value.utf8.elementsEqual(right.value.utf8)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(kind)
+            var value = value
+            value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// An entry, when it was loaded, and its place in the ring: a class, so a lookup takes it out of
