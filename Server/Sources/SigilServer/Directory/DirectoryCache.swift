@@ -36,13 +36,15 @@ public final class DirectoryCache: Sendable {
         let value: String
 
         static func == (left: Name, right: Name) -> Bool {
-            left.kind == right.kind && left.value.utf8.elementsEqual(right.value.utf8)
+            guard left.kind == right.kind else { return false }
+            var (left, right) = (left.value, right.value)
+            return left.withUTF8 { left in right.withUTF8 { left.elementsEqual($0) } }
         }
 
+        /// String's own hash: equal bytes are equivalent strings, whose hashes are equal.
         func hash(into hasher: inout Hasher) {
             hasher.combine(kind)
-            var value = value
-            value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            hasher.combine(value)
         }
     }
 

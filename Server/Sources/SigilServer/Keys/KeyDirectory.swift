@@ -26,51 +26,47 @@ public struct RegisteredKey: Sendable {
         var sealingKey: SealingPublicKey?
         var deviceAttestation: String?
     }
-    private final class Box: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-    private var box: Box
+    private var box: Shared<Fields>
 
     private mutating func change(_ update: (inout Fields) -> Void) {
-        var fields = box.fields
+        var fields = box.value
         update(&fields)
-        box = Box(fields)
+        box = Shared(fields)
     }
 
     /// The key ID.
-    public var keyID: String { box.fields.keyID }
+    public var keyID: String { box.value.keyID }
     /// The key; it decides the algorithm.
-    public var key: VerificationKey { box.fields.key }
+    public var key: VerificationKey { box.value.key }
     /// The state.
     public var state: State {
-        get { box.fields.state }
+        get { box.value.state }
         set { change { $0.state = newValue } }
     }
     /// The device the key belongs to, if known.
     public var deviceID: String? {
-        get { box.fields.deviceID }
+        get { box.value.deviceID }
         set { change { $0.deviceID = newValue } }
     }
     /// The user the device belongs to, if known.
     public var userID: String? {
-        get { box.fields.userID }
+        get { box.value.userID }
         set { change { $0.userID = newValue } }
     }
     /// When a rotating key stops being accepted (Unix seconds), if it does.
     public var validUntil: Int64? {
-        get { box.fields.validUntil }
+        get { box.value.validUntil }
         set { change { $0.validUntil = newValue } }
     }
     /// When the key was registered (Unix seconds), if known.
     public var createdAt: Int64? {
-        get { box.fields.createdAt }
+        get { box.value.createdAt }
         set { change { $0.createdAt = newValue } }
     }
     /// The X-Wing key of the key's device, which its HMAC secrets are sealed to, as the directory read
     /// it (a property of the device: set it with ``DirectoryChange/sealingKeys``).
     public var sealingKey: SealingPublicKey? {
-        get { box.fields.sealingKey }
+        get { box.value.sealingKey }
         set { change { $0.sealingKey = newValue } }
     }
     /// The device attestation recorded for a key enrolled with an App Attest debug token (the
@@ -84,7 +80,7 @@ public struct RegisteredKey: Sendable {
     /// enrolled otherwise. Written with the device's first key: a property of the device, which no
     /// later key changes.
     public var deviceAttestation: String? {
-        get { box.fields.deviceAttestation }
+        get { box.value.deviceAttestation }
         set { change { $0.deviceAttestation = newValue } }
     }
 
@@ -100,7 +96,7 @@ public struct RegisteredKey: Sendable {
         sealingKey: SealingPublicKey? = nil,
         deviceAttestation: String? = nil
     ) {
-        box = Box(
+        box = Shared(
             Fields(
                 keyID: keyID, key: key, state: state, deviceID: deviceID, userID: userID, validUntil: validUntil,
                 createdAt: createdAt, sealingKey: sealingKey, deviceAttestation: deviceAttestation))
@@ -198,4 +194,11 @@ public actor MemoryKeyDirectory: KeyDirectory {
 
     /// `nil`: this directory knows no users.
     public func revocationOfUser(_ userID: String) -> Int64? { nil }
+}
+
+/// A value held once and shared by every copy of the struct that holds it, so a copy is one reference
+/// (``RegisteredKey``, ``VerifiedRequest``); a change makes a new one.
+final class Shared<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -82,18 +82,14 @@ public struct VerifiedRequest: Sendable, Hashable {
         let coversAuthority: Bool
         var deviceAttestation: String?
     }
-    private final class Box: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-    private var box: Box
+    private var box: Shared<Fields>
 
     init(
         keyID: String, algorithm: SignatureAlgorithm, profile: SignatureProfile, timestamp: Int64, nonce: String,
         deviceID: String?, userID: String?, label: String?, binding: ResponseBinding, coversAuthority: Bool,
         deviceAttestation: String? = nil
     ) {
-        box = Box(
+        box = Shared(
             Fields(
                 keyID: keyID, algorithm: algorithm, profile: profile, timestamp: timestamp, nonce: nonce,
                 deviceID: deviceID, userID: userID, label: label, binding: binding, coversAuthority: coversAuthority,
@@ -101,43 +97,43 @@ public struct VerifiedRequest: Sendable, Hashable {
     }
 
     /// The key ID that signed.
-    public var keyID: String { box.fields.keyID }
+    public var keyID: String { box.value.keyID }
     /// The algorithm, as the registered key decides.
-    public var algorithm: SignatureAlgorithm { box.fields.algorithm }
+    public var algorithm: SignatureAlgorithm { box.value.algorithm }
     /// The profile used.
-    public var profile: SignatureProfile { box.fields.profile }
+    public var profile: SignatureProfile { box.value.profile }
     /// The signed timestamp (`X-Timestamp` or `created`).
-    public var timestamp: Int64 { box.fields.timestamp }
+    public var timestamp: Int64 { box.value.timestamp }
     /// The nonce recorded.
-    public var nonce: String { box.fields.nonce }
+    public var nonce: String { box.value.nonce }
     /// The device of the key, if registered.
-    public var deviceID: String? { box.fields.deviceID }
+    public var deviceID: String? { box.value.deviceID }
     /// The user of the device, if registered.
-    public var userID: String? { box.fields.userID }
+    public var userID: String? { box.value.userID }
     /// The rfc9421 label verified.
-    public var label: String? { box.fields.label }
+    public var label: String? { box.value.label }
     /// What binds an answer to this request (its key ID, nonce and signature).
-    public var binding: ResponseBinding { box.fields.binding }
+    public var binding: ResponseBinding { box.value.binding }
     /// Whether the signature covers the request's authority (rfc9421 `@authority`). A sigil-v1
     /// request's `Host` is not signed: nothing should be decided on it.
-    public var coversAuthority: Bool { box.fields.coversAuthority }
+    public var coversAuthority: Bool { box.value.coversAuthority }
     /// The attestation the key's device enrolled with (``RegisteredKey/deviceAttestation``:
     /// `app-attest`, `android-key,…`), `nil` for a device enrolled otherwise; an `apple-appattest`
     /// key's request is App Attest's own assertion whatever this says.
     public var deviceAttestation: String? {
-        get { box.fields.deviceAttestation }
+        get { box.value.deviceAttestation }
         set {
-            var fields = box.fields
+            var fields = box.value
             fields.deviceAttestation = newValue
-            box = Box(fields)
+            box = Shared(fields)
         }
     }
 
     public static func == (left: VerifiedRequest, right: VerifiedRequest) -> Bool {
-        left.box === right.box || left.box.fields == right.box.fields
+        left.box === right.box || left.box.value == right.box.value
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(box.fields) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.value) }
 }
 
 /// What an App Attest assertion carries beyond its signature: the App ID it was made for and a
