@@ -196,7 +196,10 @@ public final class AccessLog: Sendable {
             field(#","durationMs":"#)
             out.append(contentsOf: String(micros / 1_000).utf8)
             let fraction = micros % 1_000
-            out.append(contentsOf: [UInt8(ascii: "."), 0x30 + UInt8(fraction / 100), 0x30 + UInt8(fraction / 10 % 10), 0x30 + UInt8(fraction % 10)])
+            out.append(contentsOf: [
+                UInt8(ascii: "."), 0x30 + UInt8(fraction / 100), 0x30 + UInt8(fraction / 10 % 10),
+                0x30 + UInt8(fraction % 10),
+            ])
             if let bytes = facts.bodyBytes {
                 field(#","bodyBytes":"#)
                 out.append(contentsOf: String(bytes).utf8)

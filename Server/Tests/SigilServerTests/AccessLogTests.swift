@@ -126,9 +126,11 @@ struct AccessLogTests {
         #expect(Array(line.utf8) == Array(expected.utf8))
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(parsed["userId"] as? String == facts.userID)
-        for (micros, text) in [(0, "0.000"), (5, "0.005"), (999, "0.999"), (1_000, "1.000"), (61_234_567, "61234.567")] {
+        for (micros, text) in [(0, "0.000"), (5, "0.005"), (999, "0.999"), (1_000, "1.000"), (61_234_567, "61234.567")]
+        {
             let timed = AccessLog.Entry(
-                time: 0, method: "GET", path: "/", status: 200, facts: RequestRecord().facts, client: nil, requestID: nil,
+                time: 0, method: "GET", path: "/", status: 200, facts: RequestRecord().facts, client: nil,
+                requestID: nil,
                 duration: .microseconds(micros))
             #expect(timed.line(time: "t").hasSuffix(#""durationMs":"# + text + "}"))
         }
@@ -149,7 +151,8 @@ struct AccessLogTests {
                 case "\n": out += "\\n"
                 case "\r": out += "\\r"
                 case "\t": out += "\\t"
-                case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                case _
+                where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
                     || scalar.value == 0x2029:
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
@@ -160,7 +163,10 @@ struct AccessLogTests {
         }
         let alphabet: [Unicode.Scalar] =
             (0..<0x22).map { Unicode.Scalar($0)! }
-            + ["\\", "a", "~", "\u{7F}", "\u{80}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2027}", "\u{2028}", "\u{2029}", "\u{202A}", "€", "😀", "\u{301}"]
+            + [
+                "\\", "a", "~", "\u{7F}", "\u{80}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2027}", "\u{2028}",
+                "\u{2029}", "\u{202A}", "€", "😀", "\u{301}",
+            ]
         var generator = SystemRandomNumberGenerator()
         var seed = UInt64.random(in: 0...UInt64.max, using: &generator)
         for _ in 0..<5_000 {

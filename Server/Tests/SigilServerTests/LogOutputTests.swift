@@ -56,8 +56,12 @@ struct LogOutputTests {
     @Test("a logger without metadata or provider writes its lines as StreamLogHandler does")
     func noMetadata() {
         let (deferred, stream) = (Lines(), Lines())
-        let plain = Logger(label: "") { DeferredMetadataLogHandler(label: $0, stream: Stream(lines: deferred), metadataProvider: nil) }
-        let reference = Logger(label: "") { StreamLogHandler(label: $0, stream: Stream(lines: stream), metadataProvider: nil) }
+        let plain = Logger(label: "") {
+            DeferredMetadataLogHandler(label: $0, stream: Stream(lines: deferred), metadataProvider: nil)
+        }
+        let reference = Logger(label: "") {
+            StreamLogHandler(label: $0, stream: Stream(lines: stream), metadataProvider: nil)
+        }
         for logger in [plain, reference] {
             logger.info("one")
             logger.error("two", metadata: ["a": "1"])

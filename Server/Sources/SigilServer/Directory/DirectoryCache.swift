@@ -196,7 +196,10 @@ public final class DirectoryCache: Sendable {
     public func key(_ keyID: String, now: Int64, load: () async throws -> RegisteredKey?) async throws
         -> RegisteredKey?
     {
-        guard case .key(let key) = try await entry(Name(kind: .key, value: keyID), now: now, load: { .key(try await load()) }) else {
+        guard
+            case .key(let key) = try await entry(
+                Name(kind: .key, value: keyID), now: now, load: { .key(try await load()) })
+        else {
             return nil
         }
         return key
@@ -204,7 +207,9 @@ public final class DirectoryCache: Sendable {
 
     /// The key ID of `thumbprint`, cached.
     public func keyID(thumbprint: String, now: Int64, load: () async throws -> String?) async throws -> String? {
-        guard case .keyID(let keyID) = try await entry(Name(kind: .thumbprint, value: thumbprint), now: now, load: { .keyID(try await load()) })
+        guard
+            case .keyID(let keyID) = try await entry(
+                Name(kind: .thumbprint, value: thumbprint), now: now, load: { .keyID(try await load()) })
         else { return nil }
         return keyID
     }

@@ -55,7 +55,8 @@ public enum Problem {
                 case 0..<0x20, 0x7F: escaped = (UInt32(byte), 1)
                 case 0xC2 where index + 1 < bytes.count && (0x80...0x9F).contains(bytes[index + 1]):
                     escaped = (UInt32(bytes[index + 1]), 2)
-                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                case 0xE2
+                where index + 2 < bytes.count && bytes[index + 1] == 0x80
                     && (0xA8...0xA9).contains(bytes[index + 2]):
                     escaped = (0x2000 | UInt32(bytes[index + 2]) & 0x3F, 3)
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): escaped = nil
@@ -72,7 +73,9 @@ public enum Problem {
                 case (UInt8(ascii: "\t"), _): out.append(UInt8(ascii: "t"))
                 case (_, let (code, _)?):
                     out.append(UInt8(ascii: "u"))
-                    for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int(code >> UInt32(shift) & 0xF)]) }
+                    for shift in stride(from: 12, through: 0, by: -4) {
+                        out.append(hexDigits[Int(code >> UInt32(shift) & 0xF)])
+                    }
                 }
                 index += escaped?.length ?? 1
                 run = index
