@@ -27,6 +27,7 @@ public final class DirectoryCache: Sendable {
 
     /// What an entry is kept under: what it answers, and of what (a key ID, a thumbprint, a user ID),
     /// without a string made of the two at every lookup.
+    ///
     /// Two names are one only when their bytes are, as the stores compare them: Swift's `==` takes
     /// canonically equivalent strings for one (`K` and U+212A, the Kelvin sign), and a user's revocation
     /// must not be read for another user.
