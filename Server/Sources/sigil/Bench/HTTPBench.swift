@@ -90,17 +90,22 @@ struct HTTPBench: AsyncParsableCommand {
         }
         let root = NSTemporaryDirectory() + "sigil-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // Four servers: one signs its responses (as `sigil serve` does), one does not, one signs and
+        // Five servers: one signs its responses (as `sigil serve` does), one does not, one signs and
         // keeps an access log, and its twin without the log: the log's cost is read between those two,
-        // each serving its one row, so nothing but the log tells them apart.
+        // each serving its one row, so nothing but the log tells them apart; the fifth signs and keeps
+        // its nonces in memory (`--nonces memory`), the other local nonce store.
         var servers: [(SigilStandalone.Prepared, ServiceGroup)] = []
         var ports: [Int] = []
-        for (index, (signs, logs)) in [(true, false), (false, false), (true, true), (true, false)].enumerated() {
+        let kinds = [
+            (true, false, false), (false, false, false), (true, true, false), (true, false, false), (true, false, true),
+        ]
+        for (index, (signs, logs, memoryNonces)) in kinds.enumerated() {
             var options = SigilStandalone.Options()
-            options.dataDirectory = root + "/" + ["signing", "plain", "logging", "twin"][index]
+            options.dataDirectory = root + "/" + ["signing", "plain", "logging", "twin", "memory"][index]
             options.port = 0
             options.signsResponses = signs
             if logs { options.accessLog = root + "/access.log" }
+            if memoryNonces { options.nonceStorage = .memory }
             options.benchmarkRoute = true
             let (prepared, group, port) = try await Self.start(options, logger: logger)
             servers.append((prepared, group))
@@ -171,14 +176,23 @@ struct HTTPBench: AsyncParsableCommand {
     ) async throws -> [(String, Double)] {
         var modes = [Mode(name: "unverified", path: "/bench/unverified", signer: nil, server: 0)]
         for (index, port) in ports.enumerated() {
-            let suffix = [", response signed", "", ", response signed, access log on", Self.twin][index]
+            let suffix = [
+                ", response signed", "", ", response signed, access log on", Self.twin,
+                ", response signed, memory nonces",
+            ][index]
             let device = try SigningKey.generate(.ecdsaP256SHA256)
             let ecdsa = RequestSigner(key: device, keyID: device.derivedKeyID ?? "", clock: AheadClock())
             try await register(device, token: servers[index].enrollToken ?? "", client: client, port: port)
             let hmac = try await secret(for: ecdsa, client: client, port: port)
             modes.append(Mode(name: "hmac-sha256 verified\(suffix)", path: "/v1/echo", signer: hmac, server: index))
             if index == 0 {
-                // What the fields of that row's request and answer cost to carry, with no cryptography.
+                // The same in the other profile, then what the fields of the sigil-v1 row's request and
+                // answer cost to carry, with no cryptography.
+                let rfc9421 = RequestSigner(key: hmac.key, keyID: hmac.keyID, profile: .rfc9421, clock: AheadClock())
+                modes.append(
+                    Mode(
+                        name: "hmac-sha256 verified (rfc9421), response signed", path: "/v1/echo", signer: rfc9421,
+                        server: index))
                 var fields = Mode(name: Self.fieldsRow, path: "/bench/unverified-fields", signer: nil, server: index)
                 fields.fields = { Self.signedFields(keyID: hmac.keyID) }
                 modes.append(fields)
