@@ -42,6 +42,13 @@ struct RequestBench: AsyncParsableCommand {
     @Option(name: .long, help: "With --count: requests prepared beforehand, whatever --count is (so set-up is alike).")
     var pool = 1000
 
+    @Flag(
+        name: .long,
+        help:
+            "Walk 4 MiB of memory before each request, untimed: each request starts with caches another request's work filled, as over HTTP."
+    )
+    var cold = false
+
     @Flag(name: .long, help: "List the modes' IDs and names.")
     var list = false
 
@@ -125,7 +132,10 @@ struct RequestBench: AsyncParsableCommand {
     }
 
     /// Microseconds per request of each runner: after a warm-up, in five alternating slices.
-    func measure(_ runners: [PipelineRunner]) async throws -> [(PipelineMode, Double)] {
+    /// Microseconds per request of each runner: after a warm-up, in five alternating slices; with
+    /// `--cold`, also with the caches walked over before each request (a second slice of each mode
+    /// right after its first, so the two are measured alike).
+    func measure(_ runners: [PipelineRunner]) async throws -> [(mode: PipelineMode, warm: Double, cold: Double?)] {
         var estimates: [Double] = []
         for runner in runners {
             let requests = try runner.prepare(200)
@@ -135,33 +145,50 @@ struct RequestBench: AsyncParsableCommand {
         }
         let slices = 5
         let slice = seconds / Double(slices)
+        let evictor = cold ? CacheEvictor() : nil
         var spent = [Double](repeating: 0, count: runners.count)
         var done = [Int](repeating: 0, count: runners.count)
+        var coldSpent = [Double](repeating: 0, count: runners.count)
+        var coldDone = [Int](repeating: 0, count: runners.count)
         BenchOutput.progress(
             "\(runners.count) modes, \(slices) slices of \(String(format: "%g", slice)) s each; "
                 + "the table comes once all are measured (each is read against the first)")
         for index in 0..<slices {
             for (mode, runner) in runners.enumerated() {
                 // A slice's requests are prepared (signed, sealed) beforehand, and only serving them is timed.
-                let requests = try runner.prepare(max(50, Int(slice * 1e6 / max(estimates[mode], 1))))
+                let count = max(50, Int(slice * 1e6 / max(estimates[mode], 1)))
+                let requests = try runner.prepare(count)
                 let start = Stopwatch.now()
                 try await runner.run(requests, count: requests.count)
                 spent[mode] += Double(Stopwatch.now() - start) / 1e3
                 done[mode] += requests.count
+                if let evictor {
+                    let colder = try runner.prepare(count)
+                    coldSpent[mode] += Double(try await runner.runCold(colder, evictor: evictor)) / 1e3
+                    coldDone[mode] += colder.count
+                }
             }
             BenchOutput.progress("slice \(index + 1) of \(slices) measured")
         }
-        return runners.indices.map { (runners[$0].mode, spent[$0] / Double(done[$0])) }
+        return runners.indices.map { index in
+            (
+                runners[index].mode, spent[index] / Double(done[index]),
+                evictor == nil ? nil : coldSpent[index] / Double(coldDone[index])
+            )
+        }
     }
 
-    func report(_ figures: [(PipelineMode, Double)]) {
+    func report(_ measured: [(mode: PipelineMode, warm: Double, cold: Double?)]) {
+        let figures = measured.map { ($0.mode, $0.warm) }
         let baseline = figures.first?.1 ?? 1
         if json {
-            let rows = figures.map { mode, microseconds in
-                [
+            let rows = measured.map { mode, microseconds, cold in
+                var row: [String: Any] = [
                     "mode": mode.id, "name": mode.name, "microsecondsPerRequest": microseconds,
                     "requestsPerSecond": 1e6 / microseconds, "ratio": baseline / microseconds,
-                ] as [String: Any]
+                ]
+                if let cold { row["coldMicrosecondsPerRequest"] = cold }
+                return row
             }
             let object: [String: Any] = ["bodyBytes": BenchBody.json.count, "modes": rows]
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
@@ -175,6 +202,20 @@ struct RequestBench: AsyncParsableCommand {
             print(
                 "| \(mode.name) | \(String(format: "%.1f", microseconds)) | \(CoreBench.format(1e6 / microseconds)) | "
                     + "\(String(format: "%.2f", baseline / microseconds)) |")
+        }
+        guard let coldBaseline = measured.first?.cold else { return }
+        // Beyond unverified, warm and cold: what caches another request's work filled add to each row.
+        print(
+            "\n| request, caches walked over before each (--cold) | µs warm | µs cold | beyond unverified, warm | beyond unverified, cold |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        for (mode, warm, cold) in measured {
+            guard let cold else { continue }
+            // The raw rows are cryptography alone: nothing of theirs is beyond an unverified request.
+            let beyond = mode.server == nil ? [] : [warm - baseline, cold - coldBaseline]
+            let row =
+                ([warm, cold] + beyond).map { String(format: "%.1f", $0) } + (mode.server == nil ? ["", ""] : [])
+            print("| \(mode.name) | " + row.joined(separator: " | ") + " |")
         }
     }
 }
@@ -377,6 +418,38 @@ struct PipelineRunner: Sendable {
             guard reply.status == 200 else {
                 throw SigilInputError("\(mode.name): status \(reply.status) \(reply.text)")
             }
+        }
+    }
+
+    /// Serves `requests` one at a time, `evictor` walking its memory before each, untimed; returns the
+    /// nanoseconds the requests alone took.
+    func runCold(_ requests: [Prepared], evictor: CacheEvictor) async throws -> UInt64 {
+        var spent: UInt64 = 0
+        for index in requests.indices {
+            evictor.walk()
+            let start = Stopwatch.now()
+            try await run(Array(requests[index...index]), count: 1)
+            spent += Stopwatch.now() - start
+        }
+        return spent
+    }
+}
+
+/// Fills the caches with other data: a walk over 4 MiB, a write to each cache line, before a cold
+/// request (`sigil bench request --cold`), as TLS, HTTP/2 and other requests' work does over HTTP.
+final class CacheEvictor: @unchecked Sendable {
+    private var memory = [UInt8](repeating: 0, count: 4 << 20)
+    /// What the walks wrote, so no walk can be left out.
+    private(set) var sum: UInt8 = 0
+
+    func walk() {
+        memory.withUnsafeMutableBufferPointer { bytes in
+            var sum = self.sum
+            for line in stride(from: 0, to: bytes.count, by: 64) {
+                bytes[line] &+= 1
+                sum &+= bytes[line]
+            }
+            self.sum = sum
         }
     }
 }
