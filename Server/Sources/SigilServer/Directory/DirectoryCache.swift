@@ -28,18 +28,15 @@ public final class DirectoryCache: Sendable {
     /// What an entry is kept under: what it answers, and of what (a key ID, a thumbprint, a user ID),
     /// without a string made of the two at every lookup.
     ///
-    /// Two names are one only when their bytes are, as the stores compare them: Swift's `==` takes
-    /// canonically equivalent strings for one (`K` and U+212A, the Kelvin sign), and a user's revocation
-    /// must not be read for another user.
+    /// Two names are one only when their values are one identifier (``Identifiers``): a user's
+    /// revocation must not be read for another user whose ID is only canonically equivalent.
     struct Name: Hashable {
         enum Kind: UInt8 { case key, thumbprint, user }
         let kind: Kind
         let value: String
 
         static func == (left: Name, right: Name) -> Bool {
-            guard left.kind == right.kind else { return false }
-            var (left, right) = (left.value, right.value)
-            return left.withUTF8 { left in right.withUTF8 { left.elementsEqual($0) } }
+            left.kind == right.kind && Identifiers.same(left.value, right.value)
         }
 
         /// String's own hash: equal bytes are equivalent strings, whose hashes are equal.

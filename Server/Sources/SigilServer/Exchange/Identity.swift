@@ -130,7 +130,7 @@ struct IdentityResolver: Sendable {
                 guard key.isUsable(at: now, acceptingDebugKeys: acceptsDebugKeys) else {
                     throw SigilError(.revokedKey, "the DPoP proof key is key \(key.keyID), which is revoked")
                 }
-                guard key.userID.map({ Self.same($0, dpop.subject) }) ?? true else {
+                guard key.userID.map({ Identifiers.same($0, dpop.subject) }) ?? true else {
                     throw SigilError(
                         .credentialMismatch,
                         "the access token's sub is not the user of the device whose key \(key.keyID) made the DPoP proof"
@@ -163,14 +163,14 @@ struct IdentityResolver: Sendable {
         // beside another key's token it would lend its signature to whoever holds a token.
         if let proof = named.first(where: { $0.credential == "DPoP proof" }),
             let userless = named.first(where: { $0.deviceID != nil && $0.userID == nil }),
-            !Self.same(proof.deviceID, userless.deviceID)
+            !Identifiers.same(proof.deviceID, userless.deviceID)
         {
             throw SigilError(
                 .credentialMismatch,
                 "the \(userless.credential) names a device registered without a user: it goes with an access token only when the token is bound to the device's own key"
             )
         }
-        // Compared by their bytes, as the stores compare them (``same(_:_:)``).
+        // Compared by their bytes, as the stores compare them (``Identifiers``).
         let devices = Set(named.compactMap { $0.deviceID.map { Array($0.utf8) } })
         let users = Set(named.compactMap { $0.userID.map { Array($0.utf8) } })
         if devices.count > 1 || users.count > 1 {
@@ -189,22 +189,29 @@ struct IdentityResolver: Sendable {
         return resolved
     }
 
-    /// Whether two identifiers (user IDs, device IDs) are one: byte for byte, as SQLite and PostgreSQL
-    /// compare them. Swift's `==` takes canonically equivalent strings for one (`K` and U+212A, the
-    /// Kelvin sign), which would let a token of one user pass for a device of another.
-    static func same(_ left: String, _ right: String) -> Bool { left.utf8.elementsEqual(right.utf8) }
-
-    /// ``same(_:_:)`` for identifiers that may be absent: two absent ones are one.
-    static func same(_ left: String?, _ right: String?) -> Bool {
-        guard let left, let right else { return left == nil && right == nil }
-        return same(left, right)
-    }
-
     func lookUp<Found>(_ body: () async throws -> Found) async throws -> Found {
         do {
             return try await body()
         } catch {
             throw SigilError(.storeUnavailable, "the key directory did not answer")
         }
+    }
+}
+
+/// How the server tells identifiers (user IDs, device IDs, key IDs) apart: byte for byte, as SQLite
+/// and PostgreSQL compare them. Swift's `==` takes canonically equivalent strings for one (`K` and
+/// U+212A, the Kelvin sign), which would let a token of one user pass for a device of another, or one
+/// user's revocation be read for another. The identity resolver and the directory cache both ask here.
+enum Identifiers {
+    /// Whether `left` and `right` are one identifier.
+    static func same(_ left: String, _ right: String) -> Bool {
+        var (left, right) = (left, right)
+        return left.withUTF8 { left in right.withUTF8 { left.elementsEqual($0) } }
+    }
+
+    /// ``same(_:_:)`` for identifiers that may be absent: two absent ones are one.
+    static func same(_ left: String?, _ right: String?) -> Bool {
+        guard let left, let right else { return left == nil && right == nil }
+        return same(left, right)
     }
 }
