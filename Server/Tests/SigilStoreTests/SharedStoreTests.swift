@@ -355,7 +355,9 @@ extension PostgresStore {
         let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
         let holder = Task {
             try await client.withTransaction(logger: Logger(label: "test.locker")) { connection in
-                try await connection.query(lock)
+                // Awaited to its result, so the lock is held before the body runs: `query(String)` returns a
+                // future, and `try await` on the call alone sent the LOCK without waiting for it.
+                _ = try await connection.query(lock).get()
                 lockedSignal.yield()
                 for await _ in release { break }
             }
