@@ -167,6 +167,27 @@ struct OperatorTests {
         try await directory.close()
     }
 
+    @Test("a flush waits for the write a use began: what was used before it is written when it returns")
+    func flushWaitsForTheWriteUnderWay() async throws {
+        let (directory, admin, path, _) = try await Self.administration()
+        let start = SigningSetup.start
+        let key = try await OperatorScaffold.register(directory, device: "dev-1", user: "u", at: start)[0]
+        // Another connection holds SQLite's write lock: the write the use begins waits for it.
+        let holder = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
+        _ = try await holder.query("BEGIN IMMEDIATE")
+        let tracker = KeyUsageTracker(directory: directory)
+        tracker.used(key, at: start + 10)
+        let flushed = Task { () async throws -> Int64? in
+            await tracker.flush()
+            return try await admin.device(key).keys.first?.lastUsed
+        }
+        try await Task.sleep(for: .milliseconds(200))  // the window only: the lock is let go either way
+        _ = try await holder.query("COMMIT")
+        #expect(try await flushed.value == start + 10)
+        try await holder.close()
+        try await directory.close()
+    }
+
     @Test(
         "a last use the store refused to write is kept and written again after pauses doubling from 1 s to 30 s, the later use of a key winning, with no further use"
     )

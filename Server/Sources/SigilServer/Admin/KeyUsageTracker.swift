@@ -33,6 +33,10 @@ public final class KeyUsageTracker: Sendable {
         var failures = 0
         /// A retry waits to run.
         var retryScheduled = false
+        /// A batch is being written: one write at a time.
+        var writing = false
+        /// Callers of ``flush()`` waiting for the write under way to end.
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
     let state = Mutex(State())
 
@@ -78,33 +82,69 @@ public final class KeyUsageTracker: Sendable {
         if start { Task { await self.flush() } }
     }
 
-    /// Writes what is pending, until nothing is. A batch the store refuses goes back to pending, and
+    /// Writes what is pending, until nothing is, one write at a time: a write under way (begun by a
+    /// use, or by a retry) is waited for, so what was noted before the call is written, or has failed
+    /// and waits for its retry, when this returns. A batch the store refuses goes back to pending, and
     /// a retry is scheduled after the pause (``retryDelays``); this call returns then.
     public func flush() async {
         while true {
-            let batch = state.withLock { state -> [String: Int64] in
-                let batch = state.pending
-                state.pending = [:]
-                if batch.isEmpty && !state.retryScheduled { state.flushing = false }
-                return batch
-            }
+            let batch = await nextBatch()
+            guard let batch else { continue }
             guard !batch.isEmpty else { return }
+            let written: Bool
             do {
                 try await directory.recordUses(batch)
-                state.withLock { $0.failures = 0 }
+                written = true
             } catch {
-                let delay = state.withLock { state -> Duration? in
-                    // Back with what came since, the later time of each key kept.
-                    state.pending.merge(batch) { max($0, $1) }
-                    state.failures += 1
-                    guard !state.retryScheduled else { return nil }
-                    state.retryScheduled = true
-                    return retryDelay(after: state.failures)
+                written = false
+            }
+            let (delay, waiters) = state.withLock { state -> (Duration?, [CheckedContinuation<Void, Never>]) in
+                state.writing = false
+                let waiters = state.waiters
+                state.waiters = []
+                guard !written else {
+                    state.failures = 0
+                    return (nil, waiters)
                 }
+                // Back with what came since, the later time of each key kept.
+                state.pending.merge(batch) { max($0, $1) }
+                state.failures += 1
+                guard !state.retryScheduled else { return (nil, waiters) }
+                state.retryScheduled = true
+                return (retryDelay(after: state.failures), waiters)
+            }
+            for waiter in waiters { waiter.resume() }
+            guard written else {
                 if let delay { scheduleRetry(after: delay) }
                 return
             }
         }
+    }
+
+    /// What to write next: the pending uses, taken (empty when there are none); or nil once a write
+    /// under way has ended, which this waited for (look again then).
+    private func nextBatch() async -> [String: Int64]? {
+        let taken = state.withLock { state -> [String: Int64]? in
+            guard !state.writing else { return nil }
+            let batch = state.pending
+            state.pending = [:]
+            if batch.isEmpty {
+                if !state.retryScheduled { state.flushing = false }
+            } else {
+                state.writing = true
+            }
+            return batch
+        }
+        if let taken { return taken }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state -> Bool in
+                guard state.writing else { return false }
+                state.waiters.append(waiter)
+                return true
+            }
+            if !wait { waiter.resume() }
+        }
+        return nil
     }
 
     /// The pause after `failures` failed writes in a row: ``retryDelays`` `first`, doubled for each
