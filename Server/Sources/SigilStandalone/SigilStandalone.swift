@@ -137,7 +137,8 @@ public enum SigilStandalone {
         /// the application has stopped, whether it stopped cleanly or failed.
         public var services: [any Service] {
             (servingLock.map { [$0] } ?? []) + stores.services
-                + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background + [application]
+                + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background
+                + (usage.map { [LastUseService(usage: $0)] } ?? []) + [application]
         }
         /// The admin API's application and the audit trail's pruning, run beside the application.
         let background: [any Service]
@@ -161,10 +162,13 @@ public enum SigilStandalone {
         public let responseKeyID: String
         /// The gateway's client to the upstream, shut down by ``close()``.
         let upstreamClient: HTTPClient?
+        /// Records keys' last use; what it holds is written when the application has stopped.
+        let usage: KeyUsageTracker?
 
         /// Closes the stores and the gateway's upstream connections; call it after the application stopped.
         public func close() async throws {
             defer { servingLock?.release() }
+            await usage?.flush()
             accessLog?.close()
             try? await upstreamClient?.shutdown()
             try await stores.close()
@@ -302,7 +306,8 @@ public enum SigilStandalone {
             adminPort: admin.port,
             stores: stores,
             responseKeyID: responseSigner.keyID,
-            upstreamClient: backend.client
+            upstreamClient: backend.client,
+            usage: verifier.configuration.usage
         )
     }
 
@@ -321,6 +326,18 @@ public enum SigilStandalone {
         public func value() async -> Int {
             if let port { return port }
             return await withCheckedContinuation { waiters.append($0) }
+        }
+    }
+
+    /// Writes the last uses a stopping server has not written yet (a write under way, or a batch the
+    /// store refused, waiting for its retry), once the application has stopped and before the stores
+    /// close: a key used just before a stop does not read as unused.
+    struct LastUseService: Service {
+        let usage: KeyUsageTracker
+
+        func run() async throws {
+            try? await gracefulShutdown()
+            await usage.flush()
         }
     }
 

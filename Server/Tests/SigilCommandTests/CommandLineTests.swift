@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import SQLiteNIO
 @_spi(Sigil) import SigilCore
 import SigilSQLite
 import SigilServer
@@ -171,6 +173,37 @@ struct FirstDayTests {
                 #expect(lastUsed == server.clock.now())
             }
         }
+    }
+
+    @Test(
+        "a last use the store refused is written when the server stops, before its stores close, not lost with it"
+    )
+    func lastUseWrittenAtStop() async throws {
+        let dataDirectory = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+        let (keyID, usedAt) = try await TestServer.with(dataDirectory: dataDirectory) { server in
+            try await server.client().using { client in
+                let device = try await DeviceSteps.registeredDevice(on: server, client: client)
+                // Another connection makes the write of a last use fail, as a lost store would.
+                let saboteur = try await SQLiteConnection.open(
+                    storage: .file(path: try server.data.databasePath), logger: Logger(label: "test"))
+                _ = try await saboteur.query(
+                    "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END"
+                )
+                let (echoed, _, _) = try await DeviceSteps.echo(
+                    "{}", signer: device.signer(clock: server.clock), server: server, client: client)
+                #expect(echoed.status == 200)
+                // The write fails (or has not run yet); its retry waits a second, the stop comes first.
+                _ = try await saboteur.query("DROP TRIGGER no_use")
+                try await saboteur.close()
+                return (device.keyID, server.clock.now())
+            }
+        }
+        let data = try DataDirectory(path: dataDirectory)
+        let directory = try await Directory.sqlite(path: data.databasePath, masterKey: try data.masterKey())
+        let lastUsed = try await directory.devices(DeviceQuery(keyID: keyID)).first?.keys.first?.lastUsed
+        try await directory.close()
+        #expect(lastUsed == usedAt)
     }
 
     @Test(
