@@ -76,8 +76,9 @@ struct EchoRoutes: Sendable {
     /// `POST /bench/unverified`: what `/v1/echo` does, without verification (the baseline of `sigil bench
     /// http`); `POST /bench/unverified-fields`: the same, its answer carrying the fields a signed answer
     /// adds, of their sizes and as unique to the request as a signature, made without cryptography (what
-    /// carrying a signed exchange's fields costs over HTTP/2 and TLS, read against the baseline).
-    func addBenchmarkRoute(to router: Router<SigilBasicRequestContext>) {
+    /// carrying a signed exchange's fields costs over HTTP/2 and TLS, read against the baseline); and
+    /// the floor routes (``FloorRoutes``).
+    func addBenchmarkRoute(to router: Router<SigilBasicRequestContext>) throws {
         router.post("bench/unverified") { request, _ in try await unverifiedEcho(request) }
         let signer = middleware.exchange.responseSigner
         router.post("bench/unverified-fields") { request, _ in
@@ -91,6 +92,7 @@ struct EchoRoutes: Sendable {
             response.headers[ResponseSigner.keysField] = signer?.ring?.keysTag
             return response
         }
+        try FloorRoutes(signer: signer).add(to: router, echo: self)
     }
 
     func unverifiedEcho(_ request: Request) async throws -> Response {

@@ -295,7 +295,7 @@ extension SigilStandalone {
         guard let upstream = options.upstream else {
             let echo = EchoRoutes(middleware: protected, bodyLimit: options.verifier.bodyLimit)
             echo.add(to: router)
-            if options.benchmarkRoute { echo.addBenchmarkRoute(to: router) }
+            if options.benchmarkRoute { try echo.addBenchmarkRoute(to: router) }
             return (nil, nil)
         }
         // A backend that refuses connections is a 502 within 2 s (connecting is retried until then).

@@ -7,6 +7,7 @@ import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilRSA
 import SigilServer
+import SigilStandalone
 
 /// `sigil bench`: the core figures by default, `sigil bench http` for the server over loopback TLS.
 struct Bench: AsyncParsableCommand {
@@ -259,28 +260,6 @@ enum Stopwatch {
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-}
-
-/// The raw signature check every bench holds a verification against: swift-crypto's check alone, over
-/// bases of 150 bytes (a request's sigil-v1 base), 64 signatures in turn, since a check's time varies
-/// with the signature (ECDSA's is variable-time) and one signature checked again and again is checked
-/// faster than any server sees.
-struct RawChecks {
-    static let bases = (0..<64).map { index in Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 150) }
-    let signatures: [[UInt8]]
-    let key: VerificationKey
-    let profile: SignatureProfile
-
-    init(signer: any SignatureProvider, key: VerificationKey, profile: SignatureProfile) throws {
-        signatures = try Self.bases.map { try signer.signature(for: $0, profile: profile) }
-        self.key = key
-        self.profile = profile
-    }
-
-    /// The check of turn `turn`'s signature (turns go round the 64).
-    func check(_ turn: Int) -> Bool {
-        key.isValidSignature(signatures[turn & 63], for: Self.bases[turn & 63], profile: profile)
-    }
 }
 
 /// Where `scripts/instructions` starts counting (callgrind's `--zero-before`): called once in a

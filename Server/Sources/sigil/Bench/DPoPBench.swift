@@ -5,6 +5,7 @@ import SigilClient
 @_spi(Sigil) import SigilCore
 import SigilJWT
 import SigilServer
+import SigilStandalone
 
 /// DPoP verification (RFC 9449) beside raw ES256 verification, in one run: a request with a token
 /// verified before (its proof's signature, the rest of the checks, the jti recorded), and one with a

@@ -196,11 +196,17 @@ struct HTTPBench: AsyncParsableCommand {
                 var fields = Mode(name: Self.fieldsRow, path: "/bench/unverified-fields", signer: nil, server: index)
                 fields.fields = { Self.signedFields(keyID: hmac.keyID) }
                 modes.append(fields)
+                var floor = Mode(name: Self.floorRow("hmac-sha256"), path: "/bench/floor/hmac", signer: nil, server: 0)
+                floor.fields = { Self.signedFields(keyID: hmac.keyID) }
+                modes.append(floor)
             }
             // The access log's cost is read off its HMAC row beside the first: one row is enough.
             guard index < 2 else { continue }
             modes.append(Mode(name: "ecdsa-p256 verified\(suffix)", path: "/v1/echo", signer: ecdsa, server: index))
             if index == 0 {
+                var floor = Mode(name: Self.floorRow("ecdsa-p256"), path: "/bench/floor/ecdsa", signer: nil, server: 0)
+                floor.fields = { Self.signedFields(keyID: ecdsa.keyID, signatureBytes: 64) }
+                modes.append(floor)
                 var sealed = Mode(
                     name: "hmac-sha256 verified, sealed (HPKE X-Wing), answer sealed and signed", path: "/v1/echo",
                     signer: hmac, server: index)
@@ -305,13 +311,21 @@ struct HTTPBench: AsyncParsableCommand {
     /// The row whose requests and answers carry a signed HMAC exchange's fields, unsigned.
     static let fieldsRow = "unverified, carrying a signed hmac-sha256 exchange's fields (no cryptography)"
 
-    /// The fields of a sigil-v1 request signed by the HMAC key `keyID`, of their sizes, as unique as a
-    /// signature and a nonce: the time, a nonce as a device makes one, 32 random bytes in base64url.
-    static func signedFields(keyID: String) -> HTTPFields {
+    /// The row of the floor routes (`FloorRoutes`): the fields row's request and answer, plus the
+    /// canonical bodies, their SHA-256, a raw check of `algorithm` and the answer's Ed25519 signature:
+    /// what any server must do for the signed row, and nothing of Sigil's own work.
+    static func floorRow(_ algorithm: String) -> String {
+        "floor: the fields, both canonical bodies hashed, a raw \(algorithm) check, an ed25519 answer signature"
+    }
+
+    /// The fields of a sigil-v1 request signed by the key `keyID`, of their sizes, as unique as a
+    /// signature and a nonce: the time, a nonce as a device makes one, `signatureBytes` random bytes in
+    /// base64url (32 for HMAC-SHA256, 64 for ECDSA P-256).
+    static func signedFields(keyID: String, signatureBytes: Int = 32) -> HTTPFields {
         func random(_ count: Int) -> String { Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255) }) }
         return [
             SigilV1.timestampField: String(AheadClock().now()), SigilV1.nonceField: RandomNonceSource().next(),
-            SigilV1.keyIDField: keyID, SigilV1.signatureField: random(32),
+            SigilV1.keyIDField: keyID, SigilV1.signatureField: random(signatureBytes),
         ]
     }
 
