@@ -230,6 +230,9 @@ struct PipelineMode: Sendable, Hashable {
     var signature = Signature.hmac
     var profile = SignatureProfile.sigilV1
     var sealed = false
+    /// A floor route's check (`hmac` or `ecdsa`, `POST /bench/floor/…`): the request carries a signed
+    /// exchange's fields unsigned, the route does only the protocol's part of the work (`FloorRoutes`).
+    var floor: String?
 
     static let all: [PipelineMode] = [
         PipelineMode(id: "unverified", name: "unverified", server: .signing, signature: .none),
@@ -248,6 +251,12 @@ struct PipelineMode: Sendable, Hashable {
         PipelineMode(
             id: "sealed", name: "hmac-sha256 verified, sealed (HPKE X-Wing), answer sealed and signed",
             server: .signing, sealed: true),
+        PipelineMode(
+            id: "floor-hmac", name: HTTPBench.floorRow("hmac-sha256"), server: .signing, signature: .none,
+            floor: "hmac"),
+        PipelineMode(
+            id: "floor-ecdsa", name: HTTPBench.floorRow("ecdsa-p256"), server: .signing, signature: .none,
+            floor: "ecdsa"),
         PipelineMode(id: "hmac", name: "hmac-sha256 verified", server: .plain),
         PipelineMode(id: "ecdsa", name: "ecdsa-p256 verified", server: .plain, signature: .ecdsa),
         PipelineMode(
@@ -390,10 +399,16 @@ struct PipelineRunner: Sendable {
                 return Prepared(body: base, signature: try raw.device.signature(for: base, profile: .sigilV1))
             }
         }
-        let path = mode.signature == .none ? "/bench/unverified" : "/v1/echo"
+        let path =
+            mode.floor.map { "/bench/floor/\($0)" } ?? (mode.signature == .none ? "/bench/unverified" : "/v1/echo")
+        let floor = mode.floor
         return try (0..<count).map { _ in
+            let fields = floor.map {
+                HTTPBench.signedFields(keyID: "bench-floor-key", signatureBytes: $0 == "ecdsa" ? 64 : 32)
+            }
             let (head, body) = try HTTPBench.prepare(
-                .post, path, authority: "api.example", body: BenchBody.json, signer: signer, sealingTo: sealingKey)
+                .post, path, authority: "api.example", body: BenchBody.json, headers: fields ?? [:], signer: signer,
+                sealingTo: sealingKey)
             return Prepared(head: head, body: body)
         }
     }
