@@ -172,6 +172,24 @@ extension DirectoryContract {
                 try await directory.auditTrail(AuditQuery(userID: "carol")).map(\.deviceID) == [nil],
                 "one row naming the user alone")
         },
+        Clause(name: "users are told apart by their bytes: revoking Kate leaves \u{212A}ate (a Kelvin sign) alone") {
+            directory, clock in
+            let kate = try key("dev-kate", user: "Kate")
+            let kelvin = try key("dev-kelvin", user: "\u{212A}ate")
+            try await directory.apply(DirectoryChange(added: [kate, kelvin]))
+            clock.advance(by: 10)
+            try await directory.apply(
+                DirectoryChange(
+                    revokedUsers: ["Kate"],
+                    audit: [AuditEntry(time: clock.now(), action: .revoked, userID: "Kate", actor: "operator:ops")]))
+            try expect(try await directory.key(for: kate.keyID)?.state == .revoked, "Kate's key")
+            try expect(try await directory.key(for: kelvin.keyID)?.state == .active, "the other user's key")
+            try expect(try await directory.revocationOfUser("\u{212A}ate") == nil, "the other user revoked")
+            try expect(try await directory.auditTrail(AuditQuery(userID: "\u{212A}ate")).isEmpty, "the other's trail")
+            try expect(
+                try await directory.devices(DeviceQuery(userID: "\u{212A}ate")).map(\.deviceID) == ["dev-kelvin"],
+                "the other user's devices")
+        },
         Clause(name: "a sealing key is kept with the device, read with each key; one read before must still hold") {
             directory, _ in
             let key = try key("dev-s")

@@ -17,7 +17,8 @@ actor ActorDirectoryBackend: DirectoryBackend {
     struct Tables {
         var keys: [String: RegisteredKey] = [:]
         var devices: [String: Device] = [:]
-        var usersRevokedAt: [String: Int64] = [:]
+        /// By the user ID's UTF-8 bytes: a `String` key takes canonically equivalent IDs for one.
+        var usersRevokedAt: [[UInt8]: Int64] = [:]
         var spent: [String: Int64] = [:]
         var certificates: [IssuedCertificateRecord] = []
         var audit: [AuditRow] = []
@@ -80,7 +81,7 @@ actor ActorDirectoryBackend: DirectoryBackend {
         tables.keys.values.first { $0.key.jwkThumbprint == thumbprint }?.keyID
     }
 
-    func revocationOfUser(_ userID: String) -> Int64? { tables.usersRevokedAt[userID] }
+    func revocationOfUser(_ userID: String) -> Int64? { tables.usersRevokedAt[Array(userID.utf8)] }
 
     func keys(ofDevice deviceID: String) -> [StoredKey] {
         tables.keys.values.filter { $0.deviceID == deviceID }.map(\.keyID).sorted().compactMap { key($0) }
@@ -216,11 +217,11 @@ actor ActorDirectoryBackend: DirectoryBackend {
         }
 
         func devices(ofUser user: String) -> [String] {
-            tables.devices.filter { $0.value.userID == user }.map(\.key).sorted()
+            tables.devices.filter { $0.value.userID?.utf8.elementsEqual(user.utf8) == true }.map(\.key).sorted()
         }
 
         func recordRevocation(ofUser user: String, at time: Int64) {
-            tables.usersRevokedAt[user] = max(tables.usersRevokedAt[user] ?? time, time)
+            tables.usersRevokedAt[Array(user.utf8)] = max(tables.usersRevokedAt[Array(user.utf8)] ?? time, time)
         }
 
         func revoke(device: String, at time: Int64) -> Bool {

@@ -106,8 +106,9 @@ public struct AuditQuery: Sendable, Hashable {
 
     /// Whether `entry` matches (for stores that filter in memory).
     public func matches(_ entry: AuditEntry) -> Bool {
-        (deviceID == nil || entry.deviceID == deviceID) && (userID == nil || entry.userID == userID)
-            && (since.map { entry.time >= $0 } ?? true)
+        // IDs by their bytes, as the stores compare them (``Identifiers``).
+        (deviceID == nil || Identifiers.same(entry.deviceID, deviceID))
+            && (userID == nil || Identifiers.same(entry.userID, userID)) && (since.map { entry.time >= $0 } ?? true)
     }
 }
 

@@ -176,8 +176,11 @@ public struct DeviceQuery: Sendable, Hashable {
 extension DeviceQuery {
     /// Whether `record` is selected (for backends that filter in memory).
     public func selects(_ record: DeviceRecord) -> Bool {
-        (deviceID == nil || record.deviceID == deviceID) && (userID == nil || record.userID == userID)
-            && (state == nil || record.state == state) && (keyID == nil || record.keys.contains { $0.keyID == keyID })
+        // IDs by their bytes, as the stores compare them (``Identifiers``).
+        (deviceID == nil || Identifiers.same(record.deviceID, deviceID))
+            && (userID == nil || Identifiers.same(record.userID, userID))
+            && (state == nil || record.state == state)
+            && (keyID == nil || record.keys.contains { Identifiers.same($0.keyID, keyID) })
     }
 }
 

@@ -7,6 +7,10 @@
 ///
 /// Call it through a ``Directory`` only: a statement run on its own skips the rules.
 ///
+/// Device, user and key IDs are one ID only when their UTF-8 bytes are (PROTOCOL.md section 13.2),
+/// as SQLite and PostgreSQL compare them: a dictionary keyed by `String` takes canonically
+/// equivalent IDs (a Kelvin sign for a `K`) for one, so key it by the bytes (`Array(id.utf8)`).
+///
 /// Every statement that fails for a reason of the store's (a lost connection, a full disk) throws
 /// `store-unavailable` (``SigilError``), never a driver's error, and never says what it read.
 public protocol DirectoryBackend: Sendable {

@@ -33,16 +33,11 @@ public final class DirectoryCache: Sendable {
     struct Name: Hashable {
         enum Kind: UInt8 { case key, thumbprint, user }
         let kind: Kind
-        let value: String
+        let id: Identifiers.Key
 
-        static func == (left: Name, right: Name) -> Bool {
-            left.kind == right.kind && Identifiers.same(left.value, right.value)
-        }
-
-        /// String's own hash: equal bytes are equivalent strings, whose hashes are equal.
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(kind)
-            hasher.combine(value)
+        init(kind: Kind, value: String) {
+            self.kind = kind
+            id = Identifiers.Key(value)
         }
     }
 

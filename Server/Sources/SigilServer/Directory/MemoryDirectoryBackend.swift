@@ -11,7 +11,8 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
         var generation: UInt64 = 0
         var keys: [String: RegisteredKey] = [:]
         var devices: [String: Device] = [:]
-        var usersRevokedAt: [String: Int64] = [:]
+        /// By user ID's bytes, as the stores compare them (``Identifiers``).
+        var usersRevokedAt: [Identifiers.Key: Int64] = [:]
         var thumbprints: [String: String] = [:]
         var spentCredentials: [String: Int64] = [:]
         var certificates: [IssuedCertificateRecord] = []
@@ -64,7 +65,9 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
 
     public func keyID(forThumbprint thumbprint: String) -> String? { state.withLock { $0.thumbprints[thumbprint] } }
 
-    public func revocationOfUser(_ userID: String) -> Int64? { state.withLock { $0.usersRevokedAt[userID] } }
+    public func revocationOfUser(_ userID: String) -> Int64? {
+        state.withLock { $0.usersRevokedAt[Identifiers.Key(userID)] }
+    }
 
     public func keys(ofDevice deviceID: String) -> [StoredKey] {
         state.withLock { state in
@@ -215,11 +218,11 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
         }
 
         func devices(ofUser user: String) -> [String] {
-            state.devices.filter { $0.value.userID == user }.map(\.key).sorted()
+            state.devices.filter { Identifiers.same($0.value.userID, user) }.map(\.key).sorted()
         }
 
         func recordRevocation(ofUser user: String, at time: Int64) {
-            state.usersRevokedAt[user] = max(state.usersRevokedAt[user] ?? time, time)
+            state.usersRevokedAt[Identifiers.Key(user)] = max(state.usersRevokedAt[Identifiers.Key(user)] ?? time, time)
         }
 
         func revoke(device: String, at time: Int64) -> Bool {

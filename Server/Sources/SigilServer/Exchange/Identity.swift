@@ -214,4 +214,17 @@ enum Identifiers {
         guard let left, let right else { return left == nil && right == nil }
         return same(left, right)
     }
+
+    /// An identifier as a set's or a dictionary's key, told apart as ``same(_:_:)`` does: a `String`
+    /// key takes canonically equivalent strings for one.
+    struct Key: Hashable, Sendable {
+        let value: String
+
+        init(_ value: String) { self.value = value }
+
+        static func == (left: Key, right: Key) -> Bool { same(left.value, right.value) }
+
+        /// String's own hash: equal bytes are equivalent strings, whose hashes are equal.
+        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+    }
 }

@@ -422,8 +422,9 @@ public struct RegistrationService: Sendable {
         guard let deviceID = request.deviceID else {
             throw SigilError(.forbidden, "the signing key belongs to no device")
         }
-        let named = keyID == request.keyID ? nil : try await directory.key(for: keyID)
-        guard keyID == request.keyID || named?.deviceID == deviceID else {
+        let own = Identifiers.same(keyID, request.keyID)
+        let named = own ? nil : try await directory.key(for: keyID)
+        guard own || Identifiers.same(named?.deviceID, deviceID) else {
             throw SigilError(.forbidden, "key \(request.keyID) may not act on key \(keyID.prefix(128))")
         }
         return deviceID
