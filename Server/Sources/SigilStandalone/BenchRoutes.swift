@@ -33,7 +33,7 @@ package struct RawChecks: Sendable {
 /// request and answer, plus what the protocol asks of any server in a signed exchange and nothing of
 /// Sigil's own pipeline. The request body's canonical form and SHA-256, one raw check of a signature
 /// (HMAC-SHA256 or ECDSA P-256, ``RawChecks``), the answer's canonical form and SHA-256, and a real
-/// Ed25519 signature of a 150-byte base holding that hash. No header is parsed beyond picking the
+/// Ed25519 signature of a 150-byte base holding both hashes. No header is parsed beyond picking the
 /// check's turn, no key looked up, no nonce recorded: a verified row can come near this one, never
 /// above it, so it is the ceiling any implementation has on this machine.
 struct FloorRoutes: Sendable {
@@ -66,7 +66,7 @@ struct FloorRoutes: Sendable {
         let requestHash = BodyHash.bytes(body, contentType: contentType)
         // The turn from the nonce's first byte: no shared counter, no random draw (a system call).
         let nonce = request.headers[SigilV1.nonceField] ?? ""
-        guard requestHash.count == 64, check.check(Int(nonce.utf8.first ?? 0)) else {
+        guard check.check(Int(nonce.utf8.first ?? 0)) else {
             throw HTTPError(.internalServerError)
         }
         let text = String(validating: body, as: UTF8.self)
@@ -74,9 +74,10 @@ struct FloorRoutes: Sendable {
             EchoRoutes.Echo(
                 keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
                 bodyBase64: text == nil ? Base64.encode(body) : nil))
-        // A base of a signed answer's size: the answer's body hash among 86 bytes of the request's.
-        var base = BodyHash.bytes(answer, contentType: "application/json")
-        base += requestHash.prefix(86)
+        // A base of a signed answer's size (150 bytes with two bodies): a status line, both body hashes.
+        var base = Array("sigil-v1-response\n200\n".utf8)
+        base += requestHash
+        base += BodyHash.bytes(answer, contentType: "application/json")
         let signature = try answerKey.signature(for: base, profile: .sigilV1)
         var headers: HTTPFields = [.contentType: "application/json"]
         headers[SigilV1.timestampField] = request.headers[SigilV1.timestampField]

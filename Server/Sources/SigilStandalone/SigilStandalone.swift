@@ -71,8 +71,9 @@ public enum SigilStandalone {
         /// Sign responses to verified requests with the data directory's response key.
         public var signsResponses = true
         /// Also serve `POST /bench/unverified`, an echo without verification, as the baseline of
-        /// `sigil bench http`, and `POST /bench/unverified-fields`, the same carrying a signed
-        /// exchange's fields unsigned. Never enable it on a real server.
+        /// `sigil bench http`, `POST /bench/unverified-fields`, the same carrying a signed exchange's
+        /// fields unsigned, and the floor routes `POST /bench/floor/hmac` and `/bench/floor/ecdsa`
+        /// (`FloorRoutes`). Never enable it on a real server.
         public var benchmarkRoute = false
         /// How long a client may take to send its request head and body.
         public var timeouts = RequestTimeouts()
@@ -168,7 +169,7 @@ public enum SigilStandalone {
         /// Closes the stores and the gateway's upstream connections; call it after the application stopped.
         public func close() async throws {
             defer { servingLock?.release() }
-            await usage?.flush()
+            await usage?.stop()
             accessLog?.close()
             try? await upstreamClient?.shutdown()
             try await stores.close()
@@ -337,7 +338,7 @@ public enum SigilStandalone {
 
         func run() async throws {
             try? await gracefulShutdown()
-            await usage.flush()
+            await usage.stop()
         }
     }
 

@@ -221,6 +221,29 @@ struct OperatorTests {
         try await directory.close()
     }
 
+    @Test("a stopped tracker writes nothing more: a refused batch's retry does not run, a later use is not noted")
+    func stoppedTrackerWritesNothing() async throws {
+        let (directory, admin, path, _) = try await Self.administration()
+        let start = SigningSetup.start
+        let key = try await OperatorScaffold.register(directory, device: "dev-1", user: "u", at: start)[0]
+        let saboteur = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
+        _ = try await saboteur.query(
+            "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
+        let pauses = Pauses()
+        let tracker = KeyUsageTracker(directory: directory, sleep: pauses.sleep)
+        tracker.used(key, at: start + 10)
+        #expect(try await Pauses.until { pauses.count >= 2 }, "refused, and retried")
+        await tracker.stop()
+        let asked = pauses.count
+        _ = try await saboteur.query("DROP TRIGGER no_use")
+        tracker.used(key, at: start + 200)
+        try await Task.sleep(for: .milliseconds(200))  // retries came every 5 ms before the stop
+        #expect(pauses.count <= asked + 1, "at most the retry already waiting, which then writes nothing")
+        #expect(try await admin.device(key).keys.first?.lastUsed == nil)
+        try await saboteur.close()
+        try await directory.close()
+    }
+
     @Test(
         "server keys: rotate publishes a next key, promote makes it current, the previous one stays for the overlap; one rotation at a time"
     )

@@ -37,6 +37,8 @@ public final class KeyUsageTracker: Sendable {
         var writing = false
         /// Callers of ``flush()`` waiting for the write under way to end.
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// ``stop()`` was called: no write starts any more.
+        var stopped = false
     }
     let state = Mutex(State())
 
@@ -62,6 +64,7 @@ public final class KeyUsageTracker: Sendable {
     /// older than ``interval`` and none is under way (or waiting to retry).
     public func used(_ keyID: String, at now: Int64) {
         let start = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
             let minute = now / interval
             if minute != state.minute {
                 state.writtenBefore = minute == state.minute + 1 ? state.written : [:]
@@ -109,7 +112,7 @@ public final class KeyUsageTracker: Sendable {
                 // Back with what came since, the later time of each key kept.
                 state.pending.merge(batch) { max($0, $1) }
                 state.failures += 1
-                guard !state.retryScheduled else { return (nil, waiters) }
+                guard !state.retryScheduled, !state.stopped else { return (nil, waiters) }
                 state.retryScheduled = true
                 return (retryDelay(after: state.failures), waiters)
             }
@@ -119,6 +122,16 @@ public final class KeyUsageTracker: Sendable {
                 return
             }
         }
+    }
+
+    /// Writes what is pending once (``flush()``), and starts no write any more: no use is noted and
+    /// no retry runs after this returns, so nothing reaches a store that closes next. A server calls it
+    /// once its application has stopped, before its stores close.
+    public func stop() async {
+        // Stopped first: a retry that wakes from now on writes nothing; this flush waits for one
+        // already writing, then tries what is pending once.
+        state.withLock { $0.stopped = true }
+        await flush()
     }
 
     /// What to write next: the pending uses, taken (empty when there are none); or nil once a write
@@ -165,7 +178,11 @@ public final class KeyUsageTracker: Sendable {
         Task { [weak self] in
             try? await sleep(delay)
             guard let self else { return }
-            self.state.withLock { $0.retryScheduled = false }
+            let stopped = self.state.withLock { state -> Bool in
+                state.retryScheduled = false
+                return state.stopped
+            }
+            guard !stopped else { return }
             await self.flush()
         }
     }
