@@ -189,6 +189,21 @@ extension DirectoryContract {
             try expect(
                 try await directory.devices(DeviceQuery(userID: "\u{212A}ate")).map(\.deviceID) == ["dev-kelvin"],
                 "the other user's devices")
+            // Both in one change: each user's own devices, each audited under its own name.
+            let kathy = try key("dev-kathy", user: "Kathy")
+            let kelvinToo = try key("dev-kelvin-2", user: "\u{212A}athy")
+            try await directory.apply(DirectoryChange(added: [kathy, kelvinToo]))
+            try await directory.apply(
+                DirectoryChange(
+                    revokedUsers: ["Kathy", "\u{212A}athy"],
+                    audit: ["Kathy", "\u{212A}athy"].map {
+                        AuditEntry(time: clock.now(), action: .revoked, userID: $0, actor: "operator:ops")
+                    }))
+            try expect(try await directory.key(for: kathy.keyID)?.state == .revoked, "Kathy's key, beside the other")
+            try expect(try await directory.key(for: kelvinToo.keyID)?.state == .revoked, "the other's key")
+            try expect(
+                try await directory.auditTrail(AuditQuery(userID: "Kathy")).map(\.deviceID) == ["dev-kathy"],
+                "Kathy's row names her device")
         },
         Clause(name: "a sealing key is kept with the device, read with each key; one read before must still hold") {
             directory, _ in

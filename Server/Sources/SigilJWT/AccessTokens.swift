@@ -76,10 +76,11 @@ public struct JWTAccessTokens: AccessTokenVerifier {
         if let nbf = claims.nbf.flatMap({ ClaimRules.seconds($0.value, rounded: .up) }), nbf > now {
             throw SigilError(.invalidSignature, "the access token is not valid yet")
         }
-        guard let audiences = claims.aud, audiences.value.contains(audience) else {
+        // As they are, byte for byte (RFC 7519 §2): no equivalent spelling of another audience or issuer.
+        guard let audiences = claims.aud, audiences.value.contains(where: { Identifiers.same($0, audience) }) else {
             throw SigilError(.invalidSignature, "the access token is not for this audience")
         }
-        guard claims.iss?.value == issuer else {
+        guard Identifiers.same(claims.iss?.value, issuer) else {
             throw SigilError(.invalidSignature, "the access token is not from the expected issuer")
         }
         guard ClaimRules.isUsableSubject(claims.sub.value) else {

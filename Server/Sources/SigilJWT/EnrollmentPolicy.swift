@@ -95,10 +95,12 @@ public struct EnrollmentPolicy: EnrollmentAuthorizer {
             } catch {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT is expired or not yet valid")
             }
-            guard let audience = claims.aud, audience.value.contains(jwt.audience) else {
+            // As they are, byte for byte (RFC 7519 §2): no equivalent spelling of another audience or issuer.
+            guard let audience = claims.aud, audience.value.contains(where: { Identifiers.same($0, jwt.audience) })
+            else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT is not for this server's audience")
             }
-            guard claims.iss?.value == jwt.issuer else {
+            guard Identifiers.same(claims.iss?.value, jwt.issuer) else {
                 throw SigilError(.enrollmentRefused, "the enrollment JWT is not from the expected issuer")
             }
             guard ClaimRules.isUsableSubject(claims.sub.value) else {

@@ -45,6 +45,35 @@ struct EnrollmentPolicyTests {
         }
     }
 
+    @Test(
+        "an enrollment JWT's aud and iss are compared byte for byte (RFC 7519 §2): an equivalent spelling (a Kelvin sign for K) is another audience, another issuer"
+    )
+    func claimsByBytes() async throws {
+        let key = P256.Signing.PrivateKey()
+        let keys = try #require(
+            try await EnrollmentPolicy.jwtKeys(pemKeys: [key.publicKey.pemRepresentation], hs256Secrets: [], jwks: []))
+        let policy = EnrollmentPolicy(
+            jwt: .init(keys: keys, audience: "https://sigil.test/Kiosk", issuer: "https://id.example.com/Kate"),
+            clock: Self.clock)
+        let signing = JWTKeyCollection()
+        await signing.add(ecdsa: try ES256PrivateKey(pem: key.pemRepresentation))
+        var claims = Self.claims("bob", expires: Self.clock.now() + 60)
+        claims.aud = .init(value: ["https://sigil.test/Kiosk"])
+        claims.iss = .init(value: "https://id.example.com/Kate")
+        #expect(try await policy.authorize(Self.request(bearer: try await signing.sign(claims))) == "bob")
+        for (audience, issuer) in [
+            ("https://sigil.test/\u{212A}iosk", "https://id.example.com/Kate"),
+            ("https://sigil.test/Kiosk", "https://id.example.com/\u{212A}ate"),
+        ] {
+            claims.aud = .init(value: [audience])
+            claims.iss = .init(value: issuer)
+            let token = try await signing.sign(claims)
+            await #expect(throws: SigilError(.enrollmentRefused, "")) {
+                _ = try await policy.authorize(Self.request(bearer: token))
+            }
+        }
+    }
+
     @Test("a JWKS file verifies enrollment JWTs by kid")
     func jwks() async throws {
         let key = P256.Signing.PrivateKey()

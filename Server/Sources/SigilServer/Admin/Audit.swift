@@ -138,10 +138,10 @@ public enum AuditContext {
 extension DirectoryChange {
     /// The rows to write: ``audit``, with each row naming a revoked user and no device repeated once
     /// for each of that user's devices (`devicesOfUsers`, as the store found them inside the write).
-    package func auditRows(devicesOfUsers: [String: [String]] = [:]) -> [AuditEntry] {
+    func auditRows(devicesOfUsers: [Identifiers.Key: [String]] = [:]) -> [AuditEntry] {
         audit.flatMap { entry -> [AuditEntry] in
             guard entry.action == .revoked, entry.deviceID == nil, entry.keyID == nil, let user = entry.userID,
-                let devices = devicesOfUsers[user], !devices.isEmpty
+                let devices = devicesOfUsers[Identifiers.Key(user)], !devices.isEmpty
             else { return [entry] }
             return devices.map { device in
                 var row = entry

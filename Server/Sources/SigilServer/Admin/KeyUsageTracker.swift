@@ -89,9 +89,12 @@ public final class KeyUsageTracker: Sendable {
     /// use, or by a retry) is waited for, so what was noted before the call is written, or has failed
     /// and waits for its retry, when this returns. A batch the store refuses goes back to pending, and
     /// a retry is scheduled after the pause (``retryDelays``); this call returns then.
-    public func flush() async {
+    public func flush() async { await flush(final: false) }
+
+    /// ``flush()``; after ``stop()`` only the stop's own (`final`) writes anything.
+    private func flush(final: Bool) async {
         while true {
-            let batch = await nextBatch()
+            let batch = await nextBatch(final: final)
             guard let batch else { continue }
             guard !batch.isEmpty else { return }
             let written: Bool
@@ -124,21 +127,24 @@ public final class KeyUsageTracker: Sendable {
         }
     }
 
-    /// Writes what is pending once (``flush()``), and starts no write any more: no use is noted and
-    /// no retry runs after this returns, so nothing reaches a store that closes next. A server calls it
-    /// once its application has stopped, before its stores close.
+    /// Writes what is pending once (``flush()``), and starts no write any more: no use is noted, no
+    /// retry runs and no flush writes after this returns, so nothing reaches a store that closes next.
+    /// A server calls it once its application has stopped, before its stores close. It is final for
+    /// every verifier holding this tracker: give each server its own (`sigil serve` does).
     public func stop() async {
         // Stopped first: a retry that wakes from now on writes nothing; this flush waits for one
         // already writing, then tries what is pending once.
         state.withLock { $0.stopped = true }
-        await flush()
+        await flush(final: true)
     }
 
     /// What to write next: the pending uses, taken (empty when there are none); or nil once a write
     /// under way has ended, which this waited for (look again then).
-    private func nextBatch() async -> [String: Int64]? {
+    private func nextBatch(final: Bool) async -> [String: Int64]? {
         let taken = state.withLock { state -> [String: Int64]? in
             guard !state.writing else { return nil }
+            // A flush on its way when the tracker stopped (begun by a use, or a retry) writes nothing.
+            guard final || !state.stopped else { return [:] }
             let batch = state.pending
             state.pending = [:]
             if batch.isEmpty {

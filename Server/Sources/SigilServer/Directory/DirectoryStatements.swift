@@ -126,12 +126,13 @@ extension DirectoryChange {
                 throw SigilError(.invalidRegistration, "no device \(device)")
             }
         }
-        var devicesOfUsers: [String: [String]] = [:]
+        // By the user's bytes: two users whose IDs are equivalent strings are two users (``Identifiers``).
+        var devicesOfUsers: [Identifiers.Key: [String]] = [:]
         for user in revokedUsers {
-            devicesOfUsers[user] = try await store.devices(ofUser: user)
+            devicesOfUsers[Identifiers.Key(user)] = try await store.devices(ofUser: user)
             try await store.recordRevocation(ofUser: user, at: now)
         }
-        for device in revokedDevices + revokedUsers.flatMap({ devicesOfUsers[$0] ?? [] }) {
+        for device in revokedDevices + revokedUsers.flatMap({ devicesOfUsers[Identifiers.Key($0)] ?? [] }) {
             guard try await store.revoke(device: device, at: now) else { throw Self.unknownTarget("device \(device)") }
         }
         var keysRevokedOf: Set<String> = []

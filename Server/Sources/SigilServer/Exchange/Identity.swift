@@ -201,30 +201,32 @@ struct IdentityResolver: Sendable {
 /// How the server tells identifiers (user IDs, device IDs, key IDs) apart: byte for byte, as SQLite
 /// and PostgreSQL compare them. Swift's `==` takes canonically equivalent strings for one (`K` and
 /// U+212A, the Kelvin sign), which would let a token of one user pass for a device of another, or one
-/// user's revocation be read for another. The identity resolver and the directory cache both ask here.
-enum Identifiers {
+/// user's revocation be read for another. The identity resolver, the directory and its cache, the
+/// operators' filters and the JWT claims checks (`aud`, `iss`: RFC 7519 §2 compares them as they are)
+/// all ask here.
+package enum Identifiers {
     /// Whether `left` and `right` are one identifier.
-    static func same(_ left: String, _ right: String) -> Bool {
+    package static func same(_ left: String, _ right: String) -> Bool {
         var (left, right) = (left, right)
         return left.withUTF8 { left in right.withUTF8 { left.elementsEqual($0) } }
     }
 
     /// ``same(_:_:)`` for identifiers that may be absent: two absent ones are one.
-    static func same(_ left: String?, _ right: String?) -> Bool {
+    package static func same(_ left: String?, _ right: String?) -> Bool {
         guard let left, let right else { return left == nil && right == nil }
         return same(left, right)
     }
 
     /// An identifier as a set's or a dictionary's key, told apart as ``same(_:_:)`` does: a `String`
     /// key takes canonically equivalent strings for one.
-    struct Key: Hashable, Sendable {
-        let value: String
+    package struct Key: Hashable, Sendable {
+        package let value: String
 
-        init(_ value: String) { self.value = value }
+        package init(_ value: String) { self.value = value }
 
-        static func == (left: Key, right: Key) -> Bool { same(left.value, right.value) }
+        package static func == (left: Key, right: Key) -> Bool { same(left.value, right.value) }
 
         /// String's own hash: equal bytes are equivalent strings, whose hashes are equal.
-        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        package func hash(into hasher: inout Hasher) { hasher.combine(value) }
     }
 }
