@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import SQLiteNIO
 @_spi(Sigil) import SigilCore
 import SigilSQLite
@@ -184,12 +183,7 @@ struct FirstDayTests {
         let (keyID, usedAt) = try await TestServer.with(dataDirectory: dataDirectory) { server in
             try await server.client().using { client in
                 let device = try await DeviceSteps.registeredDevice(on: server, client: client)
-                // Another connection makes the write of a last use fail, as a lost store would.
-                let saboteur = try await SQLiteConnection.open(
-                    storage: .file(path: try server.data.databasePath), logger: Logger(label: "test"))
-                _ = try await saboteur.query(
-                    "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END"
-                )
+                let saboteur = try await OperatorScaffold.refusingLastUses(path: try server.data.databasePath)
                 let (echoed, _, _) = try await DeviceSteps.echo(
                     "{}", signer: device.signer(clock: server.clock), server: server, client: client)
                 #expect(echoed.status == 200)

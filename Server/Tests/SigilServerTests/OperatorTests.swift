@@ -196,10 +196,7 @@ struct OperatorTests {
         let start = SigningSetup.start
         let first = try await OperatorScaffold.register(directory, device: "dev-1", user: "u", at: start)[0]
         let second = try await OperatorScaffold.register(directory, device: "dev-2", user: "u", at: start)[0]
-        // Another connection makes every write of a last use fail, as a full disk or a lost store would.
-        let saboteur = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
-        _ = try await saboteur.query(
-            "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
+        let saboteur = try await OperatorScaffold.refusingLastUses(path: path)
         let pauses = Pauses()
         let tracker = KeyUsageTracker(directory: directory, sleep: pauses.sleep)
         tracker.used(first, at: start + 10)
@@ -226,9 +223,7 @@ struct OperatorTests {
         let (directory, admin, path, _) = try await Self.administration()
         let start = SigningSetup.start
         let key = try await OperatorScaffold.register(directory, device: "dev-1", user: "u", at: start)[0]
-        let saboteur = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
-        _ = try await saboteur.query(
-            "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
+        let saboteur = try await OperatorScaffold.refusingLastUses(path: path)
         let pauses = Pauses()
         let tracker = KeyUsageTracker(directory: directory, sleep: pauses.sleep)
         tracker.used(key, at: start + 10)

@@ -52,6 +52,15 @@ enum OperatorScaffold {
         }
     }
 
+    /// Another connection to the SQLite file at `path` that makes every write of a key's last use fail,
+    /// as a full disk or a lost store would; `DROP TRIGGER no_use` on it lets them through again.
+    static func refusingLastUses(path: String) async throws -> SQLiteConnection {
+        let saboteur = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "test"))
+        _ = try await saboteur.query(
+            "CREATE TRIGGER no_use BEFORE UPDATE OF last_used_at ON sigil_keys BEGIN SELECT RAISE(ABORT, 'no'); END")
+        return saboteur
+    }
+
     /// Registers a device of `user` with `keys` keys, audited as the registration does.
     @discardableResult
     static func register(_ directory: Directory, device: String, user: String?, keys: Int = 1, at time: Int64)
