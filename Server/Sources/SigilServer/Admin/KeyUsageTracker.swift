@@ -88,7 +88,8 @@ public final class KeyUsageTracker: Sendable {
     /// Writes what is pending, until nothing is, one write at a time: a write under way (begun by a
     /// use, or by a retry) is waited for, so what was noted before the call is written, or has failed
     /// and waits for its retry, when this returns. A batch the store refuses goes back to pending, and
-    /// a retry is scheduled after the pause (``retryDelays``); this call returns then.
+    /// a retry is scheduled after the pause (``retryDelays``); this call returns then. After ``stop()``
+    /// it writes nothing.
     public func flush() async { await flush(final: false) }
 
     /// ``flush()``; after ``stop()`` only the stop's own (`final`) writes anything.
