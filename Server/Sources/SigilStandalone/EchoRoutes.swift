@@ -96,12 +96,15 @@ struct EchoRoutes: Sendable {
     }
 
     func unverifiedEcho(_ request: Request) async throws -> Response {
-        let body = try await body(of: request)
+        try Response.json(Self.unverifiedEcho(of: try await body(of: request)))
+    }
+
+    /// What `/v1/echo` answers for `body`, with no identity: the bench routes' answer.
+    static func unverifiedEcho(of body: [UInt8]) -> Echo {
         let text = String(validating: body, as: UTF8.self)
-        return try Response.json(
-            Echo(
-                keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
-                bodyBase64: text == nil ? Base64.encode(body) : nil))
+        return Echo(
+            keyId: "", deviceId: nil, userId: nil, alg: "", profile: "", clientCertificate: nil, body: text,
+            bodyBase64: text == nil ? Base64.encode(body) : nil)
     }
 
     func body(of request: Request) async throws -> [UInt8] {

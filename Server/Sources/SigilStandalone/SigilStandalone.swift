@@ -134,8 +134,10 @@ public enum SigilStandalone {
         public let enrollToken: String?
         /// Whether the token was made by this start.
         public let madeToken: Bool
-        /// What to run in a `ServiceGroup`: the stores, then the application, so the stores close after
-        /// the application has stopped, whether it stopped cleanly or failed.
+        /// What to run in a `ServiceGroup`: the stores, then the last-use writer, then the application,
+        /// so a graceful shutdown stops the application first, writes the last uses, and closes the
+        /// stores last. (With the group's default on a service's failure, `.cancelGroup`, all of them
+        /// are cancelled at once.)
         public var services: [any Service] {
             (servingLock.map { [$0] } ?? []) + stores.services
                 + (upstreamClient.map { [UpstreamClientService(client: $0)] } ?? []) + background

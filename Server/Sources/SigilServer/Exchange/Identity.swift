@@ -171,8 +171,8 @@ struct IdentityResolver: Sendable {
             )
         }
         // Compared by their bytes, as the stores compare them (``Identifiers``).
-        let devices = Set(named.compactMap { $0.deviceID.map { Array($0.utf8) } })
-        let users = Set(named.compactMap { $0.userID.map { Array($0.utf8) } })
+        let devices = Set(named.compactMap { $0.deviceID.map(Identifiers.Key.init) })
+        let users = Set(named.compactMap { $0.userID.map(Identifiers.Key.init) })
         if devices.count > 1 || users.count > 1 {
             let certificateIsOdd =
                 named.count == 2 && named.last?.credential == "client certificate" && devices.count > 1

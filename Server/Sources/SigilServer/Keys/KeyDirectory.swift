@@ -28,11 +28,7 @@ public struct RegisteredKey: Sendable {
     }
     private var box: Shared<Fields>
 
-    private mutating func change(_ update: (inout Fields) -> Void) {
-        var fields = box.value
-        update(&fields)
-        box = Shared(fields)
-    }
+    private mutating func change(_ update: (inout Fields) -> Void) { box = box.changed(update) }
 
     /// The key ID.
     public var keyID: String { box.value.keyID }
@@ -201,4 +197,11 @@ public actor MemoryKeyDirectory: KeyDirectory {
 final class Shared<Value: Sendable>: Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+
+    /// A new box holding this one's value with `update` made to it (this box, shared, stays as it is).
+    func changed(_ update: (inout Value) -> Void) -> Shared {
+        var value = self.value
+        update(&value)
+        return Shared(value)
+    }
 }

@@ -122,11 +122,7 @@ public struct VerifiedRequest: Sendable, Hashable {
     /// key's request is App Attest's own assertion whatever this says.
     public var deviceAttestation: String? {
         get { box.value.deviceAttestation }
-        set {
-            var fields = box.value
-            fields.deviceAttestation = newValue
-            box = Shared(fields)
-        }
+        set { box = box.changed { $0.deviceAttestation = newValue } }
     }
 
     public static func == (left: VerifiedRequest, right: VerifiedRequest) -> Bool {

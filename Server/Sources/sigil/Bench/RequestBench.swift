@@ -131,7 +131,6 @@ struct RequestBench: AsyncParsableCommand {
         report(figures)
     }
 
-    /// Microseconds per request of each runner: after a warm-up, in five alternating slices.
     /// Microseconds per request of each runner: after a warm-up, in five alternating slices; with
     /// `--cold`, also with the caches walked over before each request (a second slice of each mode
     /// right after its first, so the two are measured alike).
