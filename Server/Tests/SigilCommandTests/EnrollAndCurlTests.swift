@@ -68,7 +68,9 @@ struct FirstHourTests {
             pins: [], responseKeyID: "server", responseKey: "")
         try store.save(kept, key: key, secret: nil)
         let before = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/device-key.pem"))
-        let port = try ExternalServers.freePort()
+        let refusing = try ExternalServers.HeldPort()
+        defer { refusing.close() }
+        let port = refusing.port
         let pins = [PinScaffold.otherPin, "sha256/" + Base64.encode([UInt8](repeating: 2, count: 32))]
         let arguments = [
             "enroll", "https://127.0.0.1:\(port)", "--token", "a-token-0123456789", "--pin", pins[0], "--pin", pins[1],
@@ -79,9 +81,7 @@ struct FirstHourTests {
         #expect(refused.error.contains("--force") && refused.error.contains("--identity"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.directory + "/device-key.pem")) == before)
         #expect(try store.identity() == kept)
-        // --force goes past the check, to the network: nothing serves TLS there (the port was free
-        // when picked; a server another test starts may have taken it since, and then it is not
-        // this one's).
+        // --force goes past the check, to the network: the port refuses the connection.
         let forced = try await SigilCommand.run(arguments + ["--force"], environment: ["HOME": home])
         #expect(forced.status == 2)
         #expect(forced.error.contains("127.0.0.1:\(port)"), "\(forced.error)")
@@ -127,7 +127,9 @@ struct FirstHourTests {
         let directory = try SigilCommand.temporaryDirectory().path
         let key = directory + "/device.pem"
         _ = try await SigilCommand.run(["keygen", "--alg", "ed25519", "--out", key])
-        let port = try ExternalServers.freePort()
+        let refusing = try ExternalServers.HeldPort()
+        defer { refusing.close() }
+        let port = refusing.port
         let pins = [
             "--pin", PinScaffold.otherPin, "--pin", "sha256/" + Base64.encode([UInt8](repeating: 2, count: 32)),
         ]
@@ -154,7 +156,9 @@ struct FirstHourTests {
     @Test("a single pin names --allow-single-pin")
     func singlePin() async throws {
         let home = ["HOME": try SigilCommand.temporaryDirectory().path]
-        let port = try ExternalServers.freePort()
+        let refusing = try ExternalServers.HeldPort()
+        defer { refusing.close() }
+        let port = refusing.port
         for arguments in [
             ["enroll", "https://127.0.0.1:\(port)", "--token", "a-token-0123456789", "--pin", PinScaffold.otherPin],
             ["curl", "--key", "unused.pem", "--pin", PinScaffold.otherPin, "https://127.0.0.1:\(port)/"],
@@ -169,7 +173,7 @@ struct FirstHourTests {
         "a port in use names the port and --port, for serve and gateway, and a first start that never listened leaves no data directory"
     )
     func portInUse() async throws {
-        let listener = try Listener()
+        let listener = try ExternalServers.HeldPort(listening: true)
         defer { listener.close() }
         let data = try SigilCommand.temporaryDirectory().appendingPathComponent("data").path
         for command in [["serve"], ["gateway", "--upstream", "http://127.0.0.1:9"]] {
@@ -295,7 +299,9 @@ struct FirstHourTests {
 struct PostgresStartErrorTests {
     @Test("a PostgreSQL that refuses the connection says so at once, not after the migration's deadline")
     func refused() async throws {
-        let port = try ExternalServers.freePort()
+        let refusing = try ExternalServers.HeldPort()
+        defer { refusing.close() }
+        let port = refusing.port
         let location = try PostgresStore.Location(url: "postgres://sigil@127.0.0.1:\(port)/sigil?sslmode=disable")
         do {
             _ = try await PostgresStore.open(location, timeout: .seconds(2))
@@ -400,33 +406,4 @@ enum PastedLine {
             }.start()
         }
     }
-}
-
-/// A TCP socket listening on a free loopback port, so that a server cannot bind it.
-struct Listener {
-    let descriptor: Int32
-    let port: Int
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && listen(descriptor, 1) == 0
-                    && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        guard bound else {
-            _ = Glibc.close(descriptor)
-            throw SigilInputError("cannot listen on loopback")
-        }
-        self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    func close() { _ = Glibc.close(descriptor) }
 }

@@ -90,11 +90,31 @@ enum ExternalServers {
         return redisServer != nil || isCI
     }
 
-    /// A free TCP port on loopback.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ServerError("socket() failed") }
-        defer { close(descriptor) }
+    /// A loopback port held by a socket of this test until ``close()``, bound without `SO_REUSEADDR`,
+    /// so that no server can bind it meanwhile (a port ``freePort()`` found free may be taken the
+    /// moment it is). Not `listening`, it refuses every connection: a server that is not running.
+    /// Listening, it is a port in use, whose connections wait unanswered.
+    struct HeldPort: Sendable {
+        let port: Int
+        private let descriptor: Int32
+
+        init(listening: Bool = false) throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ServerError("socket() failed") }
+            guard let port = ExternalServers.bindLoopback(descriptor), !listening || listen(descriptor, 1) == 0
+            else {
+                _ = Glibc.close(descriptor)
+                throw ServerError("cannot hold a loopback port")
+            }
+            self.descriptor = descriptor
+            self.port = port
+        }
+
+        func close() { _ = Glibc.close(descriptor) }
+    }
+
+    /// Binds `descriptor` to a port the system picks on 127.0.0.1 and returns the port.
+    private static func bindLoopback(_ descriptor: Int32) -> Int? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -105,8 +125,16 @@ enum ExternalServers {
                 bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
             }
         }
-        guard bound else { throw ServerError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+
+    /// A free TCP port on loopback.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ServerError("socket() failed") }
+        defer { close(descriptor) }
+        guard let port = bindLoopback(descriptor) else { throw ServerError("bind() failed") }
+        return port
     }
 
     /// Waits until something accepts connections on `port`.
@@ -319,22 +347,45 @@ final class RedisTestServer: @unchecked Sendable {
         }
         let directory = NSTemporaryDirectory() + "sigil-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let server = RedisTestServer(directory: directory, port: try ExternalServers.freePort(), arguments: arguments)
-        try await server.resume(persistent: persistent)
-        return server
+        // A free port may be taken by another test before the server binds it: then another port.
+        for attempt in 1...3 {
+            let server = RedisTestServer(
+                directory: directory, port: try ExternalServers.freePort(), arguments: arguments)
+            do {
+                try await server.resume(persistent: persistent)
+                return server
+            } catch let error as ExternalServers.ServerError where attempt < 3 && error.description == portTaken {
+                await server.stop()
+            }
+        }
+        throw SigilInputError("Redis did not start")
     }
 
-    /// Starts the server again after ``stop()``, with the same data directory (and log, if persistent).
+    private static let portTaken = "Redis found its port taken"
+
+    /// Starts the server again after ``stop()``, with the same data directory (and log, if persistent),
+    /// and waits for its banner: something else listening on the port is not this server.
     func resume(persistent: Bool = true) async throws {
         guard let path = ExternalServers.redisServer else { return }
+        let log = directory + "/redis.log"
+        let written = (try? Data(contentsOf: URL(fileURLWithPath: log)).count) ?? 0
         pid = try ExternalServers.spawn(
             path,
             [
                 "--port", String(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
                 "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always", "--protected-mode", "no",
             ] + arguments,
-            log: directory + "/redis.log")
-        try await ExternalServers.waitForPort(port)
+            log: log)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            // What this start wrote: the log of a persistent server goes on from its last start.
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
+            let text = String(decoding: bytes.dropFirst(written), as: UTF8.self)
+            if text.contains("Ready to accept connections") { return }
+            if text.contains("Address already in use") { throw ExternalServers.ServerError(Self.portTaken) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ExternalServers.ServerError("Redis did not say it was ready in 20 s: \(log)")
     }
 
     func stop() async {
