@@ -101,20 +101,25 @@ final class PythonUpstream: @unchecked Sendable {
     static let impostorScript = URL(fileURLWithPath: script).deletingLastPathComponent()
         .appendingPathComponent("impostor.py").path
 
-    /// `script` (the echo backend unless told) run with `arguments` and a free port, once it listens.
+    /// `script` (the echo backend unless told) run with `arguments` and port 0, once its banner names
+    /// the port the system gave it: no port found free and then taken by another test's server.
     static func start(script: String = script, arguments: [String] = []) async throws -> PythonUpstream {
         guard let python else { throw ExternalServers.ServerError("python3 is not installed") }
-        let port = try ExternalServers.freePort()
-        let pid = try ExternalServers.spawn(
-            python, [script] + arguments + [String(port)], log: NSTemporaryDirectory() + "sigil-upstream-\(port).log")
-        let upstream = PythonUpstream(port: port, pid: pid)
-        do {
-            try await ExternalServers.waitForPort(port)
-        } catch {
-            upstream.stop()
-            throw error
+        let log = NSTemporaryDirectory() + "sigil-upstream-\(UUID().uuidString).log"
+        let pid = try ExternalServers.spawn(python, [script] + arguments + ["0"], log: log)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+                let port = Int(line.dropFirst("listening on ".count))
+            {
+                return PythonUpstream(port: port, pid: pid)
+            }
+            if waitpid(pid, nil, WNOHANG) == pid { throw ExternalServers.ServerError("\(script) exited: \(log)") }
+            try await Task.sleep(for: .milliseconds(20))
         }
-        return upstream
+        PythonUpstream(port: 0, pid: pid).stop()
+        throw ExternalServers.ServerError("\(script) did not say it listens in 20 s: \(log)")
     }
 
     /// How many requests reached the backend (asked directly, not through the gateway).

@@ -75,4 +75,6 @@ class Echo(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Echo)
     server.daemon_threads = True
+    # Port 0 is one the system picks: the banner says which, once it listens.
+    print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()

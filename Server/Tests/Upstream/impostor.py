@@ -37,4 +37,6 @@ context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.minimum_version = ssl.TLSVersion.TLSv1_3
 context.load_cert_chain(certificate, key)
 server.socket = context.wrap_socket(server.socket, server_side=True)
+# Port 0 is one the system picks: the banner says which, once it listens.
+print(f"listening on {server.server_address[1]}", flush=True)
 server.serve_forever()
