@@ -222,7 +222,8 @@ public final class MemoryDirectoryBackend: DirectoryBackend {
         }
 
         func recordRevocation(ofUser user: String, at time: Int64) {
-            state.usersRevokedAt[Identifiers.Key(user)] = max(state.usersRevokedAt[Identifiers.Key(user)] ?? time, time)
+            let user = Identifiers.Key(user)
+            state.usersRevokedAt[user] = max(state.usersRevokedAt[user] ?? time, time)
         }
 
         func revoke(device: String, at time: Int64) -> Bool {
